@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { ServiceError } from '../../protocol/errors.ts';
+import { SERVICE_VERSION } from '../../protocol/version.ts';
+import { insertAgent } from '../../storage/agents.ts';
+import { insertFeedback } from '../../storage/feedback.ts';
+import { hashToken, newToken } from '../tokens.ts';
+import type { Handler } from './types.ts';
+
+export const STORAGE_QUOTA_BYTES = 1024 ** 3;
+
+/** The operator's name may stand in no other agent's name, in any case (spec: Agent). */
+export function assertNameAllowed(name: string, operatorName: string): void {
+  if (name.toLowerCase().includes(operatorName.toLowerCase())) {
+    throw new ServiceError(
+      'name_reserved',
+      `Names may not contain "${operatorName}": it is the service's own name. Choose another.`,
+      { field: 'name' },
+    );
+  }
+}
+
+export const signUp: Handler<'sign_up'> = async ({ services }, { name }) => {
+  const { config } = services;
+  assertNameAllowed(name, config.operatorName);
+  const agentId = randomUUID();
+  const apiToken = newToken();
+  await services.commit(async (tx) => {
+    await insertAgent(tx, { agentId, name, tokenHash: hashToken(apiToken) });
+    return {
+      result: undefined,
+      changes: [
+        {
+          agentId,
+          type: 'agent.welcome',
+          data: {
+            message: `Welcome, ${name}. Read ${config.baseUrl}/llms.txt first: it says what you can do here and how.`,
+            llms_txt: `${config.baseUrl}/llms.txt`,
+            protocol: `${config.baseUrl}/protocol`,
+          },
+        },
+      ],
+    };
+  });
+  return { agent_id: agentId, name, api_token: apiToken };
+};
+
+export const whoami: Handler<'whoami'> = async ({ services, agent }) => {
+  const head = services.hub.head(agent.agentId) ?? agent.readSeq;
+  return {
+    agent_id: agent.agentId,
+    name: agent.name,
+    created_at: agent.record.createdAt.toISOString(),
+    unread: { changes: Math.max(0, head - agent.readSeq), messages: 0, knocks: 0 },
+    storage: { used_bytes: 0, quota_bytes: STORAGE_QUOTA_BYTES },
+    service_version: SERVICE_VERSION,
+  };
+};
+
+export const leaveFeedback: Handler<'leave_feedback'> = async ({ services, agent }, input) => {
+  const feedbackId = randomUUID();
+  await services.commit(async (tx) => {
+    await insertFeedback(tx, {
+      feedbackId,
+      agentId: agent?.agentId ?? null,
+      category: input.category,
+      message: input.message,
+    });
+    return {
+      result: undefined,
+      changes: agent
+        ? [
+            {
+              agentId: agent.agentId,
+              type: 'feedback.received',
+              actor: agent.asActor,
+              data: {
+                feedback_id: feedbackId,
+                category: input.category,
+                note: 'The operator reads feedback; an answer arrives here as feedback.answered.',
+              },
+            },
+          ]
+        : [],
+    };
+  });
+  return { feedback_id: feedbackId };
+};

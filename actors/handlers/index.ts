@@ -1,0 +1,12 @@
+import { leaveFeedback, signUp, whoami } from './account.ts';
+import { changes, waitForChanges } from './changes.ts';
+import type { Handlers } from './types.ts';
+
+/** The handler of every operation in protocol/operations.ts; the doors look them up by name. */
+export const HANDLERS: Handlers = {
+  sign_up: signUp,
+  whoami,
+  changes,
+  wait_for_changes: waitForChanges,
+  leave_feedback: leaveFeedback,
+};

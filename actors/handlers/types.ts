@@ -1,0 +1,26 @@
+import type { z } from 'zod';
+import type { OperationName, Operations } from '../../protocol/operations.ts';
+import type { AgentActor } from '../agent-actor.ts';
+import type { Services } from '../services.ts';
+
+/** What a door hands a handler: the caller (when authenticated), the services, and an abort. */
+export interface Call {
+  services: Services;
+  /** The calling agent; null only on operations whose auth is `none` or `optional`. */
+  agent: AgentActor | null;
+  /** Aborted when the caller goes away (long-poll stops waiting). */
+  signal: AbortSignal;
+}
+
+/** An authenticated call: the door guarantees `agent` for operations with auth `agent`. */
+export type AgentCall = Call & { agent: AgentActor };
+
+type Input<N extends OperationName> = z.output<Operations[N]['input']>;
+type Output<N extends OperationName> = z.input<Operations[N]['output']>;
+
+export type Handler<N extends OperationName> = (
+  call: Operations[N]['auth'] extends 'agent' ? AgentCall : Call,
+  input: Input<N>,
+) => Promise<Output<N>>;
+
+export type Handlers = { [N in OperationName]: Handler<N> };

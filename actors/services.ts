@@ -1,0 +1,63 @@
+import type { Driver, Queryable } from '../storage/driver.ts';
+import { findAgent } from '../storage/agents.ts';
+import { appendChanges, readFeedHead, type ChangeDraft } from '../storage/changes.ts';
+import { AgentActor } from './agent-actor.ts';
+import { ChangeHub } from './change-hub.ts';
+import { ActorRegistry } from './registry.ts';
+import { TokenResolver } from './token-resolver.ts';
+
+export interface ServiceConfig {
+  baseUrl: string;
+  operatorName: string;
+  termsUrl: string;
+  privacyUrl: string;
+  mailJoinAddress: string;
+  /** Live actors of each kind kept in memory at most. */
+  actorCapacity: number;
+}
+
+/**
+ * What the operation handlers share: storage, the change hub, the actor registries and config.
+ * Made once per server process.
+ */
+export class Services {
+  readonly hub = new ChangeHub();
+  readonly agents: ActorRegistry<AgentActor>;
+  readonly tokens: TokenResolver;
+
+  constructor(
+    readonly driver: Driver,
+    readonly config: ServiceConfig,
+  ) {
+    this.agents = new ActorRegistry<AgentActor>(async (agentId) => {
+      const row = await findAgent(driver, agentId);
+      const head = row && (await readFeedHead(driver, agentId));
+      if (!row || !head) return null;
+      this.hub.seedHead(agentId, head.lastSeq);
+      return new AgentActor(row, head.readSeq, driver);
+    }, config.actorCapacity);
+    this.tokens = new TokenResolver(driver);
+  }
+
+  /**
+   * The write path: `work` runs in one transaction and returns its result with the changes it
+   * records; only after the commit are the changes published. If anything fails, nothing is
+   * written and nothing is pushed.
+   */
+  async commit<R>(
+    work: (tx: Queryable) => Promise<{ result: R; changes?: ChangeDraft[] }>,
+  ): Promise<R> {
+    const { result, stored } = await this.driver.transaction(async (tx) => {
+      const { result, changes = [] } = await work(tx);
+      return { result, stored: await appendChanges(tx, changes) };
+    });
+    this.hub.publish(stored);
+    return result;
+  }
+
+  /** Lets go of every actor after their mailboxes drain. */
+  async flush(): Promise<void> {
+    await this.agents.flush();
+    this.agents.clear();
+  }
+}

@@ -1,0 +1,37 @@
+import { assign, setup } from 'xstate';
+
+/**
+ * An agent's own state. Today: its remembered place in its changes feed, which only moves
+ * forward. Later layers add knock settings and the like here.
+ */
+export interface AgentContext {
+  /** Sequence number of the last change the agent has read. */
+  readSeq: number;
+}
+
+export type AgentEvent = { type: 'feed.read'; seq: number };
+
+export const agentMachine = setup({
+  types: {
+    context: {} as AgentContext,
+    events: {} as AgentEvent,
+    input: {} as { readSeq: number },
+  },
+  guards: {
+    movesForward: ({ context, event }) => event.seq > context.readSeq,
+  },
+}).createMachine({
+  id: 'agent',
+  context: ({ input }) => ({ readSeq: input.readSeq }),
+  initial: 'active',
+  states: {
+    active: {
+      on: {
+        'feed.read': {
+          guard: 'movesForward',
+          actions: assign({ readSeq: ({ event }) => event.seq }),
+        },
+      },
+    },
+  },
+});

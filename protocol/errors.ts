@@ -1,0 +1,62 @@
+/**
+ * The one error-code table. Every door maps from it: HTTP answers problem+json with `status`,
+ * MCP answers a tool error (or a JSON-RPC error where the call itself is malformed) carrying
+ * the same `code`, socket.io refuses or answers with `data.code`. Codes are stable: agents
+ * branch on them, so a code is never renamed, only added.
+ */
+export const ERRORS = {
+  invalid_json: { status: 400, title: 'The body is not valid JSON' },
+  invalid_input: { status: 400, title: 'A field is missing or has the wrong type or form' },
+  unknown_field: { status: 400, title: 'The body or query names a field this operation does not take' },
+  invalid_cursor: { status: 400, title: 'The cursor was not issued by this service for this agent' },
+  unauthorized: { status: 401, title: 'A valid API token is required' },
+  forbidden: { status: 403, title: 'You can see this but may not change it' },
+  not_found: { status: 404, title: 'Nothing is here, or you may not see it' },
+  method_not_allowed: { status: 405, title: 'This path does not take that method' },
+  payload_too_large: { status: 413, title: 'The body is larger than this route allows' },
+  unsupported_media_type: { status: 415, title: 'This route takes another content type' },
+  name_reserved: { status: 422, title: 'That name is reserved' },
+  idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'The service failed; nothing was written' },
+  service_unavailable: { status: 503, title: 'The service is starting or stopping' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** An error meant for the caller: it crosses the wire with its code. Anything else is internal. */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra members of the problem object, e.g. `field` for a validation error. */
+  readonly extra: Record<string, unknown>;
+
+  constructor(code: ErrorCode, detail: string, extra: Record<string, unknown> = {}) {
+    super(detail);
+    this.name = 'ServiceError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.extra = extra;
+  }
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  [extra: string]: unknown;
+}
+
+/** The RFC 9457 body for an error; `type` points at the error table in /protocol. */
+export function toProblem(error: ServiceError, baseUrl: string): Problem {
+  return {
+    ...error.extra,
+    type: `${baseUrl}/protocol#error-${error.code}`,
+    title: ERRORS[error.code].title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+  };
+}

@@ -1,0 +1,17 @@
+import { leaveFeedback, signUp, whoami } from './account.ts';
+import { changes, waitForChanges } from './changes.ts';
+import type { Operation } from './operation.ts';
+
+/** Every operation of the service. The doors and /openapi.json are generated from this list. */
+export const OPERATIONS = {
+  sign_up: signUp,
+  whoami,
+  changes,
+  wait_for_changes: waitForChanges,
+  leave_feedback: leaveFeedback,
+} as const;
+
+export type Operations = typeof OPERATIONS;
+export type OperationName = keyof Operations;
+
+export const OPERATION_LIST: readonly Operation[] = Object.values(OPERATIONS);

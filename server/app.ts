@@ -1,0 +1,112 @@
+import { Server as SocketIoServer } from 'socket.io';
+import { ensureOperator } from '../actors/operator.ts';
+import { Services } from '../actors/services.ts';
+import { ServiceError } from '../protocol/errors.ts';
+import type { Operation } from '../protocol/operation.ts';
+import { generateOpenApi } from '../protocol/openapi.ts';
+import { OPERATION_LIST } from '../protocol/operations.ts';
+import { SERVICE_VERSION } from '../protocol/version.ts';
+import type { Driver } from '../storage/driver.ts';
+import { openStorage } from '../storage/open.ts';
+import type { Config } from './config.ts';
+import { loadDocuments } from './documents.ts';
+import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
+import { createNodeEngine } from './http/node-engine.ts';
+import { serveOperation } from './http/operation-route.ts';
+import { asServiceError, jsonResponse, problemResponse } from './http/problem.ts';
+import { Router } from './http/router.ts';
+import { createUwsEngine, loadUws } from './http/uws-engine.ts';
+import { createMcpDoor } from './mcp.ts';
+import { attachSocketDoor } from './socket.ts';
+
+export interface RunningService {
+  port: number;
+  baseUrl: string;
+  engine: 'uws' | 'node';
+  services: Services;
+  /** Stops taking requests, ends open ones, flushes actors, closes storage. */
+  close(): Promise<void>;
+}
+
+type Target =
+  | { kind: 'operation'; operation: Operation }
+  | { kind: 'static'; serve: () => EngineResponse }
+  | { kind: 'mcp' };
+
+function chooseEngine(config: Config, handler: RequestHandler): HttpEngine {
+  if (config.httpEngine !== 'node') {
+    const uws = loadUws();
+    if (uws) return createUwsEngine(uws, handler);
+    if (config.httpEngine === 'uws') throw new Error('HTTP_ENGINE=uws, but uWebSockets.js cannot load here');
+    config.log('uWebSockets.js cannot load on this Node.js; serving with node:http instead');
+  }
+  return createNodeEngine(handler);
+}
+
+/** Opens storage, wires the doors and listens. The one entry point of main.ts and tests. */
+export async function startService(config: Config, storage?: Driver): Promise<RunningService> {
+  const driver = storage ?? (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const logError = (error: unknown) =>
+    config.log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+
+  // The base URL may depend on the port bound; routes read it through this holder.
+  const links = { baseUrl: config.baseUrl ?? '' };
+  const router = new Router<Target>();
+  let stopping = false;
+
+  const handler: RequestHandler = async (request: EngineRequest) => {
+    try {
+      if (stopping) throw new ServiceError('service_unavailable', 'The service is stopping; try again in a moment.');
+      const { target, params } = router.match(request.method, request.path);
+      if (target.kind === 'static') return target.serve();
+      if (target.kind === 'mcp') return await serveMcp(request);
+      return await serveOperation(services, target.operation, params, request);
+    } catch (error) {
+      return problemResponse(asServiceError(error, logError), links.baseUrl);
+    }
+  };
+
+  const engine = chooseEngine(config, handler);
+  const io = new SocketIoServer({ serveClient: false, cors: { origin: '*' } });
+  engine.attachSocketIo(io);
+  const port = await engine.listen(config.host, config.port);
+  links.baseUrl = config.baseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const baseUrl = links.baseUrl;
+
+  const services = new Services(driver, {
+    baseUrl,
+    operatorName: config.operatorName,
+    termsUrl: config.termsUrl ?? `${baseUrl}/terms`,
+    privacyUrl: config.privacyUrl ?? `${baseUrl}/privacy`,
+    mailJoinAddress: config.mailJoinAddress ?? `join@${new URL(baseUrl).hostname}`,
+    actorCapacity: config.actorCapacity,
+  });
+  await ensureOperator(services, config.operatorToken);
+
+  for (const operation of OPERATION_LIST) router.add(operation.method, operation.path, { kind: 'operation', operation });
+  for (const [path, document] of loadDocuments(services.config)) {
+    const response: EngineResponse = { status: 200, headers: { 'content-type': document.contentType }, body: document.body };
+    router.add('GET', path, { kind: 'static', serve: () => response });
+  }
+  const openApi = jsonResponse(200, generateOpenApi(baseUrl));
+  router.add('GET', '/openapi.json', { kind: 'static', serve: () => openApi });
+  const health = jsonResponse(200, { status: 'ok', service_version: SERVICE_VERSION });
+  router.add('GET', '/health', { kind: 'static', serve: () => health });
+  const serveMcp = createMcpDoor(services, baseUrl, logError);
+  for (const method of ['POST', 'GET', 'DELETE']) router.add(method, '/mcp', { kind: 'mcp' });
+  attachSocketDoor(io, services, baseUrl, logError);
+
+  return {
+    port,
+    baseUrl,
+    engine: engine.name,
+    services,
+    async close() {
+      stopping = true;
+      io.disconnectSockets(true);
+      await engine.close();
+      await services.flush();
+      await driver.close();
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/** Everything the service reads from its environment, in one place (routes.md, start-up). */
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  /** Public base address for links; when unset, `http://HOST:PORT` with the bound port. */
+  baseUrl: string | undefined;
+  httpEngine: 'uws' | 'node' | 'auto';
+  operatorName: string;
+  /** When set, the operator agent signs in with this token. */
+  operatorToken: string | undefined;
+  termsUrl: string | undefined;
+  privacyUrl: string | undefined;
+  mailJoinAddress: string | undefined;
+  actorCapacity: number;
+  /** Log requests that fail on the service's side (never tokens or bodies). */
+  log: (message: string) => void;
+}
+
+function integer(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number, not "${value}"`);
+  return n;
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
+  const engine = env.HTTP_ENGINE ?? 'auto';
+  if (engine !== 'uws' && engine !== 'node' && engine !== 'auto') {
+    throw new Error(`HTTP_ENGINE must be uws, node or auto, not "${engine}"`);
+  }
+  return {
+    host: env.HOST || '127.0.0.1',
+    port: integer(env.PORT, 8080, 'PORT'),
+    dataDir: env.DATA_DIR || './data',
+    databaseUrl: env.DATABASE_URL || undefined,
+    baseUrl: env.BASE_URL?.replace(/\/+$/, '') || undefined,
+    httpEngine: engine,
+    operatorName: env.OPERATOR_NAME || 'service',
+    operatorToken: env.OPERATOR_TOKEN || undefined,
+    termsUrl: env.TERMS_URL || undefined,
+    privacyUrl: env.PRIVACY_URL || undefined,
+    mailJoinAddress: env.MAIL_JOIN_ADDRESS || undefined,
+    actorCapacity: integer(env.ACTOR_CAPACITY, 10_000, 'ACTOR_CAPACITY'),
+    log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
+  };
+}

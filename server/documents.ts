@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { DOCUMENTS } from '../protocol/documents.ts';
+import { SERVICE_VERSION } from '../protocol/version.ts';
+import type { ServiceConfig } from '../actors/services.ts';
+
+export interface ServedDocument {
+  contentType: string;
+  body: string;
+}
+
+/** The reference documents, read once at start-up with their placeholders filled in. */
+export function loadDocuments(config: ServiceConfig): Map<string, ServedDocument> {
+  const values: Record<string, string> = {
+    base_url: config.baseUrl,
+    terms_url: config.termsUrl,
+    privacy_url: config.privacyUrl,
+    operator_name: config.operatorName,
+    mail_join_address: config.mailJoinAddress,
+    service_version: SERVICE_VERSION,
+  };
+  const served = new Map<string, ServedDocument>();
+  for (const document of DOCUMENTS) {
+    const text = readFileSync(new URL(`../protocol/documents/${document.file}`, import.meta.url), 'utf8');
+    const body = text.replace(/\{([a-z_]+)\}/g, (whole, name: string) => values[name] ?? whole);
+    served.set(document.path, { contentType: document.contentType, body });
+  }
+  return served;
+}

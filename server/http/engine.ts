@@ -1,0 +1,43 @@
+import type { Server as SocketIoServer } from 'socket.io';
+
+/**
+ * The seam between the doors and the HTTP server underneath. Two engines implement it:
+ * uWebSockets.js (fast; Node 20 only) and node:http (everywhere). Everything above this file
+ * sees only these types, so every route behaves the same on both.
+ */
+export interface EngineRequest {
+  /** Upper case. */
+  method: string;
+  /** The path, percent-encoded as it arrived, without the query. */
+  path: string;
+  /** The raw query string, without `?`. */
+  query: string;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /**
+   * Reads the whole body, at most `limit` bytes. A body that declares or reaches more is
+   * refused with a 413 ServiceError before it is read whole.
+   */
+  body(limit: number): Promise<Buffer>;
+  /** Aborted when the client goes away or the server shuts down. */
+  signal: AbortSignal;
+}
+
+export interface EngineResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+  /** Close the connection after answering (e.g. a body was refused unread). */
+  close?: boolean;
+}
+
+export type RequestHandler = (request: EngineRequest) => Promise<EngineResponse>;
+
+export interface HttpEngine {
+  readonly name: 'uws' | 'node';
+  /** Starts listening; resolves with the port actually bound (for port 0). */
+  listen(host: string, port: number): Promise<number>;
+  attachSocketIo(io: SocketIoServer): void;
+  /** Stops listening and aborts requests still open. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,29 @@
+import { ServiceError, toProblem } from '../../protocol/errors.ts';
+import type { EngineResponse } from './engine.ts';
+
+/** Any error as the caller sees it: ServiceErrors as they are, everything else as a 500. */
+export function asServiceError(error: unknown, log: (error: unknown) => void): ServiceError {
+  if (error instanceof ServiceError) return error;
+  log(error);
+  return new ServiceError(
+    'internal_error',
+    'The service failed on its side and wrote nothing. Try again; if it persists, send feedback.',
+  );
+}
+
+export function problemResponse(error: ServiceError, baseUrl: string): EngineResponse {
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  if (error.status === 401) headers['www-authenticate'] = 'Bearer realm="service", error="invalid_token"';
+  if (error.status === 503) headers['retry-after'] = '1';
+  if (Array.isArray(error.extra.allow)) headers.allow = error.extra.allow.join(', ');
+  return {
+    status: error.status,
+    headers,
+    body: JSON.stringify(toProblem(error, baseUrl)),
+    close: error.code === 'payload_too_large',
+  };
+}
+
+export function jsonResponse(status: number, body: unknown): EngineResponse {
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}

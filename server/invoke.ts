@@ -1,0 +1,86 @@
+import type { z } from 'zod';
+import type { Call } from '../actors/handlers/types.ts';
+import { HANDLERS } from '../actors/handlers/index.ts';
+import type { Services } from '../actors/services.ts';
+import { ServiceError } from '../protocol/errors.ts';
+import type { Operation } from '../protocol/operation.ts';
+import type { OperationName } from '../protocol/operations.ts';
+
+/**
+ * What every door does for an operation, in one place: resolve the caller, decode the input
+ * with the operation's schema, run the handler. The doors differ only in how they gather the
+ * raw input and the token, and how they write the answer.
+ */
+export async function invoke(
+  services: Services,
+  operation: Operation,
+  rawInput: Record<string, unknown>,
+  caller: { token: string | undefined; signal: AbortSignal },
+): Promise<unknown> {
+  const agent = await authenticate(services, operation, caller.token);
+  return run(services, operation, agent, rawInput, caller.signal);
+}
+
+/**
+ * The calling agent, as the operation's auth asks: required, taken when sent, or ignored.
+ * A bad token is refused even where a token is optional: silently ignoring it would hide a
+ * mistake the agent wants to know about.
+ */
+export async function authenticate(
+  services: Services,
+  operation: Operation,
+  token: string | undefined,
+): Promise<Call['agent']> {
+  if (operation.auth === 'none' || (operation.auth === 'optional' && token === undefined)) {
+    return null;
+  }
+  const agentId = await services.tokens.resolve(token);
+  const agent = await services.agents.get(agentId);
+  if (!agent) throw new ServiceError('unauthorized', 'That API token is not known: sign up again if it was lost.');
+  return agent;
+}
+
+/** Decodes the input and runs the handler for an already authenticated caller. */
+export async function run(
+  services: Services,
+  operation: Operation,
+  agent: Call['agent'],
+  rawInput: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const input = decodeInput(operation.input, rawInput);
+  const handler = HANDLERS[operation.name as OperationName] as (
+    call: Call,
+    input: unknown,
+  ) => Promise<unknown>;
+  return handler({ services, agent, signal }, input);
+}
+
+/** Decodes with the operation's schema; refusals name the field and say what to send. */
+export function decodeInput(schema: z.ZodObject, raw: Record<string, unknown>): unknown {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const unknownKeys = parsed.error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys' ? issue.keys : [],
+  );
+  const accepted = Object.keys(schema.shape);
+  if (unknownKeys.length > 0) {
+    throw new ServiceError(
+      'unknown_field',
+      `Unknown field${unknownKeys.length > 1 ? 's' : ''} ${unknownKeys.map((k) => `\`${k}\``).join(', ')}. ` +
+        (accepted.length > 0
+          ? `This operation takes: ${accepted.map((k) => `\`${k}\``).join(', ')}.`
+          : 'This operation takes no fields.'),
+      { fields: unknownKeys },
+    );
+  }
+  const issues = parsed.error.issues.slice(0, 5).map((issue) => {
+    const field = issue.path.join('.') || '(body)';
+    return { field, message: issue.message };
+  });
+  throw new ServiceError(
+    'invalid_input',
+    issues.map((issue) => `${issue.field}: ${issue.message}`).join('; '),
+    { field: issues[0]?.field, issues },
+  );
+}

@@ -1,0 +1,111 @@
+import type { Server, Socket } from 'socket.io';
+import type { StoredChange } from '../actors/change-hub.ts';
+import type { Services } from '../actors/services.ts';
+import { ServiceError, toProblem } from '../protocol/errors.ts';
+import { decodeCursor, encodeCursor } from '../protocol/events.ts';
+import { readChanges } from '../storage/changes.ts';
+import { asServiceError } from './http/problem.ts';
+
+const REPLAY_PAGE = 500;
+
+interface SocketData {
+  agentId: string;
+  from: number;
+}
+
+/** A cursor sent by the agent, checked against what was issued to it. */
+function cursorSeq(services: Services, agentId: string, cursor: unknown): number {
+  const seq = typeof cursor === 'string' ? decodeCursor(cursor) : null;
+  if (seq === null || seq > (services.hub.head(agentId) ?? 0)) {
+    throw new ServiceError('invalid_cursor', 'That cursor was not issued to you. Use the `cursor` of the last event you received, or connect without one.');
+  }
+  return seq;
+}
+
+/**
+ * The changes feed over socket.io: authenticate with `auth: {token, cursor?}`, receive every
+ * event after the cursor (or after the remembered place), then new ones live, as `change`
+ * events, in order, each once. `ack` with a cursor moves the remembered place.
+ */
+export function attachSocketDoor(io: Server, services: Services, baseUrl: string, log: (error: unknown) => void): void {
+  io.use((socket, next) => {
+    const auth = (socket.handshake.auth ?? {}) as { token?: unknown; cursor?: unknown };
+    (async () => {
+      const agentId = await services.tokens.resolve(typeof auth.token === 'string' ? auth.token : undefined);
+      const agent = await services.agents.get(agentId);
+      if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
+      const from = auth.cursor === undefined || auth.cursor === null ? agent.readSeq : cursorSeq(services, agentId, auth.cursor);
+      socket.data = { agentId, from } satisfies SocketData;
+    })().then(
+      () => next(),
+      (error: unknown) => {
+        const problem = toProblem(asServiceError(error, log), baseUrl);
+        const refusal = new Error(problem.detail) as Error & { data: unknown };
+        refusal.data = problem;
+        next(refusal);
+      },
+    );
+  });
+
+  io.on('connection', (socket: Socket) => {
+    const { agentId, from } = socket.data as SocketData;
+    let sent = from;
+    let pumping = false;
+    let again = false;
+    let closed = false;
+
+    // Reads from the table whatever comes after the last event sent. Live events that follow
+    // on directly are sent as they come; anything else (a gap, or events during a read) sends
+    // the socket back to the table, the source of truth.
+    const pump = async () => {
+      if (pumping) {
+        again = true;
+        return;
+      }
+      pumping = true;
+      try {
+        do {
+          again = false;
+          for (;;) {
+            const rows = await readChanges(services.driver, agentId, sent, REPLAY_PAGE);
+            if (closed) return;
+            for (const row of rows) socket.emit('change', row.event);
+            if (rows.length > 0) sent = (rows.at(-1) as { seq: number }).seq;
+            if (rows.length < REPLAY_PAGE) break;
+          }
+        } while (again);
+      } catch (error) {
+        log(error);
+        socket.disconnect(true);
+      } finally {
+        pumping = false;
+      }
+    };
+
+    const unsubscribe = services.hub.subscribe(agentId, (change: StoredChange) => {
+      if (!pumping && change.seq === sent + 1) {
+        sent = change.seq;
+        socket.emit('change', change.event);
+      } else if (change.seq > sent) {
+        void pump();
+      }
+    });
+    socket.on('disconnect', () => {
+      closed = true;
+      unsubscribe();
+    });
+
+    socket.on('ack', (payload: unknown, callback?: unknown) => {
+      const reply = typeof callback === 'function' ? (callback as (answer: unknown) => void) : () => undefined;
+      (async () => {
+        const cursor = (payload as { cursor?: unknown } | null)?.cursor;
+        const seq = cursorSeq(services, agentId, cursor);
+        await services.agents.send(agentId, (actor) => actor.markRead(seq));
+        const actor = services.agents.peek(agentId);
+        return { cursor: encodeCursor(actor ? actor.readSeq : seq) };
+      })().then(reply, (error: unknown) => reply({ error: toProblem(asServiceError(error, log), baseUrl) }));
+    });
+
+    void pump();
+  });
+}

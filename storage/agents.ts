@@ -1,0 +1,67 @@
+import type { Queryable } from './driver.ts';
+
+export interface AgentRow {
+  agentId: string;
+  name: string;
+  isOperator: boolean;
+  createdAt: Date;
+  machine: unknown;
+  version: number;
+}
+
+interface Raw extends Record<string, unknown> {
+  agent_id: string;
+  name: string;
+  is_operator: boolean;
+  created_at: Date;
+  machine: unknown;
+  version: number;
+}
+
+const columns = 'agent_id, name, is_operator, created_at, machine, version';
+const toRow = (raw: Raw): AgentRow => ({
+  agentId: raw.agent_id,
+  name: raw.name,
+  isOperator: raw.is_operator,
+  createdAt: raw.created_at,
+  machine: raw.machine,
+  version: raw.version,
+});
+
+export async function insertAgent(
+  tx: Queryable,
+  agent: { agentId: string; name: string; tokenHash: Uint8Array | null; isOperator?: boolean },
+): Promise<AgentRow> {
+  const [raw] = await tx.query<Raw>(
+    `insert into agents (agent_id, name, token_hash, is_operator) values ($1, $2, $3, $4)
+     returning ${columns}`,
+    [agent.agentId, agent.name, agent.tokenHash, agent.isOperator ?? false],
+  );
+  await tx.query('insert into feed_heads (agent_id) values ($1)', [agent.agentId]);
+  return toRow(raw as Raw);
+}
+
+export async function findAgent(db: Queryable, agentId: string): Promise<AgentRow | null> {
+  const [raw] = await db.query<Raw>(`select ${columns} from agents where agent_id = $1`, [agentId]);
+  return raw ? toRow(raw) : null;
+}
+
+export async function findAgentByTokenHash(
+  db: Queryable,
+  tokenHash: Uint8Array,
+): Promise<{ agentId: string; tokenHash: Uint8Array } | null> {
+  const [raw] = await db.query<{ agent_id: string; token_hash: Uint8Array }>(
+    'select agent_id, token_hash from agents where token_hash = $1',
+    [tokenHash],
+  );
+  return raw ? { agentId: raw.agent_id, tokenHash: raw.token_hash } : null;
+}
+
+export async function findOperator(db: Queryable): Promise<AgentRow | null> {
+  const [raw] = await db.query<Raw>(`select ${columns} from agents where is_operator`);
+  return raw ? toRow(raw) : null;
+}
+
+export async function setOperatorTokenHash(db: Queryable, tokenHash: Uint8Array): Promise<void> {
+  await db.query('update agents set token_hash = $1 where is_operator', [tokenHash]);
+}

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { encodeCursor, type ChangeEvent } from '../protocol/events.ts';
+import type { Queryable } from './driver.ts';
+
+/** A change about to be recorded for one agent, inside the transaction of the write. */
+export interface ChangeDraft {
+  agentId: string;
+  type: string;
+  data: Record<string, unknown>;
+  workspaceId?: string;
+  actor?: { agent_id: string; name: string };
+}
+
+export interface StoredChangeRow {
+  agentId: string;
+  seq: number;
+  event: ChangeEvent;
+}
+
+interface ChangeRow extends Record<string, unknown> {
+  agent_id: string;
+  seq: number;
+  event_id: string;
+  type: string;
+  at: Date;
+  workspace_id: string | null;
+  actor: { agent_id: string; name: string } | null;
+  data: Record<string, unknown>;
+}
+
+function toStored(row: ChangeRow): StoredChangeRow {
+  const event: ChangeEvent = {
+    event_id: row.event_id,
+    cursor: encodeCursor(row.seq),
+    type: row.type,
+    at: row.at.toISOString(),
+    data: row.data,
+  };
+  if (row.workspace_id) event.workspace_id = row.workspace_id;
+  if (row.actor) event.actor = row.actor;
+  return { agentId: row.agent_id, seq: row.seq, event };
+}
+
+/**
+ * Numbers and inserts changes. Agents are taken in id order so that two writes touching the
+ * same agents lock their feed heads in the same order and cannot deadlock.
+ */
+export async function appendChanges(
+  tx: Queryable,
+  drafts: readonly ChangeDraft[],
+): Promise<StoredChangeRow[]> {
+  const ordered = [...drafts].sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+  const stored: StoredChangeRow[] = [];
+  for (const draft of ordered) {
+    const [head] = await tx.query<{ last_seq: number }>(
+      'update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq',
+      [draft.agentId],
+    );
+    if (!head) throw new Error(`no feed head for agent ${draft.agentId}`);
+    const [row] = await tx.query<ChangeRow>(
+      `insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
+       values ($1, $2, $3, $4, $5, $6::text::jsonb, $7::text::jsonb)
+       returning agent_id, seq, event_id, type, at, workspace_id, actor, data`,
+      [
+        draft.agentId,
+        head.last_seq,
+        randomUUID(),
+        draft.type,
+        draft.workspaceId ?? null,
+        draft.actor ? JSON.stringify(draft.actor) : null,
+        JSON.stringify(draft.data),
+      ],
+    );
+    stored.push(toStored(row as ChangeRow));
+  }
+  return stored;
+}
+
+export async function readChanges(
+  db: Queryable,
+  agentId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<StoredChangeRow[]> {
+  const rows = await db.query<ChangeRow>(
+    `select agent_id, seq, event_id, type, at, workspace_id, actor, data from changes
+     where agent_id = $1 and seq > $2 order by seq limit $3`,
+    [agentId, afterSeq, limit],
+  );
+  return rows.map(toStored);
+}
+
+export async function readFeedHead(
+  db: Queryable,
+  agentId: string,
+): Promise<{ lastSeq: number; readSeq: number } | null> {
+  const [row] = await db.query<{ last_seq: number; read_seq: number }>(
+    'select last_seq, read_seq from feed_heads where agent_id = $1',
+    [agentId],
+  );
+  return row ? { lastSeq: row.last_seq, readSeq: row.read_seq } : null;
+}
+
+/** Moves the remembered place forward only; returns the place now kept. */
+export async function moveReadPlace(db: Queryable, agentId: string, seq: number): Promise<number> {
+  const [row] = await db.query<{ read_seq: number }>(
+    'update feed_heads set read_seq = greatest(read_seq, $2) where agent_id = $1 returning read_seq',
+    [agentId, seq],
+  );
+  return row?.read_seq ?? 0;
+}

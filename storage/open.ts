@@ -1,0 +1,22 @@
+import { join } from 'node:path';
+import type { Driver } from './driver.ts';
+import { migrate } from './migrate.ts';
+import { openPglite } from './pglite-driver.ts';
+import { openPostgres } from './postgres-driver.ts';
+
+/** PostgreSQL when a URL is given, else the embedded PGlite under `dataDir`; migrated. */
+export async function openStorage(options: {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+}): Promise<Driver> {
+  const driver = options.databaseUrl
+    ? await openPostgres(options.databaseUrl)
+    : await openPglite(join(options.dataDir, 'pglite'));
+  try {
+    await migrate(driver);
+  } catch (error) {
+    await driver.close();
+    throw error;
+  }
+  return driver;
+}
