@@ -19,13 +19,14 @@ export type Auth = 'agent' | 'optional' | 'none';
 export interface Operation<
   I extends z.ZodObject = z.ZodObject,
   O extends z.ZodType = z.ZodType,
+  A extends Auth = Auth,
 > {
   /** The MCP tool name and the email subject. */
   name: string;
   method: HttpMethod;
   /** Express-style, e.g. `/agents/:agent_id/knock`. */
   path: string;
-  auth: Auth;
+  auth: A;
   /** One line, for lists. */
   summary: string;
   /** Written for an agent: what it does, when to use it, what comes back, what can go wrong. */
@@ -42,9 +43,9 @@ export interface Operation<
   readOnly?: boolean;
 }
 
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(
-  operation: Operation<I, O>,
-): Operation<I, O> {
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, A extends Auth>(
+  operation: Operation<I, O, A>,
+): Operation<I, O, A> {
   return operation;
 }
 

@@ -106,7 +106,7 @@ export function createMcpDoor(services: Services, baseUrl: string, log: (error: 
         new Request(`http://mcp.local${request.path}${request.query ? `?${request.query}` : ''}`, {
           method: request.method,
           headers,
-          body: bytes && bytes.length > 0 ? bytes : null,
+          body: bytes && bytes.length > 0 ? new Uint8Array(bytes) : null,
         }),
       );
       const responseHeaders: Record<string, string> = {};

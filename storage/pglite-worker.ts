@@ -34,7 +34,7 @@ port.on('message', (request: WorkerRequest | 'close') => {
   }
   const run = request.script
     ? db.exec(request.text).then(() => [])
-    : db.query(request.text, request.params).then((result) => result.rows);
+    : db.query<Record<string, unknown>>(request.text, request.params).then((result) => result.rows);
   run.then(
     (rows) => port.postMessage({ id: request.id, rows } satisfies WorkerReply),
     (error: { message?: string; code?: string }) =>

@@ -1,0 +1,52 @@
+import { startService, type RunningService } from '../../server/app.ts';
+import { configFromEnv, type Config } from '../../server/config.ts';
+import { openTestDriver, TEST_DATABASE_URL } from './storage.ts';
+
+export interface TestServer extends RunningService {
+  url(path: string): string;
+  /** Signs up a new agent over HTTP and returns its id, name and token. */
+  signUp(name?: string): Promise<{ agent_id: string; name: string; api_token: string }>;
+  /** fetch with the token as Bearer. */
+  get(path: string, token?: string): Promise<Response>;
+  post(path: string, body: unknown, token?: string): Promise<Response>;
+}
+
+let names = 0;
+
+/**
+ * A real server on port 0, on PGlite (a fresh copy) or on the PostgreSQL of DATABASE_URL,
+ * on the engine HTTP_ENGINE names. Nothing of ours is mocked.
+ */
+export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  const config: Config = {
+    ...configFromEnv({ HTTP_ENGINE: process.env.HTTP_ENGINE }),
+    port: 0,
+    log: () => undefined,
+    ...overrides,
+  };
+  const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite');
+  const service = await startService(config, driver);
+  const url = (path: string) => `${service.baseUrl}${path}`;
+  const headers = (token?: string): Record<string, string> =>
+    token ? { authorization: `Bearer ${token}` } : {};
+  return {
+    ...service,
+    url,
+    get: (path, token) => fetch(url(path), { headers: headers(token) }),
+    post: (path, body, token) =>
+      fetch(url(path), {
+        method: 'POST',
+        headers: { ...headers(token), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
+    async signUp(name = `agent ${process.pid}-${++names}`) {
+      const response = await fetch(url('/agents'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name }),
+      });
+      if (response.status !== 201) throw new Error(`sign-up failed: ${response.status} ${await response.text()}`);
+      return (await response.json()) as { agent_id: string; name: string; api_token: string };
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * Runs every `*.test.ts` under test/ (or the files named on the command line) with uvu, then
+ * prints `N passed, N failed` as the last line, which CI reads.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const root = resolve(import.meta.dirname);
+
+function findTests(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return findTests(path);
+      return name.endsWith('.test.ts') ? [path] : [];
+    });
+}
+
+const files = process.argv.length > 2 ? process.argv.slice(2).map((f) => resolve(f)) : findTests(root);
+const only = process.env.TEST_ONLY;
+
+const globals = globalThis as unknown as { UVU_DEFER: number; UVU_QUEUE: unknown[][]; UVU_INDEX: number };
+globals.UVU_DEFER = 1;
+globals.UVU_QUEUE = [];
+for (const [index, file] of files.entries()) {
+  if (only && !file.includes(only)) continue;
+  globals.UVU_QUEUE.push([relative(root, file)]);
+  globals.UVU_INDEX = globals.UVU_QUEUE.length - 1;
+  await import(pathToFileURL(file).href);
+  void index;
+}
+
+// uvu prints its own totals; read them back to print the line CI understands.
+const { exec } = await import('uvu');
+let printed = '';
+const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  printed += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+  return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+}) as typeof process.stdout.write;
+await exec();
+process.stdout.write = write;
+
+const plain = printed.replace(/\u001b\[[0-9;]*m/g, '');
+const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+const failed = total - passed - skipped;
+const { closeTestResources } = await import('./helpers/resources.ts');
+await closeTestResources();
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed > 0 || total === 0 ? 1 : 0);
