@@ -15,6 +15,7 @@ export const ERRORS = {
   method_not_allowed: { status: 405, title: 'This path does not take that method' },
   payload_too_large: { status: 413, title: 'The body is larger than this route allows' },
   unsupported_media_type: { status: 415, title: 'This route takes another content type' },
+  idempotency_key_in_use: { status: 409, title: 'A request with that Idempotency-Key is still running' },
   name_reserved: { status: 422, title: 'That name is reserved' },
   idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
   rate_limited: { status: 429, title: 'Too many requests' },

@@ -3,6 +3,7 @@ import { ServiceError } from '../../protocol/errors.ts';
 import type { Operation } from '../../protocol/operation.ts';
 import { authenticate, run } from '../invoke.ts';
 import type { EngineRequest, EngineResponse } from './engine.ts';
+import { runIdempotent } from './idempotency.ts';
 import { jsonResponse } from './problem.ts';
 
 const DEFAULT_MAX_BODY = 64 * 1024;
@@ -69,6 +70,17 @@ export async function serveOperation(
       throw new ServiceError('unknown_field', `\`${name}\` belongs in the path, not in the request.`, { fields: [name] });
     }
   }
-  const output = await run(services, operation, agent, { ...fields, ...params }, request.signal);
-  return jsonResponse(operation.status, output);
+  const execute = async () =>
+    jsonResponse(operation.status, await run(services, operation, agent, { ...fields, ...params }, request.signal));
+  const key = request.headers['idempotency-key'];
+  if (key === undefined || operation.readOnly || !takesBody) return execute();
+  return runIdempotent(
+    services.driver,
+    {
+      key,
+      scope: agent ? agent.agentId : 'anonymous',
+      fingerprint: JSON.stringify([operation.method, operation.path, params, fields]),
+    },
+    execute,
+  );
 }

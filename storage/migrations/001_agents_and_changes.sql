@@ -43,13 +43,12 @@ create table feedback (
   created_at timestamptz not null default now()
 );
 
--- Idempotency-Key replays: one row per (token, key); `status` null while the first call runs.
+-- Idempotency-Key replays. Keys are stored hashed and answers encrypted under the key itself,
+-- so a stored answer (a sign-up's token, say) is readable only by whoever holds the key.
+-- `response` is null while the first call runs.
 create table idempotency_keys (
-  token_hash bytea not null,
-  key text not null,
+  key_hash text primary key,
   request_hash text not null,
-  status integer,
   response text,
-  created_at timestamptz not null default now(),
-  primary key (token_hash, key)
+  created_at timestamptz not null default now()
 );

@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+/**
+ * autocannon runs in a child process: on two cores, the server under test keeps its own core
+ * instead of sharing an event loop with the load generator.
+ */
+const autocannonBin = createRequire(import.meta.url).resolve('autocannon');
+
+export interface LoadOptions {
+  url: string;
+  headers?: Record<string, string>;
+  connections: number;
+  seconds: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  total: number;
+  /** Answers that were not 2xx, plus socket errors and timeouts: a fast 401 is not a result. */
+  failures: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+}
+
+interface AutocannonJson {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+function runOnce(options: LoadOptions, signal: AbortSignal): Promise<AutocannonJson> {
+  const args = [autocannonBin, '--json', '--no-progress', '-c', String(options.connections)];
+  args.push('-p', '1', '-d', String(options.seconds));
+  for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}=${value}`);
+  args.push(options.url);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], signal });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const json = out.trim().split('\n').at(-1) ?? '';
+      if (code !== 0 || !json.startsWith('{')) {
+        return reject(new Error(`autocannon exited ${code}: ${err.trim() || out.trim()}`));
+      }
+      resolve(JSON.parse(json) as AutocannonJson);
+    });
+  });
+}
+
+/** A one-second warm-up (JIT, caches, keep-alive sockets), then the measured run. */
+export async function measureLoad(options: LoadOptions, signal: AbortSignal): Promise<LoadResult> {
+  await runOnce({ ...options, seconds: 1 }, signal);
+  const result = await runOnce(options, signal);
+  return {
+    requestsPerSecond: result.requests.average,
+    total: result.requests.total,
+    failures: result.non2xx + result.errors + result.timeouts,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+  };
+}
