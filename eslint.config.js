@@ -22,5 +22,8 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  { files: ['machines/**/*.ts', 'protocol/**/*.ts'], rules: { 'no-restricted-imports': ['error', noIo] } },
+  {
+    files: ['machines/**/*.ts', 'protocol/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', noIo] },
+  },
 );

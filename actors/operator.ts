@@ -7,10 +7,15 @@ import { hashToken, tokenShape } from './tokens.ts';
  * The operator agent exists from the first start. Its name is configured; it signs in only
  * when OPERATOR_TOKEN is set (a token of the service's own form), never with a printed one.
  */
-export async function ensureOperator(services: Services, operatorToken: string | undefined): Promise<string> {
+export async function ensureOperator(
+  services: Services,
+  operatorToken: string | undefined,
+): Promise<string> {
   const { driver, config } = services;
   if (operatorToken !== undefined && tokenShape(operatorToken) !== 'ok') {
-    throw new Error('OPERATOR_TOKEN must be a token of the service\'s form (asvc_...): make one with `npm run token`.');
+    throw new Error(
+      "OPERATOR_TOKEN must be a token of the service's form (asvc_...): make one with `npm run token`.",
+    );
   }
   const tokenHash = operatorToken === undefined ? null : hashToken(operatorToken);
   const existing = await findOperator(driver);

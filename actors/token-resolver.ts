@@ -17,14 +17,23 @@ export class TokenResolver {
   /** The agent id for a token, or a 401 `unauthorized` that says what is wrong. */
   async resolve(token: string | undefined): Promise<string> {
     if (token === undefined || token === '') {
-      throw new ServiceError('unauthorized', 'Send your API token as `Authorization: Bearer <api_token>`.');
+      throw new ServiceError(
+        'unauthorized',
+        'Send your API token as `Authorization: Bearer <api_token>`.',
+      );
     }
     const shape = tokenShape(token);
     if (shape === 'wrong_prefix') {
-      throw new ServiceError('unauthorized', `That is not an API token of this service: they start with \`${TOKEN_PREFIX}\`.`);
+      throw new ServiceError(
+        'unauthorized',
+        `That is not an API token of this service: they start with \`${TOKEN_PREFIX}\`.`,
+      );
     }
     if (shape === 'malformed') {
-      throw new ServiceError('unauthorized', 'That API token is malformed: check that it was copied whole.');
+      throw new ServiceError(
+        'unauthorized',
+        'That API token is malformed: check that it was copied whole.',
+      );
     }
     const hash = hashToken(token);
     const key = hash.toString('base64');
@@ -32,7 +41,10 @@ export class TokenResolver {
     if (cached) return cached;
     const found = await findAgentByTokenHash(this.driver, hash);
     if (!found || !sameHash(found.tokenHash, hash)) {
-      throw new ServiceError('unauthorized', 'That API token is not known: sign up again if it was lost.');
+      throw new ServiceError(
+        'unauthorized',
+        'That API token is not known: sign up again if it was lost.',
+      );
     }
     if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, found.agentId);

@@ -43,7 +43,8 @@ export type TokenShape = 'ok' | 'wrong_prefix' | 'malformed';
 export function tokenShape(token: string): TokenShape {
   if (!token.startsWith(TOKEN_PREFIX)) return 'wrong_prefix';
   const rest = token.slice(TOKEN_PREFIX.length);
-  if (rest.length !== BODY_LENGTH + CHECK_LENGTH || !/^[0-9A-Za-z]+$/.test(rest)) return 'malformed';
+  if (rest.length !== BODY_LENGTH + CHECK_LENGTH || !/^[0-9A-Za-z]+$/.test(rest))
+    return 'malformed';
   const body = rest.slice(0, BODY_LENGTH);
   return checksum(body) === rest.slice(BODY_LENGTH) ? 'ok' : 'malformed';
 }

@@ -34,7 +34,8 @@ interface AutocannonJson {
 function runOnce(options: LoadOptions, signal: AbortSignal): Promise<AutocannonJson> {
   const args = [autocannonBin, '--json', '--no-progress', '-c', String(options.connections)];
   args.push('-p', '1', '-d', String(options.seconds));
-  for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}=${value}`);
+  for (const [name, value] of Object.entries(options.headers ?? {}))
+    args.push('-H', `${name}=${value}`);
   args.push(options.url);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], signal });

@@ -7,13 +7,17 @@ const CONNECTIONS = 10;
 const SECONDS = 5;
 
 /** Authenticated `GET /whoami` on one engine of the real service (fresh PGlite copy, port 0). */
-export async function measureWhoami(engine: 'uws' | 'node', signal: AbortSignal): Promise<LoadResult> {
+export async function measureWhoami(
+  engine: 'uws' | 'node',
+  signal: AbortSignal,
+): Promise<LoadResult> {
   const server = await startTestServer({ httpEngine: engine });
   try {
     const { api_token: token } = await server.signUp('bench whoami');
     // A token that fails would make a fast 401 look like throughput: check one answer first.
     const probe = await server.get('/whoami', token);
-    if (probe.status !== 200) throw new Error(`whoami answered ${probe.status}: ${await probe.text()}`);
+    if (probe.status !== 200)
+      throw new Error(`whoami answered ${probe.status}: ${await probe.text()}`);
     return await measureLoad(
       {
         url: server.url('/whoami'),

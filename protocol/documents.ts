@@ -14,14 +14,76 @@ export interface ReferenceDocument {
 const markdown = 'text/markdown; charset=utf-8';
 
 export const DOCUMENTS: readonly ReferenceDocument[] = [
-  { path: '/llms.txt', file: 'llms.txt', summary: 'Start here: the service in one page, for agents.', contentType: 'text/plain; charset=utf-8' },
-  { path: '/protocol', file: 'protocol.md', summary: 'The core protocol: auth, errors, the changes feed, doors, and links to each layer.', contentType: markdown },
-  { path: '/changelog', file: 'changelog.md', summary: 'What changed, newest first.', contentType: markdown },
-  { path: '/help', file: 'help.md', summary: 'Help with using your agent, and where to ask.', contentType: markdown },
-  { path: '/index/protocol', file: 'index-protocol.md', summary: 'The index: read-only SQL over files and the store.', contentType: markdown },
-  { path: '/chat/protocol', file: 'chat-protocol.md', summary: 'Messages and knocks.', contentType: markdown },
-  { path: '/mailgate/protocol', file: 'mailgate-protocol.md', summary: 'The email-only interface.', contentType: markdown },
-  { path: '/notifications/protocol', file: 'notifications-protocol.md', summary: 'The changes feed, socket.io, long-poll and notification email.', contentType: markdown },
-  { path: '/pay/protocol', file: 'pay-protocol.md', summary: 'Payments in USDC, verified on-chain.', contentType: markdown },
-  { path: '/deals/protocol', file: 'deals-protocol.md', summary: 'Deals, deliveries, ratings and reputation.', contentType: markdown },
+  {
+    path: '/llms.txt',
+    file: 'llms.txt',
+    summary: 'Start here: the service in one page, for agents.',
+    contentType: 'text/plain; charset=utf-8',
+  },
+  {
+    path: '/protocol',
+    file: 'protocol.md',
+    summary: 'The core protocol: auth, errors, the changes feed, doors, and links to each layer.',
+    contentType: markdown,
+  },
+  {
+    path: '/changelog',
+    file: 'changelog.md',
+    summary: 'What changed, newest first.',
+    contentType: markdown,
+  },
+  {
+    path: '/help',
+    file: 'help.md',
+    summary: 'Help with using your agent, and where to ask.',
+    contentType: markdown,
+  },
+  {
+    path: '/index/protocol',
+    file: 'index-protocol.md',
+    summary: 'The index: read-only SQL over files and the store.',
+    contentType: markdown,
+  },
+  {
+    path: '/chat/protocol',
+    file: 'chat-protocol.md',
+    summary: 'Messages and knocks.',
+    contentType: markdown,
+  },
+  {
+    path: '/mailgate/protocol',
+    file: 'mailgate-protocol.md',
+    summary: 'The email-only interface.',
+    contentType: markdown,
+  },
+  {
+    path: '/notifications/protocol',
+    file: 'notifications-protocol.md',
+    summary: 'The changes feed, socket.io, long-poll and notification email.',
+    contentType: markdown,
+  },
+  {
+    path: '/pay/protocol',
+    file: 'pay-protocol.md',
+    summary: 'Payments in USDC, verified on-chain.',
+    contentType: markdown,
+  },
+  {
+    path: '/terms',
+    file: 'terms.md',
+    summary: 'Terms of use (the default {terms_url}).',
+    contentType: markdown,
+  },
+  {
+    path: '/privacy',
+    file: 'privacy.md',
+    summary: 'What is kept and why (the default {privacy_url}).',
+    contentType: markdown,
+  },
+  {
+    path: '/deals/protocol',
+    file: 'deals-protocol.md',
+    summary: 'Deals, deliveries, ratings and reputation.',
+    contentType: markdown,
+  },
 ];

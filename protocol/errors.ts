@@ -7,15 +7,24 @@
 export const ERRORS = {
   invalid_json: { status: 400, title: 'The body is not valid JSON' },
   invalid_input: { status: 400, title: 'A field is missing or has the wrong type or form' },
-  unknown_field: { status: 400, title: 'The body or query names a field this operation does not take' },
-  invalid_cursor: { status: 400, title: 'The cursor was not issued by this service for this agent' },
+  unknown_field: {
+    status: 400,
+    title: 'The body or query names a field this operation does not take',
+  },
+  invalid_cursor: {
+    status: 400,
+    title: 'The cursor was not issued by this service for this agent',
+  },
   unauthorized: { status: 401, title: 'A valid API token is required' },
   forbidden: { status: 403, title: 'You can see this but may not change it' },
   not_found: { status: 404, title: 'Nothing is here, or you may not see it' },
   method_not_allowed: { status: 405, title: 'This path does not take that method' },
   payload_too_large: { status: 413, title: 'The body is larger than this route allows' },
   unsupported_media_type: { status: 415, title: 'This route takes another content type' },
-  idempotency_key_in_use: { status: 409, title: 'A request with that Idempotency-Key is still running' },
+  idempotency_key_in_use: {
+    status: 409,
+    title: 'A request with that Idempotency-Key is still running',
+  },
   name_reserved: { status: 422, title: 'That name is reserved' },
   idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
   rate_limited: { status: 429, title: 'Too many requests' },

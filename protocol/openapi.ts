@@ -42,7 +42,13 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
     if (pathNames.includes(name)) continue;
     if (operation.method === 'GET' || operation.method === 'DELETE') {
       const { description, ...rest } = schema;
-      parameters.push({ name, in: 'query', required: required.has(name), description, schema: rest });
+      parameters.push({
+        name,
+        in: 'query',
+        required: required.has(name),
+        description,
+        schema: rest,
+      });
     } else {
       bodyProperties[name] = schema;
     }
@@ -123,7 +129,10 @@ export function generateOpenApi(baseUrl: string): Record<string, unknown> {
       },
     },
   };
-  for (const document of [...DOCUMENTS, { path: '/openapi.json', summary: 'This document.', contentType: 'application/json' }]) {
+  for (const document of [
+    ...DOCUMENTS,
+    { path: '/openapi.json', summary: 'This document.', contentType: 'application/json' },
+  ]) {
     paths[document.path] = {
       get: {
         operationId: `document${document.path.replace(/[^a-z]+/g, '_')}`,
@@ -132,7 +141,9 @@ export function generateOpenApi(baseUrl: string): Record<string, unknown> {
         responses: {
           200: {
             description: document.summary,
-            content: { [document.contentType.split(';')[0] as string]: { schema: { type: 'string' } } },
+            content: {
+              [document.contentType.split(';')[0] as string]: { schema: { type: 'string' } },
+            },
           },
         },
       },

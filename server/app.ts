@@ -37,7 +37,8 @@ function chooseEngine(config: Config, handler: RequestHandler): HttpEngine {
   if (config.httpEngine !== 'node') {
     const uws = loadUws();
     if (uws) return createUwsEngine(uws, handler);
-    if (config.httpEngine === 'uws') throw new Error('HTTP_ENGINE=uws, but uWebSockets.js cannot load here');
+    if (config.httpEngine === 'uws')
+      throw new Error('HTTP_ENGINE=uws, but uWebSockets.js cannot load here');
     config.log('uWebSockets.js cannot load on this Node.js; serving with node:http instead');
   }
   return createNodeEngine(handler);
@@ -45,9 +46,12 @@ function chooseEngine(config: Config, handler: RequestHandler): HttpEngine {
 
 /** Opens storage, wires the doors and listens. The one entry point of main.ts and tests. */
 export async function startService(config: Config, storage?: Driver): Promise<RunningService> {
-  const driver = storage ?? (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const driver =
+    storage ?? (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const logError = (error: unknown) =>
-    config.log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    config.log(
+      `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
 
   // The base URL may depend on the port bound; routes read it through this holder.
   const links = { baseUrl: config.baseUrl ?? '' };
@@ -56,7 +60,11 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
 
   const handler: RequestHandler = async (request: EngineRequest) => {
     try {
-      if (stopping) throw new ServiceError('service_unavailable', 'The service is stopping; try again in a moment.');
+      if (stopping)
+        throw new ServiceError(
+          'service_unavailable',
+          'The service is stopping; try again in a moment.',
+        );
       const { target, params } = router.match(request.method, request.path);
       if (target.kind === 'static') return target.serve();
       if (target.kind === 'mcp') return await serveMcp(request);
@@ -70,7 +78,9 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   const io = new SocketIoServer({ serveClient: false, cors: { origin: '*' } });
   engine.attachSocketIo(io);
   const port = await engine.listen(config.host, config.port);
-  links.baseUrl = config.baseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  links.baseUrl =
+    config.baseUrl ??
+    `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const baseUrl = links.baseUrl;
 
   const services = new Services(driver, {
@@ -83,9 +93,14 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   });
   await ensureOperator(services, config.operatorToken);
 
-  for (const operation of OPERATION_LIST) router.add(operation.method, operation.path, { kind: 'operation', operation });
+  for (const operation of OPERATION_LIST)
+    router.add(operation.method, operation.path, { kind: 'operation', operation });
   for (const [path, document] of loadDocuments(services.config)) {
-    const response: EngineResponse = { status: 200, headers: { 'content-type': document.contentType }, body: document.body };
+    const response: EngineResponse = {
+      status: 200,
+      headers: { 'content-type': document.contentType },
+      body: document.body,
+    };
     router.add('GET', path, { kind: 'static', serve: () => response });
   }
   const openApi = jsonResponse(200, generateOpenApi(baseUrl));

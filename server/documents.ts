@@ -20,7 +20,10 @@ export function loadDocuments(config: ServiceConfig): Map<string, ServedDocument
   };
   const served = new Map<string, ServedDocument>();
   for (const document of DOCUMENTS) {
-    const text = readFileSync(new URL(`../protocol/documents/${document.file}`, import.meta.url), 'utf8');
+    const text = readFileSync(
+      new URL(`../protocol/documents/${document.file}`, import.meta.url),
+      'utf8',
+    );
     const body = text.replace(/\{([a-z_]+)\}/g, (whole, name: string) => values[name] ?? whole);
     served.set(document.path, { contentType: document.contentType, body });
   }

@@ -36,7 +36,11 @@ export async function authenticate(
   }
   const agentId = await services.tokens.resolve(token);
   const agent = await services.agents.get(agentId);
-  if (!agent) throw new ServiceError('unauthorized', 'That API token is not known: sign up again if it was lost.');
+  if (!agent)
+    throw new ServiceError(
+      'unauthorized',
+      'That API token is not known: sign up again if it was lost.',
+    );
   return agent;
 }
 

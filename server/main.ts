@@ -3,7 +3,9 @@ import { startService } from './app.ts';
 
 const config = configFromEnv();
 const service = await startService(config);
-config.log(`listening on ${service.baseUrl} (${service.engine}, ${config.databaseUrl ? 'PostgreSQL' : 'PGlite'})`);
+config.log(
+  `listening on ${service.baseUrl} (${service.engine}, ${config.databaseUrl ? 'PostgreSQL' : 'PGlite'})`,
+);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -68,11 +68,20 @@ export function createMcpDoor(services: Services, baseUrl: string, log: (error: 
     server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
       const operation = byName.get(request.params.name);
       if (!operation) {
-        return toolError(new ServiceError('not_found', `No tool is called ${request.params.name}; tools/list names them.`));
+        return toolError(
+          new ServiceError(
+            'not_found',
+            `No tool is called ${request.params.name}; tools/list names them.`,
+          ),
+        );
       }
       const { api_token: argumentToken, ...args } = request.params.arguments ?? {};
       if (argumentToken !== undefined && typeof argumentToken !== 'string') {
-        return toolError(new ServiceError('invalid_input', '`api_token` must be a string.', { field: 'api_token' }));
+        return toolError(
+          new ServiceError('invalid_input', '`api_token` must be a string.', {
+            field: 'api_token',
+          }),
+        );
       }
       try {
         const output = await invoke(services, operation, args, {

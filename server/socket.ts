@@ -17,7 +17,10 @@ interface SocketData {
 function cursorSeq(services: Services, agentId: string, cursor: unknown): number {
   const seq = typeof cursor === 'string' ? decodeCursor(cursor) : null;
   if (seq === null || seq > (services.hub.head(agentId) ?? 0)) {
-    throw new ServiceError('invalid_cursor', 'That cursor was not issued to you. Use the `cursor` of the last event you received, or connect without one.');
+    throw new ServiceError(
+      'invalid_cursor',
+      'That cursor was not issued to you. Use the `cursor` of the last event you received, or connect without one.',
+    );
   }
   return seq;
 }
@@ -27,14 +30,24 @@ function cursorSeq(services: Services, agentId: string, cursor: unknown): number
  * event after the cursor (or after the remembered place), then new ones live, as `change`
  * events, in order, each once. `ack` with a cursor moves the remembered place.
  */
-export function attachSocketDoor(io: Server, services: Services, baseUrl: string, log: (error: unknown) => void): void {
+export function attachSocketDoor(
+  io: Server,
+  services: Services,
+  baseUrl: string,
+  log: (error: unknown) => void,
+): void {
   io.use((socket, next) => {
     const auth = (socket.handshake.auth ?? {}) as { token?: unknown; cursor?: unknown };
     (async () => {
-      const agentId = await services.tokens.resolve(typeof auth.token === 'string' ? auth.token : undefined);
+      const agentId = await services.tokens.resolve(
+        typeof auth.token === 'string' ? auth.token : undefined,
+      );
       const agent = await services.agents.get(agentId);
       if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
-      const from = auth.cursor === undefined || auth.cursor === null ? agent.readSeq : cursorSeq(services, agentId, auth.cursor);
+      const from =
+        auth.cursor === undefined || auth.cursor === null
+          ? agent.readSeq
+          : cursorSeq(services, agentId, auth.cursor);
       socket.data = { agentId, from } satisfies SocketData;
     })().then(
       () => next(),
@@ -96,14 +109,17 @@ export function attachSocketDoor(io: Server, services: Services, baseUrl: string
     });
 
     socket.on('ack', (payload: unknown, callback?: unknown) => {
-      const reply = typeof callback === 'function' ? (callback as (answer: unknown) => void) : () => undefined;
+      const reply =
+        typeof callback === 'function' ? (callback as (answer: unknown) => void) : () => undefined;
       (async () => {
         const cursor = (payload as { cursor?: unknown } | null)?.cursor;
         const seq = cursorSeq(services, agentId, cursor);
         await services.agents.send(agentId, (actor) => actor.markRead(seq));
         const actor = services.agents.peek(agentId);
         return { cursor: encodeCursor(actor ? actor.readSeq : seq) };
-      })().then(reply, (error: unknown) => reply({ error: toProblem(asServiceError(error, log), baseUrl) }));
+      })().then(reply, (error: unknown) =>
+        reply({ error: toProblem(asServiceError(error, log), baseUrl) }),
+      );
     });
 
     void pump();

@@ -49,7 +49,9 @@ export async function appendChanges(
   tx: Queryable,
   drafts: readonly ChangeDraft[],
 ): Promise<StoredChangeRow[]> {
-  const ordered = [...drafts].sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+  const ordered = [...drafts].sort((a, b) =>
+    a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0,
+  );
   const stored: StoredChangeRow[] = [];
   for (const draft of ordered) {
     const [head] = await tx.query<{ last_seq: number }>(

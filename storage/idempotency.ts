@@ -19,7 +19,10 @@ export async function claimIdempotencyKey(
   keyHash: string,
   requestHash: string,
 ): Promise<IdempotencyRow | null> {
-  await db.query(`delete from idempotency_keys where key_hash = $1 and created_at < now() - ${LIFETIME}`, [keyHash]);
+  await db.query(
+    `delete from idempotency_keys where key_hash = $1 and created_at < now() - ${LIFETIME}`,
+    [keyHash],
+  );
   const claimed = await db.query(
     'insert into idempotency_keys (key_hash, request_hash) values ($1, $2) on conflict do nothing returning key_hash',
     [keyHash, requestHash],
@@ -34,11 +37,20 @@ export async function claimIdempotencyKey(
   return { requestHash: row.request_hash, response: row.response, ageSeconds: row.age };
 }
 
-export async function completeIdempotencyKey(db: Queryable, keyHash: string, response: string): Promise<void> {
-  await db.query('update idempotency_keys set response = $2 where key_hash = $1', [keyHash, response]);
+export async function completeIdempotencyKey(
+  db: Queryable,
+  keyHash: string,
+  response: string,
+): Promise<void> {
+  await db.query('update idempotency_keys set response = $2 where key_hash = $1', [
+    keyHash,
+    response,
+  ]);
 }
 
 /** Forgets a claim whose call failed on the service's side, so a retry runs again. */
 export async function releaseIdempotencyKey(db: Queryable, keyHash: string): Promise<void> {
-  await db.query('delete from idempotency_keys where key_hash = $1 and response is null', [keyHash]);
+  await db.query('delete from idempotency_keys where key_hash = $1 and response is null', [
+    keyHash,
+  ]);
 }

@@ -32,7 +32,8 @@ export async function openPglite(dataDir: string): Promise<Driver> {
     const waiter = pending.get(message.id);
     if (!waiter) return;
     pending.delete(message.id);
-    if ('error' in message) waiter.reject(new DatabaseError(message.error.message, message.error.code));
+    if ('error' in message)
+      waiter.reject(new DatabaseError(message.error.message, message.error.code));
     else waiter.resolve(message.rows);
   });
   worker.on('error', (error) => {

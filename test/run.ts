@@ -18,10 +18,21 @@ function findTests(dir: string): string[] {
     });
 }
 
-const files = process.argv.length > 2 ? process.argv.slice(2).map((f) => resolve(f)) : findTests(root);
+// Arguments name test files or folders; none means every test.
+const files =
+  process.argv.length > 2
+    ? process.argv.slice(2).flatMap((arg) => {
+        const path = resolve(arg);
+        return statSync(path).isDirectory() ? findTests(path) : [path];
+      })
+    : findTests(root);
 const only = process.env.TEST_ONLY;
 
-const globals = globalThis as unknown as { UVU_DEFER: number; UVU_QUEUE: unknown[][]; UVU_INDEX: number };
+const globals = globalThis as unknown as {
+  UVU_DEFER: number;
+  UVU_QUEUE: unknown[][];
+  UVU_INDEX: number;
+};
 globals.UVU_DEFER = 1;
 globals.UVU_QUEUE = [];
 for (const [index, file] of files.entries()) {
@@ -43,6 +54,7 @@ process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
 await exec();
 process.stdout.write = write;
 
+// eslint-disable-next-line no-control-regex -- stripping ANSI colour codes is the point
 const plain = printed.replace(/\u001b\[[0-9;]*m/g, '');
 const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
 const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);

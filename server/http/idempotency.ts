@@ -1,7 +1,11 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Driver } from '../../storage/driver.ts';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../../storage/idempotency.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+} from '../../storage/idempotency.ts';
 import type { EngineResponse } from './engine.ts';
 
 /** A first call still running after this long is taken to have died; its key is free again. */
@@ -31,8 +35,14 @@ function open(stored: string, key: string, scope: string): EngineResponse {
   const bytes = Buffer.from(stored, 'base64');
   const decipher = createDecipheriv('aes-256-gcm', cipherKey(key, scope), bytes.subarray(0, 12));
   decipher.setAuthTag(bytes.subarray(12, 28));
-  const plain = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
-  const saved = JSON.parse(plain) as { status: number; headers: Record<string, string>; body: string };
+  const plain = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString(
+    'utf8',
+  );
+  const saved = JSON.parse(plain) as {
+    status: number;
+    headers: Record<string, string>;
+    body: string;
+  };
   return {
     status: saved.status,
     headers: { ...saved.headers, 'idempotent-replayed': 'true' },
@@ -53,7 +63,11 @@ export async function runIdempotent(
   execute: () => Promise<EngineResponse>,
 ): Promise<EngineResponse> {
   if (!/^[\x21-\x7e]{1,255}$/.test(request.key)) {
-    throw new ServiceError('invalid_input', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces; a random UUID is best.', { field: 'Idempotency-Key' });
+    throw new ServiceError(
+      'invalid_input',
+      'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces; a random UUID is best.',
+      { field: 'Idempotency-Key' },
+    );
   }
   const keyHash = sha256(`${request.scope}\u0000${request.key}`);
   const requestHash = sha256(request.fingerprint);
@@ -64,10 +78,16 @@ export async function runIdempotent(
   }
   if (existing) {
     if (existing.requestHash !== requestHash) {
-      throw new ServiceError('idempotency_key_reused', 'That Idempotency-Key was used with another request. Use a new key for a new request.');
+      throw new ServiceError(
+        'idempotency_key_reused',
+        'That Idempotency-Key was used with another request. Use a new key for a new request.',
+      );
     }
     if (existing.response === null) {
-      throw new ServiceError('idempotency_key_in_use', 'The first request with that Idempotency-Key is still running. Retry in a moment with the same key.');
+      throw new ServiceError(
+        'idempotency_key_in_use',
+        'The first request with that Idempotency-Key is still running. Retry in a moment with the same key.',
+      );
     }
     return open(existing.response, request.key, request.scope);
   }

@@ -14,7 +14,10 @@ export function bearerToken(headers: Record<string, string>): string | undefined
   if (header === undefined) return undefined;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!match) {
-    throw new ServiceError('unauthorized', 'Send the token as `Authorization: Bearer <api_token>`.');
+    throw new ServiceError(
+      'unauthorized',
+      'Send the token as `Authorization: Bearer <api_token>`.',
+    );
   }
   return match[1];
 }
@@ -23,7 +26,10 @@ export function bearerToken(headers: Record<string, string>): string | undefined
 function queryInput(query: string): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const [name, value] of new URLSearchParams(query)) {
-    if (name in input) throw new ServiceError('invalid_input', `The query parameter \`${name}\` is given twice.`, { field: name });
+    if (name in input)
+      throw new ServiceError('invalid_input', `The query parameter \`${name}\` is given twice.`, {
+        field: name,
+      });
     input[name] = value;
   }
   return input;
@@ -36,7 +42,10 @@ async function bodyInput(request: EngineRequest, limit: number): Promise<Record<
   const type = request.headers['content-type'];
   // curl -d sends form encoding by default; a JSON body under it is still taken.
   if (type !== undefined && !JSON_TYPES.test(type)) {
-    throw new ServiceError('unsupported_media_type', 'Send the body as JSON with `Content-Type: application/json`.');
+    throw new ServiceError(
+      'unsupported_media_type',
+      'Send the body as JSON with `Content-Type: application/json`.',
+    );
   }
   const bytes = await request.body(limit);
   if (bytes.length === 0) return {};
@@ -44,10 +53,15 @@ async function bodyInput(request: EngineRequest, limit: number): Promise<Record<
   try {
     value = JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw new ServiceError('invalid_json', 'The body is not valid JSON. Send one JSON object, e.g. {"name": "..."}.');
+    throw new ServiceError(
+      'invalid_json',
+      'The body is not valid JSON. Send one JSON object, e.g. {"name": "..."}.',
+    );
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ServiceError('invalid_input', 'The body must be one JSON object.', { field: '(body)' });
+    throw new ServiceError('invalid_input', 'The body must be one JSON object.', {
+      field: '(body)',
+    });
   }
   return value as Record<string, unknown>;
 }
@@ -67,11 +81,18 @@ export async function serveOperation(
     : queryInput(request.query);
   for (const name of Object.keys(params)) {
     if (name in fields) {
-      throw new ServiceError('unknown_field', `\`${name}\` belongs in the path, not in the request.`, { fields: [name] });
+      throw new ServiceError(
+        'unknown_field',
+        `\`${name}\` belongs in the path, not in the request.`,
+        { fields: [name] },
+      );
     }
   }
   const execute = async () =>
-    jsonResponse(operation.status, await run(services, operation, agent, { ...fields, ...params }, request.signal));
+    jsonResponse(
+      operation.status,
+      await run(services, operation, agent, { ...fields, ...params }, request.signal),
+    );
   const key = request.headers['idempotency-key'];
   if (key === undefined || operation.readOnly || !takesBody) return execute();
   return runIdempotent(

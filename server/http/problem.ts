@@ -13,7 +13,8 @@ export function asServiceError(error: unknown, log: (error: unknown) => void): S
 
 export function problemResponse(error: ServiceError, baseUrl: string): EngineResponse {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
-  if (error.status === 401) headers['www-authenticate'] = 'Bearer realm="service", error="invalid_token"';
+  if (error.status === 401)
+    headers['www-authenticate'] = 'Bearer realm="service", error="invalid_token"';
   if (error.status === 503) headers['retry-after'] = '1';
   if (Array.isArray(error.extra.allow)) headers.allow = error.extra.allow.join(', ');
   return {

@@ -53,11 +53,18 @@ export class Router<T> {
       return { target: route.target, params };
     }
     if (allowed.size > 0) {
-      throw new ServiceError('method_not_allowed', `${path} takes ${[...allowed].join(', ')}, not ${method}.`, {
-        allow: [...allowed],
-      });
+      throw new ServiceError(
+        'method_not_allowed',
+        `${path} takes ${[...allowed].join(', ')}, not ${method}.`,
+        {
+          allow: [...allowed],
+        },
+      );
     }
-    throw new ServiceError('not_found', `Nothing is at ${method} ${path}. The routes are listed at /openapi.json.`);
+    throw new ServiceError(
+      'not_found',
+      `Nothing is at ${method} ${path}. The routes are listed at /openapi.json.`,
+    );
   }
 }
 

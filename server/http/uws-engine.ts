@@ -60,10 +60,16 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
         res.end(response.body, response.close === true);
       });
     };
-    handler({ method, path, query, headers, body: (limit) => collector.read(limit), signal: controller.signal })
-      .then(respond, () =>
-        respond({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'internal error' }),
-      );
+    handler({
+      method,
+      path,
+      query,
+      headers,
+      body: (limit) => collector.read(limit),
+      signal: controller.signal,
+    }).then(respond, () =>
+      respond({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'internal error' }),
+    );
   });
 
   return {

@@ -11,7 +11,9 @@ test.after(async ({ server }) => {
   await server.close();
 });
 
-test('sign-up answers 201 with an id, the name and a prefixed token shown once', async ({ server }) => {
+test('sign-up answers 201 with an id, the name and a prefixed token shown once', async ({
+  server,
+}) => {
   const response = await server.post('/agents', { name: 'Translator Bot' });
   assert.is(response.status, 201);
   const body = (await response.json()) as Record<string, string>;
@@ -20,7 +22,9 @@ test('sign-up answers 201 with an id, the name and a prefixed token shown once',
   assert.match(body.api_token as string, /^asvc_[0-9A-Za-z]{46}$/);
 });
 
-test('whoami shows the account, the welcome change unread and the service version', async ({ server }) => {
+test('whoami shows the account, the welcome change unread and the service version', async ({
+  server,
+}) => {
   const agent = await server.signUp('whoami checker');
   const response = await server.get('/whoami', agent.api_token);
   assert.is(response.status, 200);
@@ -33,7 +37,9 @@ test('whoami shows the account, the welcome change unread and the service versio
   assert.ok(!Number.isNaN(Date.parse(me.created_at as string)));
 });
 
-test('the first change of a new agent is agent.welcome pointing to /llms.txt', async ({ server }) => {
+test('the first change of a new agent is agent.welcome pointing to /llms.txt', async ({
+  server,
+}) => {
   const agent = await server.signUp();
   const page = (await (await server.get('/changes', agent.api_token)).json()) as {
     changes: { type: string; data: Record<string, string>; cursor: string }[];
@@ -45,12 +51,18 @@ test('the first change of a new agent is agent.welcome pointing to /llms.txt', a
   assert.is(page.cursor, page.changes[0]?.cursor);
 });
 
-test('reading the changes moves the remembered place, so whoami counts nothing unread', async ({ server }) => {
+test('reading the changes moves the remembered place, so whoami counts nothing unread', async ({
+  server,
+}) => {
   const agent = await server.signUp();
   await server.get('/changes', agent.api_token);
-  const again = (await (await server.get('/changes', agent.api_token)).json()) as { changes: unknown[] };
+  const again = (await (await server.get('/changes', agent.api_token)).json()) as {
+    changes: unknown[];
+  };
   assert.is(again.changes.length, 0);
-  const me = (await (await server.get('/whoami', agent.api_token)).json()) as { unread: { changes: number } };
+  const me = (await (await server.get('/whoami', agent.api_token)).json()) as {
+    unread: { changes: number };
+  };
   assert.is(me.unread.changes, 0);
 });
 
@@ -62,7 +74,10 @@ test('a second sign-up with the same name is a new, separate identity', async ({
 });
 
 test('feedback without a token is acknowledged with an id', async ({ server }) => {
-  const response = await server.post('/feedback', { message: 'How do I pay?', category: 'question' });
+  const response = await server.post('/feedback', {
+    message: 'How do I pay?',
+    category: 'question',
+  });
   assert.is(response.status, 202);
   const body = (await response.json()) as { feedback_id: string };
   assert.match(body.feedback_id, /^[0-9a-f-]{36}$/);
@@ -71,7 +86,11 @@ test('feedback without a token is acknowledged with an id', async ({ server }) =
 test('feedback with a token records feedback.received in the sender feed', async ({ server }) => {
   const agent = await server.signUp();
   await server.get('/changes', agent.api_token);
-  const response = await server.post('/feedback', { message: 'Found a bug', category: 'bug' }, agent.api_token);
+  const response = await server.post(
+    '/feedback',
+    { message: 'Found a bug', category: 'bug' },
+    agent.api_token,
+  );
   assert.is(response.status, 202);
   const { feedback_id } = (await response.json()) as { feedback_id: string };
   const page = (await (await server.get('/changes', agent.api_token)).json()) as {
@@ -89,8 +108,12 @@ test('health answers ok with the service version', async ({ server }) => {
   assert.equal(await response.json(), { status: 'ok', service_version: '0.30.0' });
 });
 
-test('the operator agent exists from the first start under its configured name', async ({ server }) => {
-  const rows = await server.services.driver.query<{ name: string }>('select name from agents where is_operator');
+test('the operator agent exists from the first start under its configured name', async ({
+  server,
+}) => {
+  const rows = await server.services.driver.query<{ name: string }>(
+    'select name from agents where is_operator',
+  );
   assert.equal(rows, [{ name: 'service' }]);
 });
 

@@ -3,7 +3,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const test = suite<{ server: TestServer; token: string }>('bad input gets problem+json and writes nothing');
+const test = suite<{ server: TestServer; token: string }>(
+  'bad input gets problem+json and writes nothing',
+);
 
 test.before(async (context) => {
   context.server = await startTestServer();
@@ -14,7 +16,11 @@ test.after(async ({ server }) => {
 });
 
 async function counts(server: TestServer) {
-  const [row] = await server.services.driver.query<{ agents: number; changes: number; feedback: number }>(
+  const [row] = await server.services.driver.query<{
+    agents: number;
+    changes: number;
+    feedback: number;
+  }>(
     `select (select count(*) from agents)::int8 as agents, (select count(*) from changes)::int8 as changes,
             (select count(*) from feedback)::int8 as feedback`,
   );
@@ -22,7 +28,12 @@ async function counts(server: TestServer) {
 }
 
 /** Asserts a problem+json answer with the status and code, and that nothing was written. */
-async function expectProblem(server: TestServer, send: () => Promise<Response>, status: number, code: string) {
+async function expectProblem(
+  server: TestServer,
+  send: () => Promise<Response>,
+  status: number,
+  code: string,
+) {
   const before = await counts(server);
   const response = await send();
   assert.is(response.status, status, `status for ${code}`);
@@ -38,11 +49,25 @@ async function expectProblem(server: TestServer, send: () => Promise<Response>, 
   return { response, problem };
 }
 
-const json = (server: TestServer, path: string, body: string, headers: Record<string, string> = {}) =>
-  fetch(server.url(path), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+const json = (
+  server: TestServer,
+  path: string,
+  body: string,
+  headers: Record<string, string> = {},
+) =>
+  fetch(server.url(path), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
 
 test('a missing token answers 401 with WWW-Authenticate', async ({ server }) => {
-  const { response } = await expectProblem(server, () => server.get('/whoami'), 401, 'unauthorized');
+  const { response } = await expectProblem(
+    server,
+    () => server.get('/whoami'),
+    401,
+    'unauthorized',
+  );
   assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer/);
 });
 
@@ -52,17 +77,35 @@ test('a malformed token answers 401', async ({ server }) => {
 
 test('a token of the right form that was never issued answers 401', async ({ server, token }) => {
   const forged = `asvc_${'A'.repeat(40)}${token.slice(-6)}`;
-  const { response } = await expectProblem(server, () => server.get('/whoami', forged), 401, 'unauthorized');
+  const { response } = await expectProblem(
+    server,
+    () => server.get('/whoami', forged),
+    401,
+    'unauthorized',
+  );
   assert.ok(response.headers.get('www-authenticate'));
 });
 
-test('a token with another prefix answers 401 and names the right prefix', async ({ server, token }) => {
-  const { problem } = await expectProblem(server, () => server.get('/whoami', `ghp_${token.slice(5)}`), 401, 'unauthorized');
+test('a token with another prefix answers 401 and names the right prefix', async ({
+  server,
+  token,
+}) => {
+  const { problem } = await expectProblem(
+    server,
+    () => server.get('/whoami', `ghp_${token.slice(5)}`),
+    401,
+    'unauthorized',
+  );
   assert.match(problem.detail as string, /asvc_/);
 });
 
 test('an Authorization header of another scheme answers 401', async ({ server, token }) => {
-  await expectProblem(server, () => fetch(server.url('/whoami'), { headers: { authorization: `Basic ${token}` } }), 401, 'unauthorized');
+  await expectProblem(
+    server,
+    () => fetch(server.url('/whoami'), { headers: { authorization: `Basic ${token}` } }),
+    401,
+    'unauthorized',
+  );
 });
 
 test('an empty name is refused', async ({ server }) => {
@@ -70,26 +113,61 @@ test('an empty name is refused', async ({ server }) => {
 });
 
 test('a name longer than 64 characters is refused', async ({ server }) => {
-  await expectProblem(server, () => server.post('/agents', { name: 'n'.repeat(65) }), 400, 'invalid_input');
+  await expectProblem(
+    server,
+    () => server.post('/agents', { name: 'n'.repeat(65) }),
+    400,
+    'invalid_input',
+  );
 });
 
 test('a name with control characters is refused', async ({ server }) => {
-  await expectProblem(server, () => server.post('/agents', { name: 'bad\u0007name' }), 400, 'invalid_input');
-  await expectProblem(server, () => server.post('/agents', { name: 'two\nlines' }), 400, 'invalid_input');
+  await expectProblem(
+    server,
+    () => server.post('/agents', { name: 'bad\u0007name' }),
+    400,
+    'invalid_input',
+  );
+  await expectProblem(
+    server,
+    () => server.post('/agents', { name: 'two\nlines' }),
+    400,
+    'invalid_input',
+  );
 });
 
 test("a name containing the operator's name in any case is reserved", async ({ server }) => {
-  await expectProblem(server, () => server.post('/agents', { name: 'My SERVICE helper' }), 422, 'name_reserved');
-  await expectProblem(server, () => server.post('/agents', { name: 'service' }), 422, 'name_reserved');
+  await expectProblem(
+    server,
+    () => server.post('/agents', { name: 'My SERVICE helper' }),
+    422,
+    'name_reserved',
+  );
+  await expectProblem(
+    server,
+    () => server.post('/agents', { name: 'service' }),
+    422,
+    'name_reserved',
+  );
 });
 
 test('an unknown body field is refused, not ignored', async ({ server }) => {
-  const { problem } = await expectProblem(server, () => server.post('/agents', { name: 'ok', admin: true }), 400, 'unknown_field');
+  const { problem } = await expectProblem(
+    server,
+    () => server.post('/agents', { name: 'ok', admin: true }),
+    400,
+    'unknown_field',
+  );
   assert.equal(problem.fields, ['admin']);
 });
 
 test('a field of the wrong JSON type is refused', async ({ server }) => {
-  const { problem } = await expectProblem(server, () => server.post('/agents', { name: 42 }), 400, 'invalid_input');
+  const { problem } = await expectProblem(
+    server,
+    () => server.post('/agents', { name: 42 }),
+    400,
+    'invalid_input',
+  );
   assert.is(problem.field, 'name');
 });
 
@@ -104,7 +182,12 @@ test('a JSON body that is not an object is refused', async ({ server }) => {
 test('a body of another content type is refused', async ({ server }) => {
   await expectProblem(
     server,
-    () => fetch(server.url('/agents'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'name: x' }),
+    () =>
+      fetch(server.url('/agents'), {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'name: x',
+      }),
     415,
     'unsupported_media_type',
   );
@@ -150,17 +233,34 @@ test('an unknown route answers 404 problem+json', async ({ server }) => {
   await expectProblem(server, () => server.get('/no/such/route'), 404, 'not_found');
 });
 
-test('a known path with the wrong method answers 405 naming the methods it takes', async ({ server }) => {
-  const { response } = await expectProblem(server, () => fetch(server.url('/whoami'), { method: 'DELETE' }), 405, 'method_not_allowed');
+test('a known path with the wrong method answers 405 naming the methods it takes', async ({
+  server,
+}) => {
+  const { response } = await expectProblem(
+    server,
+    () => fetch(server.url('/whoami'), { method: 'DELETE' }),
+    405,
+    'method_not_allowed',
+  );
   assert.is(response.headers.get('allow'), 'GET');
 });
 
 test('a malformed cursor is refused', async ({ server, token }) => {
-  await expectProblem(server, () => server.get('/changes?after=garbage', token), 400, 'invalid_cursor');
+  await expectProblem(
+    server,
+    () => server.get('/changes?after=garbage', token),
+    400,
+    'invalid_cursor',
+  );
 });
 
 test('a cursor beyond anything issued to the agent is refused', async ({ server, token }) => {
-  await expectProblem(server, () => server.get('/changes?after=czzzz', token), 400, 'invalid_cursor');
+  await expectProblem(
+    server,
+    () => server.get('/changes?after=czzzz', token),
+    400,
+    'invalid_cursor',
+  );
 });
 
 test('an unknown query parameter is refused', async ({ server, token }) => {
@@ -171,15 +271,30 @@ test('a limit out of range or not a number is refused', async ({ server, token }
   await expectProblem(server, () => server.get('/changes?limit=0', token), 400, 'invalid_input');
   await expectProblem(server, () => server.get('/changes?limit=501', token), 400, 'invalid_input');
   await expectProblem(server, () => server.get('/changes?limit=many', token), 400, 'invalid_input');
-  await expectProblem(server, () => server.get('/changes/wait?timeout=61', token), 400, 'invalid_input');
+  await expectProblem(
+    server,
+    () => server.get('/changes/wait?timeout=61', token),
+    400,
+    'invalid_input',
+  );
 });
 
 test('feedback with an unknown category is refused', async ({ server }) => {
-  await expectProblem(server, () => server.post('/feedback', { message: 'hi', category: 'rant' }), 400, 'invalid_input');
+  await expectProblem(
+    server,
+    () => server.post('/feedback', { message: 'hi', category: 'rant' }),
+    400,
+    'invalid_input',
+  );
 });
 
 test('feedback with a bad token is refused rather than taken anonymously', async ({ server }) => {
-  await expectProblem(server, () => server.post('/feedback', { message: 'hi', category: 'idea' }, 'asvc_bad'), 401, 'unauthorized');
+  await expectProblem(
+    server,
+    () => server.post('/feedback', { message: 'hi', category: 'idea' }, 'asvc_bad'),
+    401,
+    'unauthorized',
+  );
 });
 
 test.run();

@@ -14,7 +14,9 @@ interface Page {
   cursor: string;
 }
 
-const test = suite<{ server: TestServer; sockets: Socket[] }>('the changes feed: long-poll and socket.io');
+const test = suite<{ server: TestServer; sockets: Socket[] }>(
+  'the changes feed: long-poll and socket.io',
+);
 
 test.before(async (context) => {
   context.server = await startTestServer();
@@ -27,8 +29,15 @@ test.after(async ({ server }) => {
   await server.close();
 });
 
-function open(context: { server: TestServer; sockets: Socket[] }, auth: Record<string, unknown>): Socket {
-  const socket = connect(context.server.baseUrl, { auth, transports: ['websocket'], reconnection: false });
+function open(
+  context: { server: TestServer; sockets: Socket[] },
+  auth: Record<string, unknown>,
+): Socket {
+  const socket = connect(context.server.baseUrl, {
+    auth,
+    transports: ['websocket'],
+    reconnection: false,
+  });
   context.sockets.push(socket);
   return socket;
 }
@@ -70,10 +79,14 @@ test('a long-poll answers at once when something is already new', async ({ serve
   assert.is(page.changes[0]?.type, 'agent.welcome');
 });
 
-test('a long-poll that times out answers an empty list with the same cursor', async ({ server }) => {
+test('a long-poll that times out answers an empty list with the same cursor', async ({
+  server,
+}) => {
   const agent = await server.signUp();
   const first = (await (await server.get('/changes', agent.api_token)).json()) as Page;
-  const page = (await (await server.get('/changes/wait?timeout=1', agent.api_token)).json()) as Page;
+  const page = (await (
+    await server.get('/changes/wait?timeout=1', agent.api_token)
+  ).json()) as Page;
   assert.equal(page, { changes: [], cursor: first.cursor });
 });
 
@@ -85,8 +98,13 @@ test('reading after a cursor resumes there and never repeats an event', async ({
   assert.is(all.changes.length, 2);
   const rest = (await (await server.get('/changes', agent.api_token)).json()) as Page;
   assert.is(rest.changes.length, 1);
-  const resumed = (await (await server.get(`/changes?after=${all.changes[0]?.cursor}`, agent.api_token)).json()) as Page;
-  assert.equal(resumed.changes.map((e) => e.event_id), [all.changes[1]?.event_id, rest.changes[0]?.event_id]);
+  const resumed = (await (
+    await server.get(`/changes?after=${all.changes[0]?.cursor}`, agent.api_token)
+  ).json()) as Page;
+  assert.equal(
+    resumed.changes.map((e) => e.event_id),
+    [all.changes[1]?.event_id, rest.changes[0]?.event_id],
+  );
   const ids = [...all.changes, ...rest.changes].map((e) => e.event_id);
   assert.is(new Set(ids).size, 3);
 });
@@ -126,14 +144,18 @@ test('socket.io events match what the HTTP feed returns, event for event', async
 
 test('socket.io refuses a bad token with data.code unauthorized', async (context) => {
   const socket = open(context, { token: 'asvc_nope' });
-  const error = await new Promise<Error & { data?: { code?: string } }>((resolve) => socket.on('connect_error', resolve));
+  const error = await new Promise<Error & { data?: { code?: string } }>((resolve) =>
+    socket.on('connect_error', resolve),
+  );
   assert.is(error.data?.code, 'unauthorized');
 });
 
 test('socket.io refuses a malformed cursor with data.code invalid_cursor', async (context) => {
   const agent = await context.server.signUp();
   const socket = open(context, { token: agent.api_token, cursor: 'not-a-cursor' });
-  const error = await new Promise<Error & { data?: { code?: string } }>((resolve) => socket.on('connect_error', resolve));
+  const error = await new Promise<Error & { data?: { code?: string } }>((resolve) =>
+    socket.on('connect_error', resolve),
+  );
   assert.is(error.data?.code, 'invalid_cursor');
 });
 
@@ -142,9 +164,13 @@ test('ack over socket.io moves the remembered place', async (context) => {
   const agent = await server.signUp();
   const socket = open(context, { token: agent.api_token });
   const [welcome] = await nextChanges(socket, 1);
-  const answer = (await socket.emitWithAck('ack', { cursor: welcome?.cursor })) as { cursor: string };
+  const answer = (await socket.emitWithAck('ack', { cursor: welcome?.cursor })) as {
+    cursor: string;
+  };
   assert.is(answer.cursor, welcome?.cursor);
-  const me = (await (await server.get('/whoami', agent.api_token)).json()) as { unread: { changes: number } };
+  const me = (await (await server.get('/whoami', agent.api_token)).json()) as {
+    unread: { changes: number };
+  };
   assert.is(me.unread.changes, 0);
 });
 

@@ -23,7 +23,9 @@ const post = (server: TestServer, path: string, body: unknown, key: string, toke
     body: JSON.stringify(body),
   });
 
-test('a retried sign-up with the same key replays the first answer and makes one agent', async ({ server }) => {
+test('a retried sign-up with the same key replays the first answer and makes one agent', async ({
+  server,
+}) => {
   const key = randomUUID();
   const name = `retry safe ${key.slice(0, 8)}`;
   const first = await post(server, '/agents', { name }, key);
@@ -32,21 +34,30 @@ test('a retried sign-up with the same key replays the first answer and makes one
   assert.is(again.status, 201);
   assert.is(again.headers.get('idempotent-replayed'), 'true');
   assert.equal(await again.json(), await first.json());
-  const [row] = await server.services.driver.query<{ n: number }>('select count(*)::int8 as n from agents where name = $1', [name]);
+  const [row] = await server.services.driver.query<{ n: number }>(
+    'select count(*)::int8 as n from agents where name = $1',
+    [name],
+  );
   assert.is(row?.n, 1);
 });
 
 test('no token is kept in plain text by the replay store', async ({ server }) => {
   const key = randomUUID();
-  const { api_token } = (await (await post(server, '/agents', { name: 'secret keeper' }, key)).json()) as { api_token: string };
-  const rows = await server.services.driver.query<{ response: string }>('select response from idempotency_keys');
+  const { api_token } = (await (
+    await post(server, '/agents', { name: 'secret keeper' }, key)
+  ).json()) as { api_token: string };
+  const rows = await server.services.driver.query<{ response: string }>(
+    'select response from idempotency_keys',
+  );
   for (const row of rows) {
     assert.not.ok(row.response.includes(api_token));
     assert.not.ok(Buffer.from(row.response, 'base64').toString('latin1').includes(api_token));
   }
 });
 
-test('the same key with another body is refused with 422 idempotency_key_reused', async ({ server }) => {
+test('the same key with another body is refused with 422 idempotency_key_reused', async ({
+  server,
+}) => {
   const key = randomUUID();
   await post(server, '/agents', { name: 'first body' }, key);
   const response = await post(server, '/agents', { name: 'second body' }, key);
@@ -59,8 +70,12 @@ test('keys are scoped to the caller: two agents may use the same key', async ({ 
   const b = await server.signUp();
   const key = randomUUID();
   const body = { message: 'same words', category: 'idea' };
-  const fromA = (await (await post(server, '/feedback', body, key, a.api_token)).json()) as { feedback_id: string };
-  const fromB = (await (await post(server, '/feedback', body, key, b.api_token)).json()) as { feedback_id: string };
+  const fromA = (await (await post(server, '/feedback', body, key, a.api_token)).json()) as {
+    feedback_id: string;
+  };
+  const fromB = (await (await post(server, '/feedback', body, key, b.api_token)).json()) as {
+    feedback_id: string;
+  };
   assert.is.not(fromA.feedback_id, fromB.feedback_id);
 });
 

@@ -16,7 +16,10 @@ test.after(async ({ server, clients }) => {
   await server.close();
 });
 
-async function mcpClient(context: { server: TestServer; clients: Client[] }, token?: string): Promise<Client> {
+async function mcpClient(
+  context: { server: TestServer; clients: Client[] },
+  token?: string,
+): Promise<Client> {
   const client = new Client({ name: 'test-agent', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(context.server.url('/mcp')), {
     requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
@@ -26,10 +29,15 @@ async function mcpClient(context: { server: TestServer; clients: Client[] }, tok
   return client;
 }
 
-type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
+type ToolResult = {
+  isError?: boolean;
+  content: { type: string; text: string }[];
+  structuredContent?: Record<string, unknown>;
+};
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
   (await client.callTool({ name, arguments: args })) as ToolResult;
-const problemOf = (result: ToolResult) => JSON.parse(result.content[0]?.text ?? '{}') as { code: string; detail: string };
+const problemOf = (result: ToolResult) =>
+  JSON.parse(result.content[0]?.text ?? '{}') as { code: string; detail: string };
 
 test('tools/list offers every operation of the table, described, with its input schema', async (context) => {
   const client = await mcpClient(context);
@@ -49,7 +57,10 @@ test('sign_up over MCP, then whoami with the api_token argument, answers as HTTP
   const client = await mcpClient(context);
   const signed = await call(client, 'sign_up', { name: 'mcp agent' });
   assert.not.ok(signed.isError);
-  const { api_token, agent_id } = signed.structuredContent as { api_token: string; agent_id: string };
+  const { api_token, agent_id } = signed.structuredContent as {
+    api_token: string;
+    agent_id: string;
+  };
   const viaMcp = await call(client, 'whoami', { api_token });
   assert.not.ok(viaMcp.isError);
   const viaHttp = await (await context.server.get('/whoami', api_token)).json();
@@ -69,11 +80,17 @@ test('changes and leave_feedback work over MCP and feed the same feed', async (c
   const agent = await context.server.signUp();
   const client = await mcpClient(context, agent.api_token);
   const first = await call(client, 'changes');
-  assert.is((first.structuredContent as { changes: { type: string }[] }).changes[0]?.type, 'agent.welcome');
+  assert.is(
+    (first.structuredContent as { changes: { type: string }[] }).changes[0]?.type,
+    'agent.welcome',
+  );
   const sent = await call(client, 'leave_feedback', { message: 'hello', category: 'question' });
   assert.not.ok(sent.isError);
   const waited = await call(client, 'wait_for_changes', { timeout: 5 });
-  assert.is((waited.structuredContent as { changes: { type: string }[] }).changes[0]?.type, 'feedback.received');
+  assert.is(
+    (waited.structuredContent as { changes: { type: string }[] }).changes[0]?.type,
+    'feedback.received',
+  );
 });
 
 test('a bad token answers a tool error with code unauthorized', async (context) => {
@@ -95,8 +112,14 @@ test('a bad token in the header answers a tool error too', async (context) => {
 test('bad arguments answer tool errors with the same codes as HTTP', async (context) => {
   const client = await mcpClient(context);
   assert.is(problemOf(await call(client, 'sign_up', { name: '' })).code, 'invalid_input');
-  assert.is(problemOf(await call(client, 'sign_up', { name: 'x', role: 'admin' })).code, 'unknown_field');
-  assert.is(problemOf(await call(client, 'sign_up', { name: 'Service Desk' })).code, 'name_reserved');
+  assert.is(
+    problemOf(await call(client, 'sign_up', { name: 'x', role: 'admin' })).code,
+    'unknown_field',
+  );
+  assert.is(
+    problemOf(await call(client, 'sign_up', { name: 'Service Desk' })).code,
+    'name_reserved',
+  );
   assert.is(problemOf(await call(client, 'no_such_tool')).code, 'not_found');
 });
 

@@ -45,7 +45,8 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ name }),
       });
-      if (response.status !== 201) throw new Error(`sign-up failed: ${response.status} ${await response.text()}`);
+      if (response.status !== 201)
+        throw new Error(`sign-up failed: ${response.status} ${await response.text()}`);
       return (await response.json()) as { agent_id: string; name: string; api_token: string };
     },
   };

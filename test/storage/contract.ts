@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ServiceError } from '../../protocol/errors.ts';
+import { findAgent, insertAgent } from '../../storage/agents.ts';
+import { appendChanges, moveReadPlace, readChanges, readFeedHead } from '../../storage/changes.ts';
+import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
+import type { Driver } from '../../storage/driver.ts';
+import { migrate } from '../../storage/migrate.ts';
+import { openTestDriver, type DriverKind } from '../helpers/storage.ts';
+
+/** The storage contract: every driver runs this same suite (HOUSE-STYLE.md). */
+export function storageContract(kind: DriverKind): void {
+  const test = suite<{ driver: Driver }>(`storage contract on ${kind}`);
+
+  test.before(async (context) => {
+    context.driver = await openTestDriver(kind);
+  });
+  test.after(async ({ driver }) => {
+    await driver.close();
+  });
+
+  const newAgent = async (driver: Driver) => {
+    const agentId = randomUUID();
+    await driver.transaction((tx) =>
+      insertAgent(tx, { agentId, name: 'contract', tokenHash: null }),
+    );
+    return agentId;
+  };
+
+  test('migrating again applies nothing', async ({ driver }) => {
+    assert.equal(await migrate(driver), []);
+  });
+
+  test('values come back as the same JS types on every driver', async ({ driver }) => {
+    const [row] = await driver.query(
+      `select 9007199254740991::int8 as big, now() as at, $1::text::jsonb as doc, $2::bytea as bytes,
+              $3::uuid as id, true as yes, null::text as nothing`,
+      [
+        JSON.stringify({ a: [1, 'two'] }),
+        Buffer.from([1, 2, 3]),
+        '6f1c0a52-1b9e-4c1a-a0f4-2f6c8e9b1d20',
+      ],
+    );
+    assert.is(row?.big, 9007199254740991);
+    assert.instance(row?.at, Date);
+    assert.equal(row?.doc, { a: [1, 'two'] });
+    assert.instance(row?.bytes, Uint8Array);
+    assert.equal([...(row?.bytes as Uint8Array)], [1, 2, 3]);
+    assert.is(row?.id, '6f1c0a52-1b9e-4c1a-a0f4-2f6c8e9b1d20');
+    assert.is(row?.yes, true);
+    assert.is(row?.nothing, null);
+  });
+
+  test('a transaction that resolves is committed and read back at once', async ({ driver }) => {
+    const agentId = await newAgent(driver);
+    assert.is((await findAgent(driver, agentId))?.name, 'contract');
+  });
+
+  test('a transaction that rejects leaves nothing behind and rejects with the same error', async ({
+    driver,
+  }) => {
+    const agentId = randomUUID();
+    const refusal = new ServiceError('invalid_input', 'refused on purpose');
+    const error = await driver
+      .transaction(async (tx) => {
+        await insertAgent(tx, { agentId, name: 'ghost', tokenHash: null });
+        throw refusal;
+      })
+      .catch((e: unknown) => e);
+    assert.is(error, refusal);
+    assert.is(await findAgent(driver, agentId), null);
+  });
+
+  test('a failed statement rolls back the whole transaction with its SQLSTATE', async ({
+    driver,
+  }) => {
+    const agentId = await newAgent(driver);
+    const other = randomUUID();
+    const error = await driver
+      .transaction(async (tx) => {
+        await insertAgent(tx, { agentId: other, name: 'second', tokenHash: null });
+        await insertAgent(tx, { agentId, name: 'duplicate', tokenHash: null });
+      })
+      .catch((e: unknown) => e);
+    assert.instance(error, DatabaseError);
+    assert.is((error as DatabaseError).sqlState, UNIQUE_VIOLATION);
+    assert.is(await findAgent(driver, other), null);
+    assert.ok(await driver.query('select 1'), 'the driver is usable afterwards');
+  });
+
+  test('changes are numbered per agent from 1, in order, and read back after a place', async ({
+    driver,
+  }) => {
+    const a = await newAgent(driver);
+    const b = await newAgent(driver);
+    const stored = await driver.transaction((tx) =>
+      appendChanges(tx, [
+        { agentId: a, type: 'test.one', data: { n: 1 } },
+        { agentId: b, type: 'test.one', data: { n: 1 } },
+        { agentId: a, type: 'test.two', data: { n: 2 }, actor: { agent_id: b, name: 'b' } },
+      ]),
+    );
+    assert.equal(
+      stored.filter((s) => s.agentId === a).map((s) => s.seq),
+      [1, 2],
+    );
+    assert.equal(
+      stored.filter((s) => s.agentId === b).map((s) => s.seq),
+      [1],
+    );
+    const read = await readChanges(driver, a, 1, 10);
+    assert.equal(
+      read.map((r) => r.event),
+      stored.filter((s) => s.agentId === a && s.seq === 2).map((s) => s.event),
+    );
+    assert.equal(read[0]?.event.actor, { agent_id: b, name: 'b' });
+    assert.is((await readFeedHead(driver, a))?.lastSeq, 2);
+  });
+
+  test('concurrent writers never give two changes of one agent the same number', async ({
+    driver,
+  }) => {
+    const agentId = await newAgent(driver);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, n) =>
+        driver.transaction((tx) =>
+          appendChanges(tx, [{ agentId, type: 'test.race', data: { n } }]),
+        ),
+      ),
+    );
+    const seqs = (await readChanges(driver, agentId, 0, 100)).map((r) => r.seq);
+    assert.equal(
+      seqs,
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
+  });
+
+  test('the remembered place only moves forward', async ({ driver }) => {
+    const agentId = await newAgent(driver);
+    assert.is(await moveReadPlace(driver, agentId, 5), 5);
+    assert.is(await moveReadPlace(driver, agentId, 3), 5);
+    assert.is((await readFeedHead(driver, agentId))?.readSeq, 5);
+  });
+
+  test('a script runs several statements', async ({ driver }) => {
+    await driver.script(
+      'create table if not exists contract_scratch (n int); insert into contract_scratch values (1), (2);',
+    );
+    const [row] = await driver.query<{ n: number }>(
+      'select count(*)::int8 as n from contract_scratch',
+    );
+    assert.ok((row?.n ?? 0) >= 2);
+  });
+
+  test.run();
+}

@@ -1,0 +1,3 @@
+import { storageContract } from './contract.ts';
+
+storageContract('pglite');
