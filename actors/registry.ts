@@ -18,6 +18,8 @@ interface Entry<A> {
 export class ActorRegistry<A extends Actor> {
   private readonly entries = new Map<string, Entry<A>>();
   private readonly loading = new Map<string, Promise<Entry<A> | null>>();
+  /** Every command from the moment it is sent (even while its actor loads) until it settles. */
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(
     private readonly load: (id: string) => Promise<A | null>,
@@ -42,7 +44,15 @@ export class ActorRegistry<A extends Actor> {
    * Runs `command` in the actor's mailbox, after every command sent before it. Resolves with
    * its result, or null when there is no such actor.
    */
-  async send<R>(id: string, command: (actor: A) => Promise<R> | R): Promise<R | null> {
+  send<R>(id: string, command: (actor: A) => Promise<R> | R): Promise<R | null> {
+    const sent = this.deliver(id, command);
+    this.inFlight.add(sent);
+    const forget = () => this.inFlight.delete(sent);
+    sent.then(forget, forget);
+    return sent;
+  }
+
+  private async deliver<R>(id: string, command: (actor: A) => Promise<R> | R): Promise<R | null> {
     const entry = await this.entry(id);
     if (!entry) return null;
     entry.busy++;
@@ -64,11 +74,8 @@ export class ActorRegistry<A extends Actor> {
 
   /** Waits until every mailbox is empty. */
   async flush(): Promise<void> {
-    while ([...this.entries.values()].some((entry) => entry.busy > 0) || this.loading.size > 0) {
-      await Promise.all([
-        ...[...this.entries.values()].map((entry) => entry.tail),
-        ...this.loading.values(),
-      ]);
+    while (this.inFlight.size > 0 || this.loading.size > 0) {
+      await Promise.allSettled([...this.inFlight, ...this.loading.values()]);
     }
   }
 
