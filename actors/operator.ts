@@ -21,6 +21,7 @@ export async function ensureOperator(
   const existing = await findOperator(driver);
   if (existing) {
     if (tokenHash) await setOperatorTokenHash(driver, tokenHash);
+    services.operatorId = existing.agentId;
     return existing.agentId;
   }
   const agentId = randomUUID();
@@ -28,5 +29,6 @@ export async function ensureOperator(
     await insertAgent(tx, { agentId, name: config.operatorName, tokenHash, isOperator: true });
     return { result: undefined };
   });
+  services.operatorId = agentId;
   return agentId;
 }

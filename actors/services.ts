@@ -24,6 +24,8 @@ export class Services {
   readonly hub = new ChangeHub();
   readonly agents: ActorRegistry<AgentActor>;
   readonly tokens: TokenResolver;
+  /** The operator agent's id; set at start-up by ensureOperator, before any request. */
+  operatorId = '';
 
   constructor(
     readonly driver: Driver,

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 
 /**
  * autocannon runs in a child process: on two cores, the server under test keeps its own core
@@ -21,6 +22,11 @@ export interface LoadResult {
   failures: number;
   latencyP50Ms: number;
   latencyP99Ms: number;
+  /**
+   * CPU this process (server, its PGlite worker) used during the measured run, in % of one
+   * core: near 100 means the server was the limit, well under means the load generator was.
+   */
+  serverCpuPercent: number;
 }
 
 interface AutocannonJson {
@@ -57,8 +63,13 @@ function runOnce(options: LoadOptions, signal: AbortSignal): Promise<AutocannonJ
 /** A one-second warm-up (JIT, caches, keep-alive sockets), then the measured run. */
 export async function measureLoad(options: LoadOptions, signal: AbortSignal): Promise<LoadResult> {
   await runOnce({ ...options, seconds: 1 }, signal);
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
   const result = await runOnce(options, signal);
+  const cpu = process.cpuUsage(cpuBefore);
+  const elapsedMs = performance.now() - started;
   return {
+    serverCpuPercent: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100,
     requestsPerSecond: result.requests.average,
     total: result.requests.total,
     failures: result.non2xx + result.errors + result.timeouts,

@@ -15,16 +15,19 @@ const PARK_MS = 30;
 export interface PushSamples {
   fromResponse: number[];
   fromStart: number[];
+  /** The POST's own round trip, for scale. */
+  post: number[];
   /** Pushes that arrived before the POST's answer. */
   early: number;
   lost: number;
 }
 
 export function emptySamples(): PushSamples {
-  return { fromResponse: [], fromStart: [], early: 0, lost: 0 };
+  return { fromResponse: [], fromStart: [], post: [], early: 0, lost: 0 };
 }
 
 function record(samples: PushSamples, start: number, answered: number, arrived: number | null) {
+  samples.post.push(answered - start);
   if (arrived === null) {
     samples.lost++;
     return;

@@ -133,6 +133,7 @@ function loadRow(name: string, result: LoadResult | undefined): string[] {
     perSecond(result?.requestsPerSecond),
     result ? `${result.latencyP50Ms} ms` : '-',
     result ? `${result.latencyP99Ms} ms` : '-',
+    result ? `${Math.round(result.serverCpuPercent)}%` : '-',
     result ? String(result.failures) : '-',
   ];
 }
@@ -140,6 +141,7 @@ function loadRow(name: string, result: LoadResult | undefined): string[] {
 function pushRow(name: string, clients: number, samples: PushSamples): string[] {
   const fromResponse = summarize(samples.fromResponse);
   const fromStart = summarize(samples.fromStart);
+  const post = summarize(samples.post);
   return [
     name,
     String(clients),
@@ -149,6 +151,7 @@ function pushRow(name: string, clients: number, samples: PushSamples): string[] 
     ms(fromStart?.p50),
     ms(fromStart?.p99),
     ms(fromStart?.max),
+    ms(post?.p50),
     String(samples.early),
     String(samples.lost),
   ];
@@ -161,7 +164,7 @@ function report(): void {
     `Throughput: autocannon in a child process (its own core; the server runs in this process),`,
     `10 connections, pipelining 1, 5 s after a 1 s warm-up, loopback, port 0. ${availableParallelism()} cores.`,
     table([
-      ['target', 'requests/s', 'p50', 'p99', 'non-2xx/errors'],
+      ['target', 'requests/s', 'p50', 'p99', 'server CPU', 'non-2xx/errors'],
       loadRow('raw uWS hello world (baseline)', rawUws),
       loadRow('GET /whoami, uWS engine', whoamiUws),
       loadRow('GET /whoami, node:http engine', whoamiNode),
@@ -180,7 +183,8 @@ function report(): void {
     '',
     'Write-to-push latency: sequential writes by one sender, fan-out 1, clients in this process.',
     '"from response": fetch resolved -> change received (0 when the push came first);',
-    '"from start": POST sent -> change received. early = pushes that beat the HTTP answer.',
+    '"from start": POST sent -> change received. early = pushes that beat the HTTP answer;',
+    '"p50 POST": the write\'s own round trip. The long-poll row keeps the sockets connected.',
     table([
       [
         'path',
@@ -191,6 +195,7 @@ function report(): void {
         'p50 start',
         'p99 start',
         'max start',
+        'p50 POST',
         'early',
         'lost',
       ],

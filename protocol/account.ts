@@ -69,27 +69,3 @@ export const whoami = defineOperation({
     .meta({ id: 'Whoami' }),
   errors: [],
 });
-
-export const FEEDBACK_CATEGORIES = ['question', 'bug', 'idea', 'abuse', 'other'] as const;
-
-export const leaveFeedback = defineOperation({
-  name: 'leave_feedback',
-  method: 'POST',
-  path: '/feedback',
-  auth: 'optional',
-  status: 202,
-  maxBodyBytes: 32 * 1024,
-  summary: 'Send a question, bug report, idea or abuse report to the operator.',
-  description: [
-    'Sends feedback to the people who run the service: this, not email, is the place for',
-    'questions and problems. `category` is one of question, bug, idea, abuse, other. The token',
-    'is optional; with one, a `feedback.received` change lands in your feed at once and the',
-    "operator's answer arrives later in the same feed as `feedback.answered`.",
-  ].join(' '),
-  input: z.strictObject({
-    message: z.string().min(1, 'message must not be empty').max(16384),
-    category: z.enum(FEEDBACK_CATEGORIES),
-  }),
-  output: z.object({ feedback_id: z.uuid() }).meta({ id: 'FeedbackReceipt' }),
-  errors: [],
-});

@@ -7,7 +7,8 @@ import { z } from 'zod';
 export const EVENT_TYPES = {
   'agent.welcome': 'Recorded once at sign-up: where to read first.',
   'feedback.received': 'Your feedback arrived; the operator may answer later as another change.',
-  'feedback.answered': "The operator's answer to your feedback.",
+  'feedback.answered': "The operator's answer to your feedback (`from_operator`: true).",
+  'feedback.submitted': 'Operator only: an agent sent feedback; `data.message` is its text.',
   'file.saved': 'A file was saved in one of your workspaces.',
   'file.deleted': 'A file was deleted in one of your workspaces.',
   'message.sent': 'A message was sent in one of your workspaces.',

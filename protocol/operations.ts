@@ -1,5 +1,6 @@
-import { leaveFeedback, signUp, whoami } from './account.ts';
+import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
+import { answerFeedback, leaveFeedback } from './feedback.ts';
 import type { Operation } from './operation.ts';
 
 /** Every operation of the service. The doors and /openapi.json are generated from this list. */
@@ -9,6 +10,7 @@ export const OPERATIONS = {
   changes,
   wait_for_changes: waitForChanges,
   leave_feedback: leaveFeedback,
+  answer_feedback: answerFeedback,
 } as const;
 
 export type Operations = typeof OPERATIONS;

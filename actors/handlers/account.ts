@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../protocol/errors.ts';
 import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { insertAgent } from '../../storage/agents.ts';
-import { insertFeedback } from '../../storage/feedback.ts';
 import { hashToken, newToken } from '../tokens.ts';
 import type { Handler } from './types.ts';
 
@@ -54,34 +53,4 @@ export const whoami: Handler<'whoami'> = async ({ services, agent }) => {
     storage: { used_bytes: 0, quota_bytes: STORAGE_QUOTA_BYTES },
     service_version: SERVICE_VERSION,
   };
-};
-
-export const leaveFeedback: Handler<'leave_feedback'> = async ({ services, agent }, input) => {
-  const feedbackId = randomUUID();
-  await services.commit(async (tx) => {
-    await insertFeedback(tx, {
-      feedbackId,
-      agentId: agent?.agentId ?? null,
-      category: input.category,
-      message: input.message,
-    });
-    return {
-      result: undefined,
-      changes: agent
-        ? [
-            {
-              agentId: agent.agentId,
-              type: 'feedback.received',
-              actor: agent.asActor,
-              data: {
-                feedback_id: feedbackId,
-                category: input.category,
-                note: 'The operator reads feedback; an answer arrives here as feedback.answered.',
-              },
-            },
-          ]
-        : [],
-    };
-  });
-  return { feedback_id: feedbackId };
 };

@@ -1,5 +1,6 @@
-import { leaveFeedback, signUp, whoami } from './account.ts';
+import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
+import { answerFeedback, leaveFeedback } from './feedback.ts';
 import type { Handlers } from './types.ts';
 
 /** The handler of every operation in protocol/operations.ts; the doors look them up by name. */
@@ -9,4 +10,5 @@ export const HANDLERS: Handlers = {
   changes,
   wait_for_changes: waitForChanges,
   leave_feedback: leaveFeedback,
+  answer_feedback: answerFeedback,
 };

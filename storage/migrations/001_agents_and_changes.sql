@@ -40,7 +40,9 @@ create table feedback (
   agent_id uuid references agents (agent_id),
   category text not null,
   message text not null,
-  created_at timestamptz not null default now()
+  created_at timestamptz not null default now(),
+  answer text,
+  answered_at timestamptz
 );
 
 -- Idempotency-Key replays. Keys are stored hashed and answers encrypted under the key itself,
