@@ -7,7 +7,17 @@ export interface StoredChange {
   event: ChangeEvent;
 }
 
-type Listener = (change: StoredChange) => void;
+/**
+ * What a listener receives: a change committed here (with its event), or word from another
+ * process on the same database that the agent's feed reached `seq` (no event: re-read).
+ */
+export interface FeedSignal {
+  agentId: string;
+  seq: number;
+  event?: StoredChange['event'];
+}
+
+type Listener = (signal: FeedSignal) => void;
 
 /**
  * Hands committed changes to whoever listens for an agent: sockets, long-poll waiters. It knows
@@ -34,7 +44,7 @@ export class ChangeHub {
   }
 
   /** Called after commit only. Listeners must not throw; one that does is cut off, not others. */
-  publish(changes: readonly StoredChange[]): void {
+  publish(changes: readonly FeedSignal[]): void {
     for (const change of changes) {
       const head = this.heads.get(change.agentId);
       if (head !== undefined && change.seq > head) this.heads.set(change.agentId, change.seq);
@@ -48,6 +58,11 @@ export class ChangeHub {
         }
       }
     }
+  }
+
+  /** Word from another process that the agent's feed reached `seq`; listeners re-read. */
+  signal(agentId: string, seq: number): void {
+    this.publish([{ agentId, seq }]);
   }
 
   /** The newest sequence number known for the agent, or undefined when not yet loaded. */

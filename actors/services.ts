@@ -1,6 +1,13 @@
 import type { Driver, Queryable } from '../storage/driver.ts';
 import { findAgent } from '../storage/agents.ts';
-import { appendChanges, readFeedHead, type ChangeDraft } from '../storage/changes.ts';
+import {
+  appendChanges,
+  CHANGES_CHANNEL,
+  notifyChanges,
+  readFeedHead,
+  type ChangeDraft,
+} from '../storage/changes.ts';
+import { randomUUID } from 'node:crypto';
 import { AgentActor } from './agent-actor.ts';
 import { ChangeHub } from './change-hub.ts';
 import { ActorRegistry } from './registry.ts';
@@ -24,6 +31,8 @@ export class Services {
   readonly hub = new ChangeHub();
   readonly agents: ActorRegistry<AgentActor>;
   readonly tokens: TokenResolver;
+  /** This process, as named in its notifications to other processes. */
+  private readonly instance = randomUUID();
   /** The operator agent's id; set at start-up by ensureOperator, before any request. */
   operatorId = '';
 
@@ -51,10 +60,24 @@ export class Services {
   ): Promise<R> {
     const { result, stored } = await this.driver.transaction(async (tx) => {
       const { result, changes = [] } = await work(tx);
-      return { result, stored: await appendChanges(tx, changes) };
+      const stored = await appendChanges(tx, changes);
+      if (this.driver.listen) await notifyChanges(tx, this.instance, stored);
+      return { result, stored };
     });
     this.hub.publish(stored);
     return result;
+  }
+
+  /**
+   * Hears of changes committed by other processes on the same database, so their sockets and
+   * waiters here wake too. A lost notification costs latency, never an event: readers re-read.
+   */
+  async listenToOtherProcesses(): Promise<void> {
+    await this.driver.listen?.(CHANGES_CHANNEL, (payload) => {
+      const [sender, agentId, seq] = payload.split(' ');
+      if (sender === this.instance || !agentId || !seq) return;
+      this.hub.signal(agentId, Number(seq));
+    });
   }
 
   /** Lets go of every actor after their mailboxes drain. */

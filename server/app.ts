@@ -92,6 +92,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     actorCapacity: config.actorCapacity,
   });
   await ensureOperator(services, config.operatorToken);
+  await services.listenToOtherProcesses();
 
   for (const operation of OPERATION_LIST)
     router.add(operation.method, operation.path, { kind: 'operation', operation });

@@ -1,8 +1,9 @@
 import type { Server, Socket } from 'socket.io';
-import type { StoredChange } from '../actors/change-hub.ts';
+import type { FeedSignal } from '../actors/change-hub.ts';
 import type { Services } from '../actors/services.ts';
 import { ServiceError, toProblem } from '../protocol/errors.ts';
-import { decodeCursor, encodeCursor } from '../protocol/events.ts';
+import { encodeCursor } from '../protocol/events.ts';
+import { cursorSeq } from '../actors/cursor.ts';
 import { readChanges } from '../storage/changes.ts';
 import { asServiceError } from './http/problem.ts';
 
@@ -11,18 +12,6 @@ const REPLAY_PAGE = 500;
 interface SocketData {
   agentId: string;
   from: number;
-}
-
-/** A cursor sent by the agent, checked against what was issued to it. */
-function cursorSeq(services: Services, agentId: string, cursor: unknown): number {
-  const seq = typeof cursor === 'string' ? decodeCursor(cursor) : null;
-  if (seq === null || seq > (services.hub.head(agentId) ?? 0)) {
-    throw new ServiceError(
-      'invalid_cursor',
-      'That cursor was not issued to you. Use the `cursor` of the last event you received, or connect without one.',
-    );
-  }
-  return seq;
 }
 
 /**
@@ -47,7 +36,7 @@ export function attachSocketDoor(
       const from =
         auth.cursor === undefined || auth.cursor === null
           ? agent.readSeq
-          : cursorSeq(services, agentId, auth.cursor);
+          : await cursorSeq(services, agentId, auth.cursor);
       socket.data = { agentId, from } satisfies SocketData;
     })().then(
       () => next(),
@@ -95,8 +84,8 @@ export function attachSocketDoor(
       }
     };
 
-    const unsubscribe = services.hub.subscribe(agentId, (change: StoredChange) => {
-      if (!pumping && change.seq === sent + 1) {
+    const unsubscribe = services.hub.subscribe(agentId, (change: FeedSignal) => {
+      if (change.event && !pumping && change.seq === sent + 1) {
         sent = change.seq;
         socket.emit('change', change.event);
       } else if (change.seq > sent) {
@@ -113,7 +102,7 @@ export function attachSocketDoor(
         typeof callback === 'function' ? (callback as (answer: unknown) => void) : () => undefined;
       (async () => {
         const cursor = (payload as { cursor?: unknown } | null)?.cursor;
-        const seq = cursorSeq(services, agentId, cursor);
+        const seq = await cursorSeq(services, agentId, cursor);
         await services.agents.send(agentId, (actor) => actor.markRead(seq));
         const actor = services.agents.peek(agentId);
         return { cursor: encodeCursor(actor ? actor.readSeq : seq) };

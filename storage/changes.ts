@@ -111,3 +111,26 @@ export async function moveReadPlace(db: Queryable, agentId: string, seq: number)
   );
   return row?.read_seq ?? 0;
 }
+
+/** The channel on which processes sharing a database tell each other of new changes. */
+export const CHANGES_CHANNEL = 'agent_changes';
+
+/**
+ * Queues one notification per agent with its newest sequence number; PostgreSQL sends them
+ * only when the transaction commits. The payload is `<sender> <agent_id> <seq>`.
+ */
+export async function notifyChanges(
+  tx: Queryable,
+  sender: string,
+  stored: readonly StoredChangeRow[],
+): Promise<void> {
+  const newest = new Map<string, number>();
+  for (const change of stored)
+    newest.set(change.agentId, Math.max(newest.get(change.agentId) ?? 0, change.seq));
+  if (newest.size === 0) return;
+  const payloads = [...newest].map(([agentId, seq]) => `${sender} ${agentId} ${seq}`);
+  await tx.query(
+    `select pg_notify('${CHANGES_CHANNEL}', payload) from unnest($1::text[]) as payload`,
+    [payloads],
+  );
+}

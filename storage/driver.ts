@@ -21,5 +21,11 @@ export interface Driver extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs `work` in one transaction; commits when it resolves, rolls back when it rejects. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onPayload` for each NOTIFY on `channel` from any process on this database. Only
+   * drivers shared by several processes have it; notifications sent while disconnected are
+   * lost, so listeners treat them as hints and re-read the tables.
+   */
+  listen?(channel: string, onPayload: (payload: string) => void): Promise<void>;
   close(): Promise<void>;
 }

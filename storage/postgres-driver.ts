@@ -44,6 +44,9 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
         throw toDatabaseError(error);
       }
     },
+    async listen(channel, onPayload) {
+      await sql.listen(channel, onPayload);
+    },
     close: () => sql.end({ timeout: 5 }),
   };
 }

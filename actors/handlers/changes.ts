@@ -1,4 +1,5 @@
-import { decodeCursor, encodeCursor } from '../../protocol/events.ts';
+import { encodeCursor } from '../../protocol/events.ts';
+import { cursorSeq } from '../cursor.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { readChanges } from '../../storage/changes.ts';
 import type { AgentActor } from '../agent-actor.ts';
@@ -9,18 +10,15 @@ const DEFAULT_LIMIT = 50;
 const DEFAULT_WAIT_SECONDS = 30;
 
 /** Where to read from: the given cursor, or the agent's remembered place. */
-function startSeq(services: Services, agent: AgentActor, after: string | undefined): number {
+async function startSeq(
+  services: Services,
+  agent: AgentActor,
+  after: string | undefined,
+): Promise<number> {
   if (after === undefined) return agent.readSeq;
-  const seq = decodeCursor(after);
-  const head = services.hub.head(agent.agentId) ?? 0;
-  if (seq === null || seq > head) {
-    throw new ServiceError(
-      'invalid_cursor',
-      'That cursor was not issued to you. Use a `cursor` from an earlier answer or event, or leave `after` out to read from your remembered place.',
-      { field: 'after' },
-    );
-  }
-  return seq;
+  return cursorSeq(services, agent.agentId, after).catch((error: ServiceError) => {
+    throw new ServiceError(error.code, error.message, { field: 'after' });
+  });
 }
 
 async function readPage(services: Services, agent: AgentActor, from: number, limit: number) {
@@ -32,7 +30,7 @@ async function readPage(services: Services, agent: AgentActor, from: number, lim
 }
 
 export const changes: Handler<'changes'> = async ({ services, agent }, input) => {
-  const from = startSeq(services, agent, input.after);
+  const from = await startSeq(services, agent, input.after);
   return readPage(services, agent, from, input.limit ?? DEFAULT_LIMIT);
 };
 
@@ -40,7 +38,7 @@ export const waitForChanges: Handler<'wait_for_changes'> = async (
   { services, agent, signal },
   input,
 ) => {
-  const from = startSeq(services, agent, input.after);
+  const from = await startSeq(services, agent, input.after);
   const limit = input.limit ?? DEFAULT_LIMIT;
   const timeoutMs = (input.timeout ?? DEFAULT_WAIT_SECONDS) * 1000;
   // Listen before reading, so a change committed between the read and the wait still wakes us.
