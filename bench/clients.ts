@@ -31,12 +31,10 @@ export async function signUpMany(server: TestServer, n: number, limit: number): 
 export class PushClient {
   private readonly arrived = new Map<string, number>();
   private readonly waiting = new Map<string, (at: number) => void>();
-  changes = 0;
 
   constructor(readonly socket: Socket) {
     socket.on('change', (event: { data?: { feedback_id?: unknown } }) => {
       const at = performance.now();
-      this.changes++;
       const id = event.data?.feedback_id;
       if (typeof id !== 'string') return;
       const waiter = this.waiting.get(id);

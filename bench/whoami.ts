@@ -9,9 +9,10 @@ const SECONDS = 5;
 /** Authenticated `GET /whoami` on one engine of the real service (fresh PGlite copy, port 0). */
 export async function measureWhoami(
   engine: 'uws' | 'node',
+  log: (message: string) => void,
   signal: AbortSignal,
 ): Promise<LoadResult> {
-  const server = await startTestServer({ httpEngine: engine });
+  const server = await startTestServer({ httpEngine: engine, log });
   try {
     const { api_token: token } = await server.signUp('bench whoami');
     // A token that fails would make a fast 401 look like throughput: check one answer first.
