@@ -1,7 +1,7 @@
 import { ServiceError } from '../protocol/errors.ts';
 import { findAgentByTokenHash } from '../storage/agents.ts';
 import type { Driver } from '../storage/driver.ts';
-import { hashToken, sameHash, tokenShape, TOKEN_PREFIX } from './tokens.ts';
+import { sameHash, tokenKey, tokenShape, TOKEN_PREFIX } from './tokens.ts';
 
 const CACHE_LIMIT = 50_000;
 
@@ -22,6 +22,10 @@ export class TokenResolver {
         'Send your API token as `Authorization: Bearer <api_token>`.',
       );
     }
+    // A token seen before costs one hash; the shape (and its checksum) is checked only once.
+    const key = tokenKey(token);
+    const cached = this.cache.get(key);
+    if (cached) return cached;
     const shape = tokenShape(token);
     if (shape === 'wrong_prefix') {
       throw new ServiceError(
@@ -35,10 +39,7 @@ export class TokenResolver {
         'That API token is malformed: check that it was copied whole.',
       );
     }
-    const hash = hashToken(token);
-    const key = hash.toString('base64');
-    const cached = this.cache.get(key);
-    if (cached) return cached;
+    const hash = Buffer.from(key, 'base64');
     const found = await findAgentByTokenHash(this.driver, hash);
     if (!found || !sameHash(found.tokenHash, hash)) {
       throw new ServiceError(

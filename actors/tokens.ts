@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash as oneShotHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * API tokens: `asvc_` + 40 random base62 characters + a 6-character checksum, so that secret
@@ -51,6 +51,11 @@ export function tokenShape(token: string): TokenShape {
 
 export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token).digest();
+}
+
+/** The SHA-256 of a token as a string, for in-memory lookups on the hot path (every request). */
+export function tokenKey(token: string): string {
+  return oneShotHash('sha256', token, 'base64');
 }
 
 export function sameHash(a: Uint8Array, b: Uint8Array): boolean {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+import { runWrk, wrkAvailable } from './wrk.ts';
 
 /**
  * autocannon runs in a child process: on two cores, the server under test keeps its own core
@@ -60,20 +61,28 @@ function runOnce(options: LoadOptions, signal: AbortSignal): Promise<AutocannonJ
   });
 }
 
-/** A one-second warm-up (JIT, caches, keep-alive sockets), then the measured run. */
-export async function measureLoad(options: LoadOptions, signal: AbortSignal): Promise<LoadResult> {
-  await runOnce({ ...options, seconds: 1 }, signal);
-  const cpuBefore = process.cpuUsage();
-  const started = performance.now();
+/** The load generator of this run: wrk when installed, else autocannon. */
+export const LOAD_GENERATOR: 'wrk' | 'autocannon' = wrkAvailable() ? 'wrk' : 'autocannon';
+
+async function runAutocannon(options: LoadOptions, signal: AbortSignal) {
   const result = await runOnce(options, signal);
-  const cpu = process.cpuUsage(cpuBefore);
-  const elapsedMs = performance.now() - started;
   return {
-    serverCpuPercent: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100,
     requestsPerSecond: result.requests.average,
     total: result.requests.total,
     failures: result.non2xx + result.errors + result.timeouts,
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
   };
+}
+
+/** A one-second warm-up (JIT, caches, keep-alive sockets), then the measured run. */
+export async function measureLoad(options: LoadOptions, signal: AbortSignal): Promise<LoadResult> {
+  const run = LOAD_GENERATOR === 'wrk' ? runWrk : runAutocannon;
+  await run({ ...options, seconds: 1 }, signal);
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const result = await run(options, signal);
+  const cpu = process.cpuUsage(cpuBefore);
+  const elapsedMs = performance.now() - started;
+  return { serverCpuPercent: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100, ...result };
 }

@@ -1,3 +1,4 @@
+import { LOAD_GENERATOR } from './load.ts';
 import { availableParallelism, loadavg } from 'node:os';
 import type { LoadResult } from './load.ts';
 import { emptySamples, type PushSamples } from './push-latency.ts';
@@ -59,7 +60,7 @@ export function report(results: Results): void {
   const { rawUws, whoamiUws, whoamiNode } = results;
   const lines = [
     '',
-    `Throughput: autocannon in a child process (its own core; the server runs in this process),`,
+    `Throughput: ${LOAD_GENERATOR} in a child process (its own core; the server runs in this process, node ${process.execArgv.join(' ') || '(no flags)'}),`,
     `10 connections, pipelining 1, 5 s after a 1 s warm-up, loopback, port 0. ${availableParallelism()} cores.`,
     table([
       ['target', 'requests/s', 'p50', 'p99', 'server CPU', 'non-2xx/errors'],
@@ -72,6 +73,13 @@ export function report(results: Results): void {
     const ratio = whoamiUws.requestsPerSecond / rawUws.requestsPerSecond;
     const verdict = ratio >= 0.5 ? 'met' : 'NOT met';
     lines.push(`whoami (uWS) / raw uWS = ${(ratio * 100).toFixed(1)}% (target >= 50%: ${verdict})`);
+  }
+  if (rawUws && whoamiUws) {
+    // Requests per second of server CPU: what each costs, whatever the generator could drive.
+    const perCpu = (r: LoadResult) => r.requestsPerSecond / (r.serverCpuPercent / 100);
+    lines.push(
+      `per CPU-second: raw uWS ${perSecond(perCpu(rawUws))}, whoami (uWS) ${perSecond(perCpu(whoamiUws))} = ${((perCpu(whoamiUws) / perCpu(rawUws)) * 100).toFixed(1)}%`,
+    );
   }
   if (rawUws && rawUws.serverCpuPercent < 90) {
     lines.push(

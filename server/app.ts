@@ -120,6 +120,8 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     async close() {
       stopping = true;
       io.disconnectSockets(true);
+      // io.close() also undoes what attaching to uWS changed in socket.io for the whole process.
+      await new Promise<void>((resolve) => void io.close(() => resolve()));
       await engine.close();
       await services.flush();
       await driver.close();

@@ -2,11 +2,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Server as SocketIoServer } from 'socket.io';
 import { BodyCollector } from './body-collector.ts';
+import { LazyAbort } from './abort.ts';
 import type { HttpEngine, RequestHandler } from './engine.ts';
 
 /** node:http behind the same seam: used where uWS cannot load, or with HTTP_ENGINE=node. */
 export function createNodeEngine(handler: RequestHandler): HttpEngine {
-  const open = new Set<AbortController>();
+  const open = new Set<LazyAbort>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? '/';
     const mark = url.indexOf('?');
@@ -14,7 +15,7 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     open.add(controller);
     const length = headers['content-length'];
     const collector = new BodyCollector(length === undefined ? null : Number(length), () =>
@@ -35,7 +36,9 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
       query: mark === -1 ? '' : url.slice(mark + 1),
       headers,
       body: (limit) => collector.read(limit),
-      signal: controller.signal,
+      get signal() {
+        return controller.signal;
+      },
     }).then(
       (response) => {
         if (res.destroyed) return;

@@ -25,6 +25,7 @@ export function bearerToken(headers: Record<string, string>): string | undefined
 /** Query parameters as one value each; a repeated one is refused rather than guessed at. */
 function queryInput(query: string): Record<string, unknown> {
   const input: Record<string, unknown> = {};
+  if (query === '') return input;
   for (const [name, value] of new URLSearchParams(query)) {
     if (name in input)
       throw new ServiceError('invalid_input', `The query parameter \`${name}\` is given twice.`, {
@@ -91,7 +92,7 @@ export async function serveOperation(
   const execute = async () =>
     jsonResponse(
       operation.status,
-      await run(services, operation, agent, { ...fields, ...params }, request.signal),
+      await run(services, operation, agent, { ...fields, ...params }, request),
     );
   const key = request.headers['idempotency-key'];
   if (key === undefined || operation.readOnly || !takesBody) return execute();

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { Server as SocketIoServer } from 'socket.io';
 import type uWS from '@trufflesuite/uws-js-unofficial';
 import { BodyCollector } from './body-collector.ts';
+import { LazyAbort } from './abort.ts';
 import type { EngineResponse, HttpEngine, RequestHandler } from './engine.ts';
 
 type UWS = typeof uWS;
@@ -21,10 +22,12 @@ export function loadUws(): UWS | null {
   }
 }
 
+const EMPTY = Buffer.alloc(0);
+
 export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
   const app = uws.App();
   let listenSocket: uWS.us_listen_socket | null = null;
-  const open = new Set<AbortController>();
+  const open = new Set<LazyAbort>();
 
   app.any('/*', (res, req) => {
     // `req` is valid only now: copy what we need before anything async.
@@ -35,20 +38,26 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
     req.forEach((name, value) => {
       headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
     });
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     open.add(controller);
     let done = false;
     res.onAborted(() => {
       done = true;
       open.delete(controller);
       controller.abort();
-      collector.abort(new Error('client went away'));
+      collector?.abort(new Error('client went away'));
     });
+    // A request without a length or chunked encoding has no body: nothing to collect.
     const length = headers['content-length'];
-    const collector = new BodyCollector(length === undefined ? null : Number(length), () => {
-      // Stop reading; the answer closes the connection.
-    });
-    res.onData((chunk, isLast) => collector.push(Buffer.from(chunk.slice(0)), isLast));
+    const hasBody = (length !== undefined && length !== '0') || 'transfer-encoding' in headers;
+    const collector = hasBody
+      ? new BodyCollector(length === undefined ? null : Number(length), () => {
+          // Stop reading; the answer closes the connection.
+        })
+      : null;
+    if (collector) {
+      res.onData((chunk, isLast) => collector.push(Buffer.from(chunk.slice(0)), isLast));
+    }
 
     const respond = (response: EngineResponse) => {
       if (done) return;
@@ -65,8 +74,10 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
       path,
       query,
       headers,
-      body: (limit) => collector.read(limit),
-      signal: controller.signal,
+      body: (limit) => (collector ? collector.read(limit) : Promise.resolve(EMPTY)),
+      get signal() {
+        return controller.signal;
+      },
     }).then(respond, () =>
       respond({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'internal error' }),
     );
