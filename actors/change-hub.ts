@@ -43,6 +43,11 @@ export class ChangeHub {
     };
   }
 
+  /** How many listen for the agent now (sockets, parked long-polls). */
+  listenerCount(agentId: string): number {
+    return this.listeners.get(agentId)?.size ?? 0;
+  }
+
   /** Called after commit only. Listeners must not throw; one that does is cut off, not others. */
   publish(changes: readonly FeedSignal[]): void {
     for (const change of changes) {

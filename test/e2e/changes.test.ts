@@ -57,6 +57,12 @@ function nextChanges(socket: Socket, count: number): Promise<Event[]> {
   });
 }
 
+/** Lets the event loop turn until `check` holds; bounded, and no timer is involved. */
+async function turnsUntil(check: () => boolean, turns = 10_000): Promise<void> {
+  for (let i = 0; i < turns && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.ok(check(), 'the awaited state was reached');
+}
+
 const feedback = (server: TestServer, token: string, message = 'ping') =>
   server.post('/feedback', { message, category: 'other' }, token);
 
@@ -64,13 +70,27 @@ test('a long-poll waiter is woken at once by a new change', async ({ server }) =
   const agent = await server.signUp();
   await server.get('/changes', agent.api_token);
   const waiting = server.get('/changes/wait?timeout=30', agent.api_token);
-  // The waiter is parked before the write: its request reaches the server first on this loop.
-  await new Promise((resolve) => setImmediate(resolve));
+  // The write comes only once the long-poll is parked, so this tests the wake-up itself.
+  await turnsUntil(() => server.services.hub.listenerCount(agent.agent_id) === 1);
   const sent = await feedback(server, agent.api_token);
   assert.is(sent.status, 202);
   const page = (await (await waiting).json()) as Page;
   assert.is(page.changes.length, 1);
   assert.is(page.changes[0]?.type, 'feedback.received');
+});
+
+test('a long-poll whose client goes away stops listening', async ({ server }) => {
+  const agent = await server.signUp();
+  await server.get('/changes', agent.api_token);
+  const client = new AbortController();
+  const waiting = fetch(server.url('/changes/wait?timeout=60'), {
+    headers: { authorization: `Bearer ${agent.api_token}` },
+    signal: client.signal,
+  }).catch(() => 'aborted');
+  await turnsUntil(() => server.services.hub.listenerCount(agent.agent_id) === 1);
+  client.abort();
+  assert.is(await waiting, 'aborted');
+  await turnsUntil(() => server.services.hub.listenerCount(agent.agent_id) === 0);
 });
 
 test('a long-poll answers at once when something is already new', async ({ server }) => {

@@ -50,7 +50,9 @@ test('a long-poll on one server is woken by a write on the other', async ({ a, b
   const agent = await a.signUp();
   await a.get('/changes', agent.api_token);
   const waiting = a.get('/changes/wait?timeout=30', agent.api_token);
-  await new Promise((resolve) => setImmediate(resolve));
+  for (let i = 0; i < 10_000 && a.services.hub.listenerCount(agent.agent_id) === 0; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
   await b.post('/feedback', { message: 'wake a', category: 'other' }, agent.api_token);
   const page = (await (await waiting).json()) as { changes: { type: string }[] };
   assert.is(page.changes[0]?.type, 'feedback.received');
