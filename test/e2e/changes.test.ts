@@ -32,12 +32,9 @@ test.after(async ({ server }) => {
 function open(
   context: { server: TestServer; sockets: Socket[] },
   auth: Record<string, unknown>,
+  transports: ('websocket' | 'polling')[] = ['websocket'],
 ): Socket {
-  const socket = connect(context.server.baseUrl, {
-    auth,
-    transports: ['websocket'],
-    reconnection: false,
-  });
+  const socket = connect(context.server.baseUrl, { auth, transports, reconnection: false });
   context.sockets.push(socket);
   return socket;
 }
@@ -139,6 +136,17 @@ test('socket.io replays what is unread, then pushes new changes live', async (co
   await feedback(server, agent.api_token);
   const [pushed] = await live;
   assert.is(pushed?.type, 'feedback.received');
+});
+
+test('socket.io over HTTP long-polling (no WebSocket) gets the same events', async (context) => {
+  const { server } = context;
+  const agent = await server.signUp();
+  const socket = open(context, { token: agent.api_token }, ['polling']);
+  const [welcome] = await nextChanges(socket, 1);
+  assert.is(welcome?.type, 'agent.welcome');
+  const live = nextChanges(socket, 1);
+  await feedback(server, agent.api_token);
+  assert.is((await live)[0]?.type, 'feedback.received');
 });
 
 test('socket.io with a cursor replays only what came after it', async (context) => {
