@@ -83,4 +83,43 @@ test('the service starts, answers /health, stops cleanly on SIGTERM and keeps wh
   assert.is(await second.exited, 0);
 });
 
+test('what was acknowledged survives kill -9 in the middle of writes, and nothing is half-written', async ({
+  dataDir,
+}) => {
+  const first = await startMain(dataDir);
+  const acknowledged: string[] = [];
+  let stop = false;
+  // Four writers sign up in a loop; the process is killed once 40 sign-ups are acknowledged,
+  // while others are still in flight.
+  const writer = async (n: number) => {
+    for (let i = 0; !stop; i++) {
+      const response = await fetch(`${first.baseUrl}/agents`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `crash ${n}-${i}` }),
+      }).catch(() => null);
+      if (!response || response.status !== 201) return;
+      acknowledged.push(((await response.json()) as { api_token: string }).api_token);
+      if (acknowledged.length >= 40 && !stop) {
+        stop = true;
+        first.child.kill('SIGKILL');
+      }
+    }
+  };
+  await Promise.all([0, 1, 2, 3].map(writer));
+  await first.exited;
+
+  const second = await startMain(dataDir);
+  for (const token of acknowledged) {
+    const me = await fetch(`${second.baseUrl}/whoami`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.is(me.status, 200);
+    const body = (await me.json()) as { unread: { changes: number } };
+    assert.is(body.unread.changes, 1, 'every agent has its welcome change');
+  }
+  second.child.kill('SIGTERM');
+  assert.is(await second.exited, 0);
+});
+
 test.run();
