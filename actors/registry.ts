@@ -24,6 +24,8 @@ export class ActorRegistry<A extends Actor> {
   constructor(
     private readonly load: (id: string) => Promise<A | null>,
     private readonly capacity: number,
+    /** Told of each actor let go, so caches kept beside the registry can let go too. */
+    private readonly onEvict: (id: string) => void = () => undefined,
   ) {}
 
   get size(): number {
@@ -63,13 +65,6 @@ export class ActorRegistry<A extends Actor> {
     } finally {
       entry.busy--;
     }
-  }
-
-  /** Registers an actor made here (e.g. just created and committed), not loaded. */
-  adopt(id: string, actor: A): void {
-    if (this.entries.has(id)) return;
-    this.entries.set(id, { actor, tail: Promise.resolve(), busy: 0 });
-    this.evict();
   }
 
   /** Waits until every mailbox is empty. */
@@ -122,6 +117,7 @@ export class ActorRegistry<A extends Actor> {
       if (entry.busy > 0) continue;
       this.entries.delete(id);
       entry.actor.dispose?.();
+      this.onEvict(id);
     }
   }
 }

@@ -40,13 +40,17 @@ export class Services {
     readonly driver: Driver,
     readonly config: ServiceConfig,
   ) {
-    this.agents = new ActorRegistry<AgentActor>(async (agentId) => {
-      const row = await findAgent(driver, agentId);
-      const head = row && (await readFeedHead(driver, agentId));
-      if (!row || !head) return null;
-      this.hub.seedHead(agentId, head.lastSeq);
-      return new AgentActor(row, head.readSeq, driver);
-    }, config.actorCapacity);
+    this.agents = new ActorRegistry<AgentActor>(
+      async (agentId) => {
+        const row = await findAgent(driver, agentId);
+        const head = row && (await readFeedHead(driver, agentId));
+        if (!row || !head) return null;
+        this.hub.seedHead(agentId, head.lastSeq);
+        return new AgentActor(row, head.readSeq, driver);
+      },
+      config.actorCapacity,
+      (agentId) => this.hub.forget(agentId),
+    );
     this.tokens = new TokenResolver(driver);
   }
 

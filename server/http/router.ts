@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { pathParameters, type Operation } from '../../protocol/operation.ts';
+import { pathParameters } from '../../protocol/operation.ts';
 
 /** An operation's route, compiled: its path as a regular expression with named groups. */
 interface Route<T> {
@@ -34,10 +34,6 @@ export class Router<T> {
     this.routes.push({ method, pattern: new RegExp(`^${source}$`), names, target });
     // Fewer parameters first: static beats dynamic.
     this.routes.sort((a, b) => a.names.length - b.names.length);
-  }
-
-  addOperation(operation: Operation & T): void {
-    this.add(operation.method, operation.path, operation);
   }
 
   match(method: string, path: string): Match<T> {

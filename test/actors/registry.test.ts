@@ -73,7 +73,12 @@ test('a failing command does not block the next one', async () => {
 });
 
 test('past its capacity the least recently used idle actor is evicted and disposed', async () => {
-  const registry = new ActorRegistry<Counter>(async () => new Counter(), 2);
+  const evicted: string[] = [];
+  const registry = new ActorRegistry<Counter>(
+    async () => new Counter(),
+    2,
+    (id) => evicted.push(id),
+  );
   const a = (await registry.get('a')) as Counter;
   await registry.get('b');
   await registry.get('a');
@@ -81,6 +86,7 @@ test('past its capacity the least recently used idle actor is evicted and dispos
   assert.is(registry.size, 2);
   assert.ok(registry.peek('a'), 'a was used last-but-one, so it stays');
   assert.not.ok(registry.peek('b'), 'b was least recently used');
+  assert.equal(evicted, ['b']);
   assert.not.ok(a.disposed);
 });
 
