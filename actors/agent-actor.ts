@@ -21,7 +21,11 @@ export class AgentActor implements Actor {
     // An unobserved actor error would crash the process later (STACK.md).
     this.machine.subscribe({ error: () => undefined });
     this.machine.start();
+    this.createdAt = record.createdAt.toISOString();
   }
+
+  /** RFC 3339, made once: `whoami` shows it on every call. */
+  readonly createdAt: string;
 
   get agentId(): string {
     return this.record.agentId;

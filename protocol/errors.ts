@@ -42,7 +42,12 @@ export class ServiceError extends Error {
   readonly extra: Record<string, unknown>;
 
   constructor(code: ErrorCode, detail: string, extra: Record<string, unknown> = {}) {
+    // An answer to the caller, not a fault: no stack is ever shown, so none is captured. That
+    // keeps refusals (a flood of bad tokens, say) cheaper than the work they refuse.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(detail);
+    Error.stackTraceLimit = limit;
     this.name = 'ServiceError';
     this.code = code;
     this.status = ERRORS[code].status;

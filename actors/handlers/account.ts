@@ -48,7 +48,7 @@ export const whoami: Handler<'whoami'> = async ({ services, agent }) => {
   return {
     agent_id: agent.agentId,
     name: agent.name,
-    created_at: agent.record.createdAt.toISOString(),
+    created_at: agent.createdAt,
     unread: { changes: Math.max(0, head - agent.readSeq), messages: 0, knocks: 0 },
     storage: { used_bytes: 0, quota_bytes: STORAGE_QUOTA_BYTES },
     service_version: SERVICE_VERSION,

@@ -89,13 +89,13 @@ export async function serveOperation(
       );
     }
   }
-  const execute = async () =>
-    jsonResponse(
-      operation.status,
-      await run(services, operation, agent, { ...fields, ...params }, request),
-    );
+  const input = Object.keys(params).length === 0 ? fields : { ...fields, ...params };
   const key = request.headers['idempotency-key'];
-  if (key === undefined || operation.readOnly || !takesBody) return execute();
+  if (key === undefined || operation.readOnly || !takesBody) {
+    return jsonResponse(operation.status, await run(services, operation, agent, input, request));
+  }
+  const execute = async () =>
+    jsonResponse(operation.status, await run(services, operation, agent, input, request));
   return runIdempotent(
     services.driver,
     {
