@@ -54,18 +54,16 @@ export async function appendChanges(
   );
   const stored: StoredChangeRow[] = [];
   for (const draft of ordered) {
-    const [head] = await tx.query<{ last_seq: number }>(
-      'update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq',
-      [draft.agentId],
-    );
-    if (!head) throw new Error(`no feed head for agent ${draft.agentId}`);
+    // Numbering and inserting in one statement: one round trip per agent concerned.
     const [row] = await tx.query<ChangeRow>(
-      `insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
-       values ($1, $2, $3, $4, $5, $6::text::jsonb, $7::text::jsonb)
+      `with head as (
+         update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq
+       )
+       insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
+       select $1, head.last_seq, $2, $3, $4, $5::text::jsonb, $6::text::jsonb from head
        returning agent_id, seq, event_id, type, at, workspace_id, actor, data`,
       [
         draft.agentId,
-        head.last_seq,
         randomUUID(),
         draft.type,
         draft.workspaceId ?? null,
@@ -73,7 +71,8 @@ export async function appendChanges(
         JSON.stringify(draft.data),
       ],
     );
-    stored.push(toStored(row as ChangeRow));
+    if (!row) throw new Error(`no feed head for agent ${draft.agentId}`);
+    stored.push(toStored(row));
   }
   return stored;
 }
