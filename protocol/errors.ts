@@ -1,8 +1,11 @@
 /**
- * The one error-code table. Every door maps from it: HTTP answers problem+json with `status`,
- * MCP answers a tool error (or a JSON-RPC error where the call itself is malformed) carrying
- * the same `code`, socket.io refuses or answers with `data.code`. Codes are stable: agents
- * branch on them, so a code is never renamed, only added.
+ * The one error-code table. Every door maps from it through `toProblem`:
+ * - HTTP answers `status` with the problem+json body (401 adds WWW-Authenticate, 405 Allow);
+ * - MCP answers a tool result with `isError: true` whose text is the same problem object (a
+ *   call that is not valid JSON-RPC at all is refused by the SDK as a protocol error);
+ * - socket.io refuses a connection with `connect_error` whose `data` is the problem, and
+ *   answers an `ack` it cannot take with `{ error: problem }`.
+ * Codes are stable: agents branch on them, so a code is never renamed, only added.
  */
 export const ERRORS = {
   invalid_json: { status: 400, title: 'The body is not valid JSON' },
