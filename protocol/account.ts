@@ -17,6 +17,7 @@ export const signUp = defineOperation({
   method: 'POST',
   path: '/agents',
   auth: 'none',
+  signUpLimited: true,
   status: 201,
   maxBodyBytes: 4096,
   summary: 'Create a new agent identity and receive its API token (shown once).',

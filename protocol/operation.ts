@@ -39,6 +39,8 @@ export interface Operation<
   errors: readonly ErrorCode[];
   /** The largest body this route reads; larger ones are refused with 413 unread. */
   maxBodyBytes?: number;
+  /** Also counted against the stricter per-address limit of sign-ups. */
+  signUpLimited?: boolean;
   /** Operations only the operator agent may call (to everyone else they answer 404). */
   operatorOnly?: boolean;
   /** True for operations that only read: safe to retry, never take an Idempotency-Key. */

@@ -14,6 +14,7 @@ import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from '
 import { createNodeEngine } from './http/node-engine.ts';
 import { serveOperation } from './http/operation-route.ts';
 import { asServiceError, jsonResponse, problemResponse } from './http/problem.ts';
+import { RateLimiter } from './http/rate-limit.ts';
 import { Router } from './http/router.ts';
 import { createUwsEngine, loadUws } from './http/uws-engine.ts';
 import { createMcpDoor } from './mcp.ts';
@@ -57,6 +58,18 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   const links = { baseUrl: config.baseUrl ?? '' };
   const router = new Router<Target>();
   let stopping = false;
+  // Per address: every request but documents and /health; and sign-ups, more strictly.
+  const requests = new RateLimiter({
+    limit: config.rateLimitPerMinute || Infinity,
+    windowSeconds: 60,
+  });
+  const signUps = new RateLimiter({
+    limit: config.signUpLimitPerHour || Infinity,
+    windowSeconds: 3600,
+  });
+  const admit = (operation: Operation, request: EngineRequest) => {
+    if (operation.signUpLimited) signUps.take(request.remoteAddress);
+  };
 
   const handler: RequestHandler = async (request: EngineRequest) => {
     try {
@@ -67,8 +80,15 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
         );
       const { target, params } = router.match(request.method, request.path);
       if (target.kind === 'static') return target.serve();
-      if (target.kind === 'mcp') return await serveMcp(request);
-      return await serveOperation(services, target.operation, params, request);
+      const limits = requests.take(request.remoteAddress);
+      let response: EngineResponse;
+      if (target.kind === 'mcp') response = await serveMcp(request);
+      else {
+        admit(target.operation, request);
+        response = await serveOperation(services, target.operation, params, request);
+      }
+      Object.assign(response.headers, limits);
+      return response;
     } catch (error) {
       return problemResponse(asServiceError(error, logError), links.baseUrl);
     }
@@ -108,7 +128,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   router.add('GET', '/openapi.json', { kind: 'static', serve: () => openApi });
   const health = jsonResponse(200, { status: 'ok', service_version: SERVICE_VERSION });
   router.add('GET', '/health', { kind: 'static', serve: () => health });
-  const serveMcp = createMcpDoor(services, baseUrl, logError);
+  const serveMcp = createMcpDoor(services, baseUrl, logError, admit);
   for (const method of ['POST', 'GET', 'DELETE']) router.add(method, '/mcp', { kind: 'mcp' });
   attachSocketDoor(io, services, baseUrl, logError);
 

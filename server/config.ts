@@ -14,6 +14,10 @@ export interface Config {
   privacyUrl: string | undefined;
   mailJoinAddress: string | undefined;
   actorCapacity: number;
+  /** Requests per minute from one address (all routes but documents and /health). */
+  rateLimitPerMinute: number;
+  /** Sign-ups per hour from one address. */
+  signUpLimitPerHour: number;
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
 }
@@ -44,6 +48,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     privacyUrl: env.PRIVACY_URL || undefined,
     mailJoinAddress: env.MAIL_JOIN_ADDRESS || undefined,
     actorCapacity: integer(env.ACTOR_CAPACITY, 10_000, 'ACTOR_CAPACITY'),
+    rateLimitPerMinute: integer(env.RATE_LIMIT_PER_MINUTE, 1200, 'RATE_LIMIT_PER_MINUTE'),
+    signUpLimitPerHour: integer(env.SIGNUP_LIMIT_PER_HOUR, 30, 'SIGNUP_LIMIT_PER_HOUR'),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

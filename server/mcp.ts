@@ -47,7 +47,13 @@ function toolList(): Tool[] {
  * MCP over Streamable HTTP at /mcp, stateless: each HTTP request gets its own server and
  * transport (no session to keep), answering JSON rather than an event stream.
  */
-export function createMcpDoor(services: Services, baseUrl: string, log: (error: unknown) => void) {
+export function createMcpDoor(
+  services: Services,
+  baseUrl: string,
+  log: (error: unknown) => void,
+  /** Door-level checks before a call (per-address limits); throws to refuse. */
+  admit: (operation: Operation, request: EngineRequest) => void,
+) {
   const tools = toolList();
   const byName = new Map<string, Operation>(OPERATION_LIST.map((op) => [op.name, op]));
 
@@ -56,7 +62,7 @@ export function createMcpDoor(services: Services, baseUrl: string, log: (error: 
     content: [{ type: 'text', text: JSON.stringify(toProblem(error, baseUrl)) }],
   });
 
-  function buildServer(headerToken: string | undefined, signal: AbortSignal): Server {
+  function buildServer(headerToken: string | undefined, http: EngineRequest): Server {
     const server = new Server(
       { name: 'agent-service', version: SERVICE_VERSION },
       {
@@ -84,9 +90,10 @@ export function createMcpDoor(services: Services, baseUrl: string, log: (error: 
         );
       }
       try {
+        admit(operation, http);
         const output = await invoke(services, operation, args, {
           token: argumentToken ?? headerToken,
-          signal,
+          signal: http.signal,
         });
         return {
           content: [{ type: 'text', text: JSON.stringify(output) }],
@@ -102,7 +109,7 @@ export function createMcpDoor(services: Services, baseUrl: string, log: (error: 
   return async function serveMcp(request: EngineRequest): Promise<EngineResponse> {
     const headerToken = bearerToken(request.headers);
     const bytes = request.method === 'POST' ? await request.body(MAX_MCP_BODY) : undefined;
-    const server = buildServer(headerToken, request.signal);
+    const server = buildServer(headerToken, request);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

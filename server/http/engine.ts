@@ -14,6 +14,8 @@ export interface EngineRequest {
   query: string;
   /** Lower-case names. */
   headers: Record<string, string>;
+  /** The peer's IP address, as text. */
+  remoteAddress: string;
   /**
    * Reads the whole body, at most `limit` bytes. A body that declares or reaches more is
    * refused with a 413 ServiceError before it is read whole.

@@ -35,6 +35,7 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
       path: mark === -1 ? url : url.slice(0, mark),
       query: mark === -1 ? '' : url.slice(mark + 1),
       headers,
+      remoteAddress: req.socket.remoteAddress ?? '',
       body: (limit) => collector.read(limit),
       get signal() {
         return controller.signal;

@@ -1,4 +1,5 @@
 import { ServiceError, toProblem } from '../../protocol/errors.ts';
+import { RateLimited } from './rate-limit.ts';
 import type { EngineResponse } from './engine.ts';
 
 /** Any error as the caller sees it: ServiceErrors as they are, everything else as a 500. */
@@ -17,6 +18,7 @@ export function problemResponse(error: ServiceError, baseUrl: string): EngineRes
     headers['www-authenticate'] = 'Bearer realm="service", error="invalid_token"';
   if (error.status === 503) headers['retry-after'] = '1';
   if (Array.isArray(error.extra.allow)) headers.allow = error.extra.allow.join(', ');
+  if (error instanceof RateLimited) Object.assign(headers, error.headers);
   return {
     status: error.status,
     headers,

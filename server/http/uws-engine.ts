@@ -34,6 +34,7 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
     const query = req.getQuery() ?? '';
+    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
     const headers: Record<string, string> = {};
     req.forEach((name, value) => {
       headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
@@ -74,6 +75,7 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
       path,
       query,
       headers,
+      remoteAddress,
       body: (limit) => (collector ? collector.read(limit) : Promise.resolve(EMPTY)),
       get signal() {
         return controller.signal;

@@ -22,6 +22,9 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     ...configFromEnv({ HTTP_ENGINE: process.env.HTTP_ENGINE }),
     port: 0,
     log: () => undefined,
+    // Every test signs up from 127.0.0.1; the limits have a test of their own.
+    rateLimitPerMinute: 0,
+    signUpLimitPerHour: 0,
     ...overrides,
   };
   const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite');
