@@ -31,6 +31,7 @@ export const ERRORS = {
   name_reserved: { status: 422, title: 'That name is reserved' },
   idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
   rate_limited: { status: 429, title: 'Too many requests' },
+  too_many_connections: { status: 429, title: 'Too many open connections for this agent' },
   internal_error: { status: 500, title: 'The service failed; nothing was written' },
   service_unavailable: { status: 503, title: 'The service is starting or stopping' },
 } as const satisfies Record<string, { status: number; title: string }>;

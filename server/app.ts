@@ -130,7 +130,11 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   router.add('GET', '/health', { kind: 'static', serve: () => health });
   const serveMcp = createMcpDoor(services, baseUrl, logError, admit);
   for (const method of ['POST', 'GET', 'DELETE']) router.add(method, '/mcp', { kind: 'mcp' });
-  attachSocketDoor(io, services, baseUrl, logError);
+  attachSocketDoor(io, services, {
+    baseUrl,
+    socketsPerAgent: config.socketsPerAgent || Infinity,
+    log: logError,
+  });
 
   return {
     port,

@@ -18,6 +18,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Sign-ups per hour from one address. */
   signUpLimitPerHour: number;
+  /** socket.io connections one agent may hold at once. */
+  socketsPerAgent: number;
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
 }
@@ -50,6 +52,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     actorCapacity: integer(env.ACTOR_CAPACITY, 10_000, 'ACTOR_CAPACITY'),
     rateLimitPerMinute: integer(env.RATE_LIMIT_PER_MINUTE, 1200, 'RATE_LIMIT_PER_MINUTE'),
     signUpLimitPerHour: integer(env.SIGNUP_LIMIT_PER_HOUR, 30, 'SIGNUP_LIMIT_PER_HOUR'),
+    socketsPerAgent: integer(env.SOCKETS_PER_AGENT, 20, 'SOCKETS_PER_AGENT'),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

@@ -22,9 +22,10 @@ interface SocketData {
 export function attachSocketDoor(
   io: Server,
   services: Services,
-  baseUrl: string,
-  log: (error: unknown) => void,
+  options: { baseUrl: string; socketsPerAgent: number; log: (error: unknown) => void },
 ): void {
+  const { baseUrl, log } = options;
+  const open = new Map<string, number>();
   io.use((socket, next) => {
     const auth = (socket.handshake.auth ?? {}) as { token?: unknown; cursor?: unknown };
     (async () => {
@@ -33,6 +34,12 @@ export function attachSocketDoor(
       );
       const agent = await services.agents.get(agentId);
       if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
+      if ((open.get(agentId) ?? 0) >= options.socketsPerAgent) {
+        throw new ServiceError(
+          'too_many_connections',
+          `You already hold ${options.socketsPerAgent} socket.io connections, the most one agent may. Close one first; one connection receives all your changes.`,
+        );
+      }
       const from =
         auth.cursor === undefined || auth.cursor === null
           ? agent.readSeq
@@ -51,6 +58,7 @@ export function attachSocketDoor(
 
   io.on('connection', (socket: Socket) => {
     const { agentId, from } = socket.data as SocketData;
+    open.set(agentId, (open.get(agentId) ?? 0) + 1);
     let sent = from;
     let pumping = false;
     let again = false;
@@ -95,6 +103,9 @@ export function attachSocketDoor(
     socket.on('disconnect', () => {
       closed = true;
       unsubscribe();
+      const left = (open.get(agentId) ?? 1) - 1;
+      if (left > 0) open.set(agentId, left);
+      else open.delete(agentId);
     });
 
     socket.on('ack', (payload: unknown, callback?: unknown) => {

@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { io as connect, type Socket } from 'socket.io-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -7,10 +8,51 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 const test = suite<{ server: TestServer }>('request-rate limits per address');
 
 test.before(async (context) => {
-  context.server = await startTestServer({ rateLimitPerMinute: 30, signUpLimitPerHour: 3 });
+  context.server = await startTestServer({
+    rateLimitPerMinute: 30,
+    signUpLimitPerHour: 3,
+    socketsPerAgent: 2,
+  });
 });
 test.after(async ({ server }) => {
   await server.close();
+});
+
+test('an agent may hold only so many sockets; closing one makes room', async ({ server }) => {
+  const agent = await server.signUp();
+  const open = (): Socket =>
+    connect(server.baseUrl, {
+      auth: { token: agent.api_token },
+      transports: ['websocket'],
+      reconnection: false,
+    });
+  const connected = (socket: Socket) =>
+    new Promise<string>((resolve) => {
+      socket.on('connect', () => resolve('connected'));
+      socket.on('connect_error', (error: Error & { data?: { code?: string } }) =>
+        resolve(error.data?.code ?? 'error'),
+      );
+    });
+  const first = open();
+  const second = open();
+  assert.equal(await Promise.all([connected(first), connected(second)]), [
+    'connected',
+    'connected',
+  ]);
+  const third = open();
+  assert.is(await connected(third), 'too_many_connections');
+  const gone = new Promise((resolve) => first.on('disconnect', resolve));
+  first.disconnect();
+  await gone;
+  // The server hears of the disconnect a moment after the client: retry until it has.
+  let outcome = 'too_many_connections';
+  for (let i = 0; i < 50 && outcome === 'too_many_connections'; i++) {
+    const fourth = open();
+    outcome = await connected(fourth);
+    fourth.disconnect();
+  }
+  assert.is(outcome, 'connected');
+  second.disconnect();
 });
 
 test('answers carry RateLimit headers', async ({ server }) => {
@@ -26,7 +68,8 @@ test('sign-ups past the per-address limit answer 429 with Retry-After, and make 
   const statuses: number[] = [];
   for (let i = 0; i < 4; i++)
     statuses.push((await server.post('/agents', { name: `limited ${i}` })).status);
-  assert.equal(statuses, [201, 201, 201, 429]);
+  // Three sign-ups an hour; the socket test before this one used the first.
+  assert.equal(statuses, [201, 201, 429, 429]);
   const refused = await server.post('/agents', { name: 'limited again' });
   assert.is(refused.status, 429);
   assert.ok(Number(refused.headers.get('retry-after')) >= 1);
