@@ -1,7 +1,7 @@
 import { Server as SocketIoServer } from 'socket.io';
 import { ensureOperator } from '../actors/operator.ts';
 import { Services } from '../actors/services.ts';
-import { ServiceError } from '../protocol/errors.ts';
+import { ServiceError, toProblem } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
@@ -57,6 +57,9 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   // The base URL may depend on the port bound; routes read it through this holder.
   const links = { baseUrl: config.baseUrl ?? '' };
   const router = new Router<Target>();
+  // Listening starts before the wiring ends (the base URL may need the bound port): until
+  // `ready`, every door answers 503 rather than half a service.
+  let ready = false;
   let stopping = false;
   // Per address: every request but documents and /health; and sign-ups, more strictly.
   const requests = new RateLimiter({
@@ -73,11 +76,12 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
 
   const handler: RequestHandler = async (request: EngineRequest) => {
     try {
-      if (stopping)
+      if (!ready || stopping) {
         throw new ServiceError(
           'service_unavailable',
-          'The service is stopping; try again in a moment.',
+          `The service is ${stopping ? 'stopping' : 'starting'}; try again in a moment.`,
         );
+      }
       const { target, params } = router.match(request.method, request.path);
       if (target.kind === 'static') return target.serve();
       const limits = requests.take(request.remoteAddress);
@@ -96,6 +100,15 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
 
   const engine = chooseEngine(config, handler);
   const io = new SocketIoServer({ serveClient: false, cors: { origin: '*' } });
+  io.use((_socket, next) => {
+    if (ready && !stopping) return next();
+    const refusal = new Error('The service is starting or stopping.') as Error & { data: unknown };
+    refusal.data = toProblem(
+      new ServiceError('service_unavailable', 'The service is starting or stopping; retry.'),
+      links.baseUrl,
+    );
+    next(refusal);
+  });
   engine.attachSocketIo(io);
   const port = await engine.listen(config.host, config.port);
   links.baseUrl =
@@ -135,6 +148,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     socketsPerAgent: config.socketsPerAgent || Infinity,
     log: logError,
   });
+  ready = true;
 
   return {
     port,
