@@ -202,4 +202,16 @@ test('ack over socket.io moves the remembered place', async (context) => {
   assert.is(me.unread.changes, 0);
 });
 
+test('an ack with a cursor not issued to the agent is answered with invalid_cursor', async (context) => {
+  const agent = await context.server.signUp();
+  const socket = open(context, { token: agent.api_token });
+  await nextChanges(socket, 1);
+  const answer = (await socket.emitWithAck('ack', { cursor: 'c999' })) as {
+    error?: { code: string };
+  };
+  assert.is(answer.error?.code, 'invalid_cursor');
+  const missing = (await socket.emitWithAck('ack', null)) as { error?: { code: string } };
+  assert.is(missing.error?.code, 'invalid_cursor');
+});
+
 test.run();

@@ -121,6 +121,7 @@ test('bad arguments answer tool errors with the same codes as HTTP', async (cont
     'name_reserved',
   );
   assert.is(problemOf(await call(client, 'no_such_tool')).code, 'not_found');
+  assert.is(problemOf(await call(client, 'whoami', { api_token: 42 })).code, 'invalid_input');
 });
 
 test.run();

@@ -1,0 +1,42 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ensureOperator } from '../../actors/operator.ts';
+import { Services } from '../../actors/services.ts';
+import { newToken } from '../../actors/tokens.ts';
+import { openTestDriver } from '../helpers/storage.ts';
+
+const test = suite<{ services: Services }>('the operator agent');
+
+test.before(async (context) => {
+  context.services = new Services(await openTestDriver('pglite'), {
+    baseUrl: 'http://service.test',
+    operatorName: 'service',
+    termsUrl: 'http://service.test/terms',
+    privacyUrl: 'http://service.test/privacy',
+    mailJoinAddress: 'join@service.test',
+    actorCapacity: 10,
+  });
+});
+test.after(async ({ services }) => {
+  await services.driver.close();
+});
+
+test('an OPERATOR_TOKEN not of the service form stops start-up with a clear message', async ({
+  services,
+}) => {
+  const error = await ensureOperator(services, 'hunter2').catch((e: Error) => e);
+  assert.instance(error, Error);
+  assert.match((error as Error).message, /OPERATOR_TOKEN/);
+});
+
+test('the operator is made once; later starts find it and take a new token', async ({
+  services,
+}) => {
+  const first = await ensureOperator(services, undefined);
+  const token = newToken();
+  const second = await ensureOperator(services, token);
+  assert.is(second, first);
+  assert.is(await services.tokens.resolve(token), first);
+});
+
+test.run();
