@@ -1,11 +1,8 @@
 import type { ChangeEvent } from '../protocol/events.ts';
+import type { StoredChangeRow } from '../storage/changes.ts';
 
 /** A committed change, as stored: the agent it is for and its sequence number in that feed. */
-export interface StoredChange {
-  agentId: string;
-  seq: number;
-  event: ChangeEvent;
-}
+export type StoredChange = StoredChangeRow;
 
 /**
  * What a listener receives: a change committed here (with its event), or word from another
@@ -14,7 +11,7 @@ export interface StoredChange {
 export interface FeedSignal {
   agentId: string;
   seq: number;
-  event?: StoredChange['event'];
+  event?: ChangeEvent;
 }
 
 type Listener = (signal: FeedSignal) => void;

@@ -1,7 +1,7 @@
 import { Server as SocketIoServer } from 'socket.io';
 import { ensureOperator } from '../actors/operator.ts';
 import { Services } from '../actors/services.ts';
-import { ServiceError, toProblem } from '../protocol/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
@@ -18,7 +18,7 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { Router } from './http/router.ts';
 import { createUwsEngine, loadUws } from './http/uws-engine.ts';
 import { createMcpDoor } from './mcp.ts';
-import { attachSocketDoor } from './socket.ts';
+import { attachSocketDoor, socketRefusal } from './socket.ts';
 
 export interface RunningService {
   port: number;
@@ -102,12 +102,12 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   const io = new SocketIoServer({ serveClient: false, cors: { origin: '*' } });
   io.use((_socket, next) => {
     if (ready && !stopping) return next();
-    const refusal = new Error('The service is starting or stopping.') as Error & { data: unknown };
-    refusal.data = toProblem(
-      new ServiceError('service_unavailable', 'The service is starting or stopping; retry.'),
-      links.baseUrl,
+    next(
+      socketRefusal(
+        new ServiceError('service_unavailable', 'The service is starting or stopping; retry.'),
+        links.baseUrl,
+      ),
     );
-    next(refusal);
   });
   engine.attachSocketIo(io);
   const port = await engine.listen(config.host, config.port);

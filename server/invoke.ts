@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { AgentActor } from '../actors/agent-actor.ts';
 import type { Call } from '../actors/handlers/types.ts';
 import { HANDLERS } from '../actors/handlers/index.ts';
 import type { Services } from '../actors/services.ts';
@@ -34,13 +35,21 @@ export async function authenticate(
   if (operation.auth === 'none' || (operation.auth === 'optional' && token === undefined)) {
     return null;
   }
-  const agentId = await services.tokens.resolve(token);
-  const agent = await services.agents.get(agentId);
-  if (!agent)
+  return agentForToken(services, token);
+}
+
+/** The live agent a token belongs to, or 401 `unauthorized`; every door resolves tokens here. */
+export async function agentForToken(
+  services: Services,
+  token: string | undefined,
+): Promise<AgentActor> {
+  const agent = await services.agents.get(await services.tokens.resolve(token));
+  if (!agent) {
     throw new ServiceError(
       'unauthorized',
       'That API token is not known: sign up again if it was lost.',
     );
+  }
   return agent;
 }
 

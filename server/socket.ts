@@ -1,13 +1,20 @@
 import type { Server, Socket } from 'socket.io';
 import type { FeedSignal } from '../actors/change-hub.ts';
 import type { Services } from '../actors/services.ts';
-import { ServiceError, toProblem } from '../protocol/errors.ts';
+import { ServiceError, toProblem, type Problem } from '../protocol/errors.ts';
 import { encodeCursor } from '../protocol/events.ts';
 import { cursorSeq } from '../actors/cursor.ts';
 import { readChanges } from '../storage/changes.ts';
 import { asServiceError } from './http/problem.ts';
+import { agentForToken } from './invoke.ts';
 
 const REPLAY_PAGE = 500;
+
+/** A refused connection: the client's `connect_error` carries the problem as `data`. */
+export function socketRefusal(error: ServiceError, baseUrl: string): Error & { data: Problem } {
+  const problem = toProblem(error, baseUrl);
+  return Object.assign(new Error(problem.detail), { data: problem });
+}
 
 interface SocketData {
   agentId: string;
@@ -29,11 +36,11 @@ export function attachSocketDoor(
   io.use((socket, next) => {
     const auth = (socket.handshake.auth ?? {}) as { token?: unknown; cursor?: unknown };
     (async () => {
-      const agentId = await services.tokens.resolve(
+      const agent = await agentForToken(
+        services,
         typeof auth.token === 'string' ? auth.token : undefined,
       );
-      const agent = await services.agents.get(agentId);
-      if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
+      const { agentId } = agent;
       if ((open.get(agentId) ?? 0) >= options.socketsPerAgent) {
         throw new ServiceError(
           'too_many_connections',
@@ -47,12 +54,7 @@ export function attachSocketDoor(
       socket.data = { agentId, from } satisfies SocketData;
     })().then(
       () => next(),
-      (error: unknown) => {
-        const problem = toProblem(asServiceError(error, log), baseUrl);
-        const refusal = new Error(problem.detail) as Error & { data: unknown };
-        refusal.data = problem;
-        next(refusal);
-      },
+      (error: unknown) => next(socketRefusal(asServiceError(error, log), baseUrl)),
     );
   });
 
