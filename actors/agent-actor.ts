@@ -1,31 +1,39 @@
-import { createActor, type Actor as XActor } from 'xstate';
-import { agentMachine } from '../machines/agent.ts';
-import type { AgentRow } from '../storage/agents.ts';
-import { moveReadPlace } from '../storage/changes.ts';
-import type { Driver } from '../storage/driver.ts';
-import type { Actor } from './registry.ts';
+import { createActor, transition, type SnapshotFrom } from 'xstate';
+import { agentMachine, type AgentEvent } from '../machines/agent.ts';
+import { findAgent, saveAgentState, type AgentRow } from '../storage/agents.ts';
+import type { Queryable, Transaction } from '../storage/driver.ts';
+import { principalOf, type Principal } from './principal.ts';
+import type { PersistentActor } from './registry.ts';
+
+type AgentSnapshot = SnapshotFrom<typeof agentMachine>;
 
 /**
- * One agent, live: its record and its machine. Commands reach it through the registry's
- * mailbox, one at a time; each persists first and changes memory only after the commit.
+ * One agent, live: its record and its machine's snapshot, at the version of its row. This is
+ * the reference for every actor (WorkspaceActor and DealActor copy it):
+ * - a command asks `propose(event)` for the next snapshot, a pure step of the machine;
+ * - the registry has `persist` write it in the command's transaction, under the version;
+ * - only after the commit does `apply` take it into memory.
+ * Nothing here writes outside a command, and memory never runs ahead of the database.
  */
-export class AgentActor implements Actor {
-  private readonly machine: XActor<typeof agentMachine>;
+export class AgentActor implements PersistentActor<AgentSnapshot> {
+  private snapshot: AgentSnapshot;
+  version: number;
+  /** The caller as handlers see it; made once, since every request of this agent needs it. */
+  readonly principal: Principal;
+  /** RFC 3339, made once: `whoami` shows it on every call. */
+  readonly createdAt: string;
 
   constructor(
     readonly record: AgentRow,
-    readSeq: number,
-    private readonly driver: Driver,
+    snapshot: AgentSnapshot,
+    /** The feed's newest sequence number when loaded, to seed the change hub. */
+    readonly lastSeqAtLoad: number,
   ) {
-    this.machine = createActor(agentMachine, { input: { readSeq } });
-    // An unobserved actor error would crash the process later (STACK.md).
-    this.machine.subscribe({ error: () => undefined });
-    this.machine.start();
+    this.snapshot = snapshot;
+    this.version = record.version;
+    this.principal = principalOf(record);
     this.createdAt = record.createdAt.toISOString();
   }
-
-  /** RFC 3339, made once: `whoami` shows it on every call. */
-  readonly createdAt: string;
 
   get agentId(): string {
     return this.record.agentId;
@@ -35,23 +43,41 @@ export class AgentActor implements Actor {
     return this.record.name;
   }
 
-  /** The agent as it appears on changes it causes. */
-  get asActor(): { agent_id: string; name: string } {
-    return { agent_id: this.record.agentId, name: this.record.name };
-  }
-
+  /** The agent's remembered place in its changes feed. */
   get readSeq(): number {
-    return this.machine.getSnapshot().context.readSeq;
+    return this.snapshot.context.readSeq;
   }
 
-  /** Moves the remembered place forward to `seq`; never backward. */
-  async markRead(seq: number): Promise<void> {
-    if (seq <= this.readSeq) return;
-    await moveReadPlace(this.driver, this.record.agentId, seq);
-    this.machine.send({ type: 'feed.read', seq });
+  /** The snapshot after `event`, or undefined when the machine ignores it. Changes nothing. */
+  propose(event: AgentEvent): AgentSnapshot | undefined {
+    const [next] = transition(agentMachine, this.snapshot, event);
+    return next === this.snapshot || next.context === this.snapshot.context ? undefined : next;
   }
 
-  dispose(): void {
-    this.machine.stop();
+  async persist(tx: Transaction, next: AgentSnapshot | undefined): Promise<number | null> {
+    if (next === undefined) return this.version;
+    return saveAgentState(tx, this.agentId, this.version, agentMachine.getPersistedSnapshot(next));
   }
+
+  apply(next: AgentSnapshot | undefined, version: number): void {
+    if (next !== undefined) this.snapshot = next;
+    this.version = version;
+  }
+}
+
+/** Loads an agent: its machine from its last saved snapshot, or new at its feed's read place. */
+export async function loadAgentActor(db: Queryable, agentId: string): Promise<AgentActor | null> {
+  const row = await findAgent(db, agentId);
+  if (!row) return null;
+  return new AgentActor(row, restore(row.machine, row.readSeq), row.lastSeq);
+}
+
+function restore(saved: unknown, readSeq: number): AgentSnapshot {
+  // createActor with a snapshot is xstate's documented way back from a persisted snapshot; the
+  // actor is only a vehicle here and is never started.
+  const actor =
+    saved === null || saved === undefined
+      ? createActor(agentMachine, { input: { readSeq } })
+      : createActor(agentMachine, { snapshot: saved as AgentSnapshot, input: { readSeq } });
+  return actor.getSnapshot();
 }

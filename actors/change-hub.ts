@@ -1,5 +1,6 @@
 import type { ChangeEvent } from '../protocol/events.ts';
 import type { StoredChangeRow } from '../storage/changes.ts';
+import { realClock, type Clock } from './clock.ts';
 
 /** A committed change, as stored: the agent it is for and its sequence number in that feed. */
 export type StoredChange = StoredChangeRow;
@@ -28,6 +29,9 @@ type Listener = (signal: FeedSignal) => void;
 export class ChangeHub {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly heads = new Map<string, number>();
+
+  /** `clock` times the long-poll waits; tests pass one they move by hand. */
+  constructor(private readonly clock: Clock = realClock) {}
 
   /** Listens for an agent's changes; returns the function that stops listening. */
   subscribe(agentId: string, listener: Listener): () => void {
@@ -90,12 +94,12 @@ export class ChangeHub {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve();
       const done = () => {
-        clearTimeout(timer);
+        cancelTimer();
         unsubscribe();
         signal.removeEventListener('abort', done);
         resolve();
       };
-      const timer = setTimeout(done, timeoutMs);
+      const cancelTimer = this.clock.setTimeout(done, timeoutMs);
       const unsubscribe = this.subscribe(agentId, done);
       signal.addEventListener('abort', done, { once: true });
     });

@@ -16,7 +16,7 @@ export async function cursorSeq(
   const seq = typeof cursor === 'string' ? decodeCursor(cursor) : null;
   if (seq !== null && seq <= (services.hub.head(agentId) ?? 0)) return seq;
   if (seq !== null) {
-    const head = await readFeedHead(services.driver, agentId);
+    const head = await readFeedHead(services.db(), agentId);
     if (head) services.hub.seedHead(agentId, head.lastSeq);
     if (head && seq <= head.lastSeq) return seq;
   }

@@ -20,12 +20,18 @@ export async function ensureOperator(
   const tokenHash = operatorToken === undefined ? null : hashToken(operatorToken);
   const existing = await findOperator(driver);
   if (existing) {
-    if (tokenHash) await setOperatorTokenHash(driver, tokenHash);
+    if (tokenHash) {
+      await driver.transaction(async (tx) => {
+        await setOperatorTokenHash(tx, tokenHash);
+        // Other processes may hold the old token in their caches.
+        await services.noticeTokenChange(tx, existing.agentId);
+      });
+    }
     services.operatorId = existing.agentId;
     return existing.agentId;
   }
   const agentId = randomUUID();
-  await services.commit(async (tx) => {
+  await services.agents.create(async (tx) => {
     await insertAgent(tx, { agentId, name: config.operatorName, tokenHash, isOperator: true });
     return { result: undefined };
   });

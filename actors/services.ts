@@ -1,15 +1,22 @@
-import type { Driver, Queryable } from '../storage/driver.ts';
-import { findAgent } from '../storage/agents.ts';
+import { randomUUID } from 'node:crypto';
+import {
+  ACTOR_CHANNEL,
+  notifyActors,
+  parseActorNotice,
+  TOKEN_NOTICE_KIND,
+} from '../storage/actor-notices.ts';
 import {
   appendChanges,
   CHANGES_CHANNEL,
   notifyChanges,
-  readFeedHead,
-  type ChangeDraft,
+  type StoredChangeRow,
 } from '../storage/changes.ts';
-import { randomUUID } from 'node:crypto';
-import { AgentActor } from './agent-actor.ts';
+import { lockAgent } from '../storage/agents.ts';
+import type { Driver, Queryable, Transaction } from '../storage/driver.ts';
+import { loadAgentActor, type AgentActor } from './agent-actor.ts';
 import { ChangeHub } from './change-hub.ts';
+import type { Clock } from './clock.ts';
+import { currentUnit, type CommitWork } from './commit.ts';
 import { ActorRegistry } from './registry.ts';
 import { TokenResolver } from './token-resolver.ts';
 
@@ -21,6 +28,8 @@ export interface ServiceConfig {
   mailJoinAddress: string;
   /** Live actors of each kind kept in memory at most. */
   actorCapacity: number;
+  /** Time for the long-poll waits; the real clock when unset. */
+  clock?: Clock;
 }
 
 /**
@@ -28,7 +37,7 @@ export interface ServiceConfig {
  * Made once per server process.
  */
 export class Services {
-  readonly hub = new ChangeHub();
+  readonly hub: ChangeHub;
   readonly agents: ActorRegistry<AgentActor>;
   readonly tokens: TokenResolver;
   /** This process, as named in its notifications to other processes. */
@@ -40,41 +49,69 @@ export class Services {
     readonly driver: Driver,
     readonly config: ServiceConfig,
   ) {
-    this.agents = new ActorRegistry<AgentActor>(
-      async (agentId) => {
-        const row = await findAgent(driver, agentId);
-        const head = row && (await readFeedHead(driver, agentId));
-        if (!row || !head) return null;
-        this.hub.seedHead(agentId, head.lastSeq);
-        return new AgentActor(row, head.readSeq, driver);
+    this.hub = new ChangeHub(config.clock);
+    this.agents = new ActorRegistry<AgentActor>({
+      kind: 'agent',
+      load: async (agentId, db) => {
+        const actor = await loadAgentActor(db, agentId);
+        if (actor) this.hub.seedHead(agentId, actor.lastSeqAtLoad);
+        return actor;
       },
-      config.actorCapacity,
-      (agentId) => this.hub.forget(agentId),
-    );
-    this.tokens = new TokenResolver(driver);
-  }
-
-  /**
-   * The write path: `work` runs in one transaction and returns its result with the changes it
-   * records; only after the commit are the changes published. If anything fails, nothing is
-   * written and nothing is pushed.
-   */
-  async commit<R>(
-    work: (tx: Queryable) => Promise<{ result: R; changes?: ChangeDraft[] }>,
-  ): Promise<R> {
-    const { result, stored } = await this.driver.transaction(async (tx) => {
-      const { result, changes = [] } = await work(tx);
-      const stored = await appendChanges(tx, changes);
-      if (this.driver.listen) await notifyChanges(tx, this.instance, stored);
-      return { result, stored };
+      lock: (agentId, tx) => lockAgent(tx, agentId),
+      db: () => this.db(),
+      commit: (work) => this.commit(work),
+      capacity: config.actorCapacity,
+      onEvict: (agentId) => this.hub.forget(agentId),
     });
-    this.hub.publish(stored);
-    return result;
+    this.tokens = new TokenResolver(() => this.db());
   }
 
   /**
-   * Hears of changes committed by other processes on the same database, so their sockets and
-   * waiters here wake too. A lost notification costs latency, never an event: readers re-read.
+   * Where reads go: the open transaction of the request's unit of work (PGlite has one
+   * connection, which that transaction holds), or the driver.
+   */
+  db(): Queryable {
+    const unit = currentUnit();
+    return unit?.isOpen ? unit.reader() : this.driver;
+  }
+
+  /**
+   * The write path (ARCHITECTURE.md, "A write, end to end"): `work` runs in one transaction
+   * with the change rows it returns; only after the commit does memory catch up
+   * (`afterCommit`) and are the changes pushed. If anything fails, nothing is written and
+   * nothing is pushed. Inside a request's unit of work, `work` is a savepoint of the unit's
+   * transaction and the after-commit steps wait for the unit to commit.
+   */
+  async commit<R>(work: (tx: Transaction) => Promise<CommitWork<R>>): Promise<R> {
+    const record = async (tx: Transaction) => {
+      const outcome = await work(tx);
+      const stored = await appendChanges(tx, outcome.changes ?? []);
+      if (this.driver.listen) {
+        await notifyChanges(tx, this.instance, stored);
+        await notifyActors(tx, this.instance, outcome.notices ?? []);
+      }
+      return { outcome, stored };
+    };
+    const unit = currentUnit();
+    if (unit) {
+      const { outcome, stored } = await unit.step(record);
+      unit.onCommit(() => this.afterCommit(outcome, stored));
+      return outcome.result;
+    }
+    const { outcome, stored } = await this.driver.transaction(record);
+    this.afterCommit(outcome, stored);
+    return outcome.result;
+  }
+
+  private afterCommit(outcome: CommitWork<unknown>, stored: StoredChangeRow[]): void {
+    outcome.afterCommit?.();
+    this.hub.publish(stored);
+  }
+
+  /**
+   * Hears of commits by other processes on the same database: their changes wake sockets and
+   * waiters here, and their actor versions make copies here stale. A lost notification costs
+   * latency (readers re-read; a stale copy fails its version check and reloads), never data.
    */
   async listenToOtherProcesses(): Promise<void> {
     await this.driver.listen?.(CHANGES_CHANNEL, (payload) => {
@@ -82,6 +119,26 @@ export class Services {
       if (sender === this.instance || !agentId || !seq) return;
       this.hub.signal(agentId, Number(seq));
     });
+    await this.driver.listen?.(ACTOR_CHANNEL, (payload) => {
+      const notice = parseActorNotice(payload);
+      if (!notice || notice.sender === this.instance) return;
+      if (notice.kind === 'agent') this.agents.invalidate(notice.id, notice.version);
+      if (notice.kind === TOKEN_NOTICE_KIND) this.tokens.forgetAgent(notice.id);
+    });
+  }
+
+  /** Tells other processes that an agent's tokens changed, inside the transaction that did it. */
+  async noticeTokenChange(tx: Queryable, agentId: string): Promise<void> {
+    if (!this.driver.listen) return;
+    await notifyActors(tx, this.instance, [{ kind: TOKEN_NOTICE_KIND, id: agentId, version: 0 }]);
+  }
+
+  /** Whether the database answers now (for /health). */
+  async databaseReachable(): Promise<boolean> {
+    return this.driver.ping().then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Lets go of every actor after their mailboxes drain. */

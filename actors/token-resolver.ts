@@ -1,6 +1,6 @@
 import { ServiceError } from '../protocol/errors.ts';
 import { findAgentByTokenHash } from '../storage/agents.ts';
-import type { Driver } from '../storage/driver.ts';
+import type { Queryable } from '../storage/driver.ts';
 import { sameHash, tokenKey, tokenShape, TOKEN_PREFIX } from './tokens.ts';
 
 const CACHE_LIMIT = 50_000;
@@ -12,7 +12,8 @@ const CACHE_LIMIT = 50_000;
 export class TokenResolver {
   private readonly cache = new Map<string, string>();
 
-  constructor(private readonly driver: Driver) {}
+  /** `db` gives where to read: the request's open transaction, or the driver. */
+  constructor(private readonly db: () => Queryable) {}
 
   /** The agent id for a token, or a 401 `unauthorized` that says what is wrong. */
   async resolve(token: string | undefined): Promise<string> {
@@ -40,7 +41,7 @@ export class TokenResolver {
       );
     }
     const hash = Buffer.from(key, 'base64');
-    const found = await findAgentByTokenHash(this.driver, hash);
+    const found = await findAgentByTokenHash(this.db(), hash);
     if (!found || !sameHash(found.tokenHash, hash)) {
       throw new ServiceError(
         'unauthorized',
@@ -50,5 +51,10 @@ export class TokenResolver {
     if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, found.agentId);
     return found.agentId;
+  }
+
+  /** Forgets every cached token of the agent (its tokens changed, maybe in another process). */
+  forgetAgent(agentId: string): void {
+    for (const [key, cached] of this.cache) if (cached === agentId) this.cache.delete(key);
   }
 }

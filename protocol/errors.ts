@@ -28,12 +28,20 @@ export const ERRORS = {
     status: 409,
     title: 'A request with that Idempotency-Key is still running',
   },
+  conflict: {
+    status: 409,
+    title: 'Others changed this at the same moment; retry the request',
+  },
   name_reserved: { status: 422, title: 'That name is reserved' },
   idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
   rate_limited: { status: 429, title: 'Too many requests' },
   too_many_connections: { status: 429, title: 'Too many open connections for this agent' },
   internal_error: { status: 500, title: 'The service failed; nothing was written' },
   service_unavailable: { status: 503, title: 'The service is starting or stopping' },
+  storage_unavailable: {
+    status: 503,
+    title: 'The database cannot be reached; nothing was written. Retry after Retry-After',
+  },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

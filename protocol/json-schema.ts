@@ -8,7 +8,7 @@ export type JsonSchema = Record<string, unknown> & { $defs?: Record<string, Json
  * `$defs` into `components.schemas`.
  */
 export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+  const json = openAnyValue(z.toJSONSchema(schema, { io, unrepresentable: 'any' })) as JsonSchema;
   delete json.$schema;
   const ref = json.$ref;
   if (typeof ref === 'string' && ref.startsWith('#/$defs/') && json.$defs) {
@@ -21,4 +21,30 @@ export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSch
     return hoisted;
   }
   return json;
+}
+
+/**
+ * zod writes "any value" (`z.unknown()`) as the empty schema `{}`. As `additionalProperties`,
+ * strict validators (the MCP Inspector's `--strict`) flag `{}` as a schema that constrains
+ * nothing by accident; `true` says the same on purpose, and every JSON Schema reader takes it.
+ */
+function openAnyValue(node: unknown, namesFields = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => openAnyValue(item));
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    // Under `properties` and `$defs` the keys are names, not keywords.
+    if (!namesFields && key === 'additionalProperties' && isEmptyObject(value)) out[key] = true;
+    else out[key] = openAnyValue(value, !namesFields && (key === 'properties' || key === '$defs'));
+  }
+  return out;
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 0
+  );
 }

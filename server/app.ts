@@ -11,11 +11,13 @@ import { openStorage } from '../storage/open.ts';
 import type { Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
+import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT } from './http/cors.ts';
 import { createNodeEngine } from './http/node-engine.ts';
-import { serveOperation } from './http/operation-route.ts';
+import { bearerToken, serveOperation } from './http/operation-route.ts';
 import { asServiceError, jsonResponse, problemResponse } from './http/problem.ts';
 import { RateLimiter } from './http/rate-limit.ts';
-import { Router } from './http/router.ts';
+import { routeNotFound, Router } from './http/router.ts';
+import { agentForToken } from './invoke.ts';
 import { createUwsEngine, loadUws } from './http/uws-engine.ts';
 import { createMcpDoor } from './mcp.ts';
 import { attachSocketDoor, socketRefusal } from './socket.ts';
@@ -32,7 +34,8 @@ export interface RunningService {
 type Target =
   | { kind: 'operation'; operation: Operation }
   | { kind: 'static'; serve: () => EngineResponse }
-  | { kind: 'mcp' };
+  | { kind: 'mcp' }
+  | { kind: 'health' };
 
 function chooseEngine(config: Config, handler: RequestHandler): HttpEngine {
   if (config.httpEngine !== 'node') {
@@ -62,14 +65,14 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   let ready = false;
   let stopping = false;
   // Per address: every request but documents and /health; and sign-ups, more strictly.
-  const requests = new RateLimiter({
-    limit: config.rateLimitPerMinute || Infinity,
-    windowSeconds: 60,
-  });
-  const signUps = new RateLimiter({
-    limit: config.signUpLimitPerHour || Infinity,
-    windowSeconds: 3600,
-  });
+  const requests = new RateLimiter(
+    { limit: config.rateLimitPerMinute || Infinity, windowSeconds: 60 },
+    config.clock,
+  );
+  const signUps = new RateLimiter(
+    { limit: config.signUpLimitPerHour || Infinity, windowSeconds: 3600 },
+    config.clock,
+  );
   const admit = (operation: Operation, request: EngineRequest) => {
     if (operation.signUpLimited) signUps.take(request.remoteAddress);
   };
@@ -84,10 +87,15 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       }
       const { target, params } = router.match(request.method, request.path);
       if (target.kind === 'static') return target.serve();
+      if (target.kind === 'health') return await health();
       const limits = requests.take(request.remoteAddress);
       let response: EngineResponse;
       if (target.kind === 'mcp') response = await serveMcp(request);
       else {
+        // An operator-only operation is no route at all to anyone else (not even a 401).
+        if (target.operation.operatorOnly && !(await callerIsOperator(request))) {
+          throw routeNotFound(request.method, request.path);
+        }
         admit(target.operation, request);
         response = await serveOperation(services, target.operation, params, request);
       }
@@ -95,6 +103,23 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       return response;
     } catch (error) {
       return problemResponse(asServiceError(error, logError), links.baseUrl);
+    }
+  };
+
+  // A load balancer stops sending traffic on 503; the service reconnects by itself meanwhile.
+  const healthy = jsonResponse(200, { status: 'ok', service_version: SERVICE_VERSION });
+  const degraded = jsonResponse(503, {
+    status: 'degraded',
+    database: 'unreachable',
+    service_version: SERVICE_VERSION,
+  });
+  degraded.headers['retry-after'] = '5';
+  const health = async () => ((await services.databaseReachable()) ? healthy : degraded);
+  const callerIsOperator = async (request: EngineRequest) => {
+    try {
+      return (await agentForToken(services, bearerToken(request.headers))).principal.isOperator;
+    } catch {
+      return false;
     }
   };
 
@@ -123,6 +148,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     privacyUrl: config.privacyUrl ?? `${baseUrl}/privacy`,
     mailJoinAddress: config.mailJoinAddress ?? `join@${new URL(baseUrl).hostname}`,
     actorCapacity: config.actorCapacity,
+    clock: config.clock,
   });
   await ensureOperator(services, config.operatorToken);
   await services.listenToOtherProcesses();
@@ -132,17 +158,20 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   for (const [path, document] of loadDocuments(services.config)) {
     const response: EngineResponse = {
       status: 200,
-      headers: { 'content-type': document.contentType },
+      headers: { 'content-type': document.contentType, ...PUBLIC_CORS_HEADERS },
       body: document.body,
     };
     router.add('GET', path, { kind: 'static', serve: () => response });
+    router.add('OPTIONS', path, { kind: 'static', serve: () => PUBLIC_PREFLIGHT });
   }
   const openApi = jsonResponse(200, generateOpenApi(baseUrl));
+  Object.assign(openApi.headers, PUBLIC_CORS_HEADERS);
   router.add('GET', '/openapi.json', { kind: 'static', serve: () => openApi });
-  const health = jsonResponse(200, { status: 'ok', service_version: SERVICE_VERSION });
-  router.add('GET', '/health', { kind: 'static', serve: () => health });
-  const serveMcp = createMcpDoor(services, baseUrl, logError, admit);
-  for (const method of ['POST', 'GET', 'DELETE']) router.add(method, '/mcp', { kind: 'mcp' });
+  router.add('OPTIONS', '/openapi.json', { kind: 'static', serve: () => PUBLIC_PREFLIGHT });
+  router.add('GET', '/health', { kind: 'health' });
+  const serveMcp = createMcpDoor(services, baseUrl, logError, admit, config.mcpAllowedOrigins);
+  for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS'])
+    router.add(method, '/mcp', { kind: 'mcp' });
   attachSocketDoor(io, services, {
     baseUrl,
     socketsPerAgent: config.socketsPerAgent || Infinity,

@@ -1,3 +1,5 @@
+import type { Clock } from '../actors/clock.ts';
+
 /** Everything the service reads from its environment, in one place (routes.md, start-up). */
 export interface Config {
   host: string;
@@ -20,8 +22,36 @@ export interface Config {
   signUpLimitPerHour: number;
   /** socket.io connections one agent may hold at once. */
   socketsPerAgent: number;
+  /**
+   * Browser origins, besides BASE_URL's own, whose requests /mcp takes (`*`: any). A request
+   * with another `Origin` is refused (the MCP spec's DNS-rebinding rule).
+   */
+  mcpAllowedOrigins: string[];
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
+  /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
+  clock?: Clock;
+}
+
+/** A comma-separated list of origins (`scheme://host[:port]`), or `*`; each checked at start-up. */
+function origins(value: string | undefined, name: string): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      if (entry === '*') return entry;
+      let url: URL | undefined;
+      try {
+        url = new URL(entry);
+      } catch {
+        url = undefined;
+      }
+      if (!url || url.origin === 'null' || url.href.replace(/\/$/, '') !== url.origin)
+        throw new Error(`${name} takes origins like https://app.example, not "${entry}"`);
+      return url.origin;
+    });
 }
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -53,6 +83,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: integer(env.RATE_LIMIT_PER_MINUTE, 1200, 'RATE_LIMIT_PER_MINUTE'),
     signUpLimitPerHour: integer(env.SIGNUP_LIMIT_PER_HOUR, 30, 'SIGNUP_LIMIT_PER_HOUR'),
     socketsPerAgent: integer(env.SOCKETS_PER_AGENT, 20, 'SOCKETS_PER_AGENT'),
+    mcpAllowedOrigins: origins(env.MCP_ALLOWED_ORIGINS, 'MCP_ALLOWED_ORIGINS'),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

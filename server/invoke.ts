@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { AgentActor } from '../actors/agent-actor.ts';
+import type { Principal } from '../actors/principal.ts';
 import type { Call } from '../actors/handlers/types.ts';
 import { HANDLERS } from '../actors/handlers/index.ts';
 import type { Services } from '../actors/services.ts';
@@ -18,8 +19,8 @@ export async function invoke(
   rawInput: Record<string, unknown>,
   caller: { token: string | undefined; signal: AbortSignal },
 ): Promise<unknown> {
-  const agent = await authenticate(services, operation, caller.token);
-  return run(services, operation, agent, rawInput, caller);
+  const principal = await authenticate(services, operation, caller.token);
+  return run(services, operation, principal, rawInput, caller);
 }
 
 /**
@@ -31,11 +32,11 @@ export async function authenticate(
   services: Services,
   operation: Operation,
   token: string | undefined,
-): Promise<Call['agent']> {
+): Promise<Principal | null> {
   if (operation.auth === 'none' || (operation.auth === 'optional' && token === undefined)) {
     return null;
   }
-  return agentForToken(services, token);
+  return (await agentForToken(services, token)).principal;
 }
 
 /** The live agent a token belongs to, or 401 `unauthorized`; every door resolves tokens here. */
@@ -57,7 +58,7 @@ export async function agentForToken(
 export async function run(
   services: Services,
   operation: Operation,
-  agent: Call['agent'],
+  principal: Principal | null,
   rawInput: Record<string, unknown>,
   caller: { readonly signal: AbortSignal },
 ): Promise<unknown> {
@@ -70,7 +71,7 @@ export async function run(
   return handler(
     {
       services,
-      agent,
+      principal,
       get signal() {
         return caller.signal;
       },

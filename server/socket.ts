@@ -4,7 +4,7 @@ import type { Services } from '../actors/services.ts';
 import { ServiceError, toProblem, type Problem } from '../protocol/errors.ts';
 import { encodeCursor } from '../protocol/events.ts';
 import { cursorSeq } from '../actors/cursor.ts';
-import { readChanges } from '../storage/changes.ts';
+import { changesAfter, markRead } from '../actors/feed.ts';
 import { asServiceError } from './http/problem.ts';
 import { agentForToken } from './invoke.ts';
 
@@ -79,7 +79,7 @@ export function attachSocketDoor(
         do {
           again = false;
           for (;;) {
-            const rows = await readChanges(services.driver, agentId, sent, REPLAY_PAGE);
+            const rows = await changesAfter(services, agentId, sent, REPLAY_PAGE);
             if (closed) return;
             for (const row of rows) socket.emit('change', row.event);
             if (rows.length > 0) sent = (rows.at(-1) as { seq: number }).seq;
@@ -116,9 +116,7 @@ export function attachSocketDoor(
       (async () => {
         const cursor = (payload as { cursor?: unknown } | null)?.cursor;
         const seq = await cursorSeq(services, agentId, cursor);
-        await services.agents.send(agentId, (actor) => actor.markRead(seq));
-        const actor = services.agents.peek(agentId);
-        return { cursor: encodeCursor(actor ? actor.readSeq : seq) };
+        return { cursor: encodeCursor(await markRead(services, agentId, seq)) };
       })().then(reply, (error: unknown) =>
         reply({ error: toProblem(asServiceError(error, log), baseUrl) }),
       );

@@ -6,8 +6,16 @@
  * - `$1`-style parameters; values are never spliced into SQL text.
  * - Rows come back as plain objects: int8 and numeric-free counts as JS numbers, timestamptz as
  *   Date, json/jsonb parsed, bytea as Uint8Array (a Buffer on both drivers), uuid as string.
- * - A failed query inside `transaction` rolls the whole transaction back and rejects.
+ * - A commit is a commit: `transaction` resolves only when everything its callback wrote is
+ *   committed. If any statement inside failed, the whole transaction is rolled back and rejects
+ *   with that first statement's DatabaseError, even when the callback caught the error and
+ *   resolved; the only way to go on after a failed statement is a `savepoint` around it.
  * - Reads reflect committed writes as soon as the write's promise resolves.
+ * - Inside a `transaction` callback, use the transaction handed to it: calling the driver
+ *   itself from there rejects at once (on PGlite, with its one connection, it would wait for
+ *   itself forever).
+ * - A call that fails because the database cannot be reached rejects with
+ *   StorageUnavailableError; every other failed statement rejects with DatabaseError.
  */
 export type Row = Record<string, unknown>;
 
@@ -17,14 +25,42 @@ export interface Queryable {
   script(text: string): Promise<void>;
 }
 
+/** What a transaction callback gets. */
+export interface Transaction extends Queryable {
+  /**
+   * Runs `work` inside a SAVEPOINT: if it rejects, or a statement inside it failed, only its
+   * own writes are rolled back, the rejection propagates, and the enclosing transaction may go
+   * on and commit. Nestable. One exception: on PGlite a statement timeout stops the whole
+   * database thread, so it ends the enclosing transaction too, which then rejects.
+   */
+  savepoint<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+}
+
+export interface TransactionOptions {
+  /** BEGIN READ ONLY: any write inside fails (SQLSTATE 25006). */
+  readOnly?: boolean;
+  /**
+   * Statement timeout for every statement in the transaction: a statement still running after
+   * this many milliseconds rejects with DatabaseError 57014 (query_canceled), and so does the
+   * transaction. (PGlite ignores `statement_timeout`; its driver stops the worker thread.)
+   */
+  timeoutMs?: number;
+}
+
 export interface Driver extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs `work` in one transaction; commits when it resolves, rolls back when it rejects. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Resolves when the database answers a trivial query within ~2 s; rejects with
+   * StorageUnavailableError otherwise. Used by /health.
+   */
+  ping(): Promise<void>;
   /**
    * Calls `onPayload` for each NOTIFY on `channel` from any process on this database. Only
-   * drivers shared by several processes have it; notifications sent while disconnected are
-   * lost, so listeners treat them as hints and re-read the tables.
+   * drivers shared by several processes have it; it resumes by itself after a lost connection,
+   * but notifications sent while disconnected are lost, so listeners treat them as hints and
+   * re-read the tables.
    */
   listen?(channel: string, onPayload: (payload: string) => void): Promise<void>;
   close(): Promise<void>;

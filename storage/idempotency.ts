@@ -5,52 +5,52 @@ const LIFETIME = "interval '24 hours'";
 
 export interface IdempotencyRow {
   requestHash: string;
-  /** The encrypted answer; null while the first call runs. */
-  response: string | null;
-  ageSeconds: number;
+  /** The encrypted answer. */
+  response: string;
+}
+
+/** The answer kept under a key, unless there is none or it is older than the lifetime. */
+export async function findIdempotencyKey(
+  db: Queryable,
+  keyHash: string,
+): Promise<IdempotencyRow | null> {
+  const [row] = await db.query<{ request_hash: string; response: string | null }>(
+    `select request_hash, response from idempotency_keys
+     where key_hash = $1 and created_at > now() - ${LIFETIME} and response is not null`,
+    [keyHash],
+  );
+  return row?.response ? { requestHash: row.request_hash, response: row.response } : null;
 }
 
 /**
- * Claims a key for a first call. Returns null when claimed now, or the row already there.
- * An expired row is replaced as if absent.
+ * Claims a key inside the transaction of the write it guards: true when claimed now. On
+ * PostgreSQL a concurrent claim of the same key waits here until the first commits or rolls
+ * back, so at most one write commits under a key. An expired claim is replaced.
  */
 export async function claimIdempotencyKey(
-  db: Queryable,
+  tx: Queryable,
   keyHash: string,
   requestHash: string,
-): Promise<IdempotencyRow | null> {
-  await db.query(
+): Promise<boolean> {
+  await tx.query(
     `delete from idempotency_keys where key_hash = $1 and created_at < now() - ${LIFETIME}`,
     [keyHash],
   );
-  const claimed = await db.query(
+  const claimed = await tx.query(
     'insert into idempotency_keys (key_hash, request_hash) values ($1, $2) on conflict do nothing returning key_hash',
     [keyHash, requestHash],
   );
-  if (claimed.length > 0) return null;
-  const [row] = await db.query<{ request_hash: string; response: string | null; age: number }>(
-    `select request_hash, response, extract(epoch from now() - created_at)::float8 as age
-     from idempotency_keys where key_hash = $1`,
-    [keyHash],
-  );
-  if (!row) return claimIdempotencyKey(db, keyHash, requestHash);
-  return { requestHash: row.request_hash, response: row.response, ageSeconds: row.age };
+  return claimed.length > 0;
 }
 
+/** Stores the answer, in the same transaction as the claim and the write. */
 export async function completeIdempotencyKey(
-  db: Queryable,
+  tx: Queryable,
   keyHash: string,
   response: string,
 ): Promise<void> {
-  await db.query('update idempotency_keys set response = $2 where key_hash = $1', [
+  await tx.query('update idempotency_keys set response = $2 where key_hash = $1', [
     keyHash,
     response,
-  ]);
-}
-
-/** Forgets a claim whose call failed on the service's side, so a retry runs again. */
-export async function releaseIdempotencyKey(db: Queryable, keyHash: string): Promise<void> {
-  await db.query('delete from idempotency_keys where key_hash = $1 and response is null', [
-    keyHash,
   ]);
 }

@@ -1,61 +1,77 @@
-import { mkdirSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
-import type { Driver, Queryable, Row } from './driver.ts';
-import { DatabaseError } from './database-error.ts';
-import type { WorkerReply } from './pglite-worker.ts';
+import type { Driver, Row, Transaction, TransactionOptions } from './driver.ts';
+import { DatabaseError, QUERY_CANCELED, StorageUnavailableError } from './database-error.ts';
+import { preparePgliteDataDir } from './pglite-image.ts';
+import { PgliteThread } from './pglite-thread.ts';
+import { PgliteTransaction, Scope, type TransactionHost } from './pglite-transaction.ts';
+import type { Statement } from './pglite-worker.ts';
+import { TransactionGuard } from './transaction-guard.ts';
+
+export interface PgliteDriver extends Driver {
+  /** Test-only: ends the worker thread unannounced, as a crash would. */
+  crashWorkerForTests(): Promise<void>;
+}
+
+const PING_DEADLINE_MS = 2000;
 
 /**
  * The embedded driver: PGlite in a worker thread, data under `dataDir`. PGlite has one
- * connection, so statements and transactions take turns here, in the main thread.
+ * connection, so statements and transactions take turns here, in the main thread. When the
+ * thread stops (a crash, or a statement timeout that stopped it on purpose), calls in flight
+ * fail and a new thread opens the same data directory before the next statement runs.
  */
-export async function openPglite(dataDir: string): Promise<Driver> {
-  mkdirSync(dataDir, { recursive: true });
-  const worker = new Worker(new URL('./pglite-worker-boot.mjs', import.meta.url), {
-    workerData: { dataDir },
-  });
-  const pending = new Map<number, { resolve: (rows: Row[]) => void; reject: (e: Error) => void }>();
-  let nextId = 1;
-  let failure: Error | null = null;
+export async function openPglite(dataDir: string): Promise<PgliteDriver> {
+  await preparePgliteDataDir(dataDir);
+  const guard = new TransactionGuard();
+  let closing = false;
+  let thread = await PgliteThread.start(dataDir, onDeath);
+  let reopening: Promise<PgliteThread> | null = null;
 
-  await new Promise<void>((resolve, reject) => {
-    const onMessage = (message: unknown) => {
-      if (message === 'ready') {
-        worker.off('error', reject);
-        resolve();
-      }
-    };
-    worker.on('message', onMessage);
-    worker.once('error', reject);
-  });
-  worker.on('message', (message: WorkerReply | 'ready' | 'closed') => {
-    if (typeof message === 'string') return;
-    const waiter = pending.get(message.id);
-    if (!waiter) return;
-    pending.delete(message.id);
-    if ('error' in message)
-      waiter.reject(new DatabaseError(message.error.message, message.error.code));
-    else waiter.resolve(message.rows);
-  });
-  worker.on('error', (error) => {
-    failure = error;
-    for (const waiter of pending.values()) waiter.reject(error);
-    pending.clear();
-  });
+  function reopen(after: Promise<void> = Promise.resolve()): Promise<PgliteThread> {
+    const next = after
+      .then(() => PgliteThread.start(dataDir, onDeath))
+      .then((started) => {
+        thread = started;
+        return started;
+      })
+      .finally(() => {
+        if (reopening === next) reopening = null;
+      });
+    next.catch(() => undefined);
+    reopening = next;
+    return next;
+  }
+  function onDeath(dead: PgliteThread): void {
+    if (!closing && dead === thread && !reopening) reopen();
+  }
+  async function connect(): Promise<PgliteThread> {
+    if (closing) throw new StorageUnavailableError('the database is closed');
+    try {
+      if (reopening) return await reopening;
+      if (!thread.alive) return await reopen();
+      return thread;
+    } catch (cause) {
+      // The next call tries again.
+      throw new StorageUnavailableError('the database thread did not start', cause);
+    }
+  }
 
-  const send = <T extends Row>(
-    text: string,
-    params: readonly unknown[] = [],
-    script = false,
-  ): Promise<T[]> => {
-    if (failure) return Promise.reject(failure);
-    const id = nextId++;
-    return new Promise<T[]>((resolve, reject) => {
-      pending.set(id, { resolve: resolve as (rows: Row[]) => void, reject });
-      worker.postMessage({ id, text, params, script });
-    });
-  };
-  const runScript = async (text: string) => {
-    await send(text, [], true);
+  const host: TransactionHost = {
+    connect,
+    run(target: PgliteThread, statements: Statement[], timeoutMs?: number) {
+      const call = target.run(statements);
+      if (!timeoutMs) return call;
+      const timer = setTimeout(() => {
+        const stopped = target.stop(
+          new DatabaseError('canceling statement due to statement timeout', QUERY_CANCELED),
+        );
+        if (target === thread && !closing) reopen(stopped);
+      }, timeoutMs);
+      return call.finally(() => clearTimeout(timer));
+    },
+    discard(target: PgliteThread) {
+      const stopped = target.stop(new StorageUnavailableError('the database thread was reset'));
+      if (target === thread && !closing) reopen(stopped);
+    },
   };
 
   // Turns: each statement or transaction waits for the one before it.
@@ -65,34 +81,67 @@ export async function openPglite(dataDir: string): Promise<Driver> {
     turn = result.catch(() => undefined);
     return result;
   };
-  const inside: Queryable = { query: send, script: runScript };
+  const misused = (method: string): Promise<never> | null => {
+    const error = guard.misuse(method);
+    return error ? Promise.reject(error) : null;
+  };
+  const runAlone = (statement: Statement) =>
+    exclusive(async () => (await connect()).run([statement]));
+
+  async function transaction<T>(
+    work: (tx: Transaction) => Promise<T>,
+    options?: TransactionOptions,
+  ): Promise<T> {
+    const tx = new PgliteTransaction(host, options);
+    const root = new Scope();
+    let result: T;
+    try {
+      result = await guard.run(() => work(tx.handle(root)));
+    } catch (error) {
+      await tx.rollback();
+      throw tx.rejection(root, error);
+    }
+    await tx.commit(root);
+    return result;
+  }
 
   return {
     kind: 'pglite',
-    query: (text, params) => exclusive(() => send(text, params)),
-    script: (text) => exclusive(() => runScript(text)),
-    transaction: (work) =>
-      exclusive(async () => {
-        await send('begin');
-        try {
-          const result = await work(inside);
-          await send('commit');
-          return result;
-        } catch (error) {
-          await send('rollback').catch(() => undefined);
-          throw error;
-        }
-      }),
+    query: <T extends Row>(text: string, params: readonly unknown[] = []) =>
+      misused('query') ?? (runAlone({ text, params }) as Promise<T[]>),
+    script: (text) => misused('script') ?? runAlone({ text, script: true }).then(() => undefined),
+    transaction: (work, options) =>
+      misused('transaction') ?? exclusive(() => transaction(work, options)),
+    ping() {
+      const misuse = misused('ping');
+      if (misuse) return misuse;
+      const answer = runAlone({ text: 'select 1', script: true });
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new StorageUnavailableError('no answer within 2 s')),
+          PING_DEADLINE_MS,
+        );
+      });
+      return Promise.race([answer, deadline]).then(
+        () => clearTimeout(timer),
+        (error: unknown) => {
+          clearTimeout(timer);
+          throw error instanceof StorageUnavailableError
+            ? error
+            : new StorageUnavailableError('the database did not answer', error);
+        },
+      );
+    },
     async close() {
       await exclusive(async () => {
-        if (failure) return;
-        const closed = new Promise<void>((resolve) =>
-          worker.on('message', (message) => message === 'closed' && resolve()),
-        );
-        worker.postMessage('close');
-        await closed;
+        closing = true;
+        const last = await (reopening ?? Promise.resolve(thread)).catch(() => null);
+        await last?.close();
       });
-      await worker.terminate();
+    },
+    async crashWorkerForTests() {
+      await thread.crash();
     },
   };
 }

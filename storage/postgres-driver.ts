@@ -1,17 +1,46 @@
 import postgres from 'postgres';
-import type { Driver, Queryable, Row } from './driver.ts';
-import { DatabaseError } from './database-error.ts';
+import type { Driver, Queryable, Row, Transaction, TransactionOptions } from './driver.ts';
+import { StorageUnavailableError } from './database-error.ts';
+import { translatePostgresError } from './postgres-errors.ts';
+import { PostgresListener } from './postgres-listener.ts';
+import { TransactionGuard } from './transaction-guard.ts';
 
-/** PostgreSQL through postgres.js, with prepared statements for the service's own SQL. */
+const PING_DEADLINE_MS = 2000;
+/** How long `close` lets calls in flight finish. */
+const CLOSE_GRACE_MS = 5000;
+
+/**
+ * PostgreSQL through postgres.js, with prepared statements for the service's own SQL.
+ * postgres.js reconnects by itself: while the server is down, calls reject with
+ * StorageUnavailableError, and the first call after it is back succeeds.
+ */
 export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Driver> {
-  const sql = postgres(url, {
-    max: options.max ?? 10,
+  const shared = {
     prepare: true,
     onnotice: () => undefined,
     // int8 as a JS number, as the PGlite driver does.
     types: { bigint: { to: 20, from: [20], serialize: String, parse: Number } },
     connection: { application_name: 'agent-service' },
-  });
+    // Seconds before connecting again after a failed attempt. postgres.js's own backoff grows
+    // to 20 s, and every call waits it out: calls would hang, not fail, while the server is
+    // down, and stay slow for as long after it is back.
+    backoff: (attempt: number) => Math.min(0.05 * 2 ** attempt, 1),
+    connect_timeout: 10,
+  };
+  const sql = postgres(url, { ...shared, max: options.max ?? 10 });
+  const guard = new TransactionGuard();
+  let listener: PostgresListener | null = null;
+  // Calls in flight, for `close`: postgres.js's own end() waits out its whole timeout once any
+  // connection was lost with a query on it (it never forgets that query), so `close` waits
+  // for our calls itself and then ends at once.
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(call: Promise<T>): Promise<T> => {
+    inFlight.add(call);
+    const forget = () => inFlight.delete(call);
+    call.then(forget, forget);
+    return call;
+  };
+
   const wrap = (run: typeof sql | postgres.TransactionSql): Queryable => ({
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
       try {
@@ -20,40 +49,105 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
         });
         return [...rows] as unknown as T[];
       } catch (error) {
-        throw toDatabaseError(error);
+        throw translatePostgresError(error);
       }
     },
     async script(text: string) {
       try {
         await run.unsafe(text).simple();
       } catch (error) {
-        throw toDatabaseError(error);
+        throw translatePostgresError(error);
       }
     },
   });
+  const inside = (tx: postgres.TransactionSql): Transaction => ({
+    ...wrap(tx),
+    async savepoint(work) {
+      try {
+        return (await tx.savepoint((inner) => work(inside(inner)))) as Awaited<
+          ReturnType<typeof work>
+        >;
+      } catch (error) {
+        throw translatePostgresError(error);
+      }
+    },
+  });
+  const misused = (method: string): Promise<never> | null => {
+    const error = guard.misuse(method);
+    return error ? Promise.reject(error) : null;
+  };
+
+  async function transaction<T>(
+    work: (tx: Transaction) => Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> {
+    // The callback's own rejection passes through as it is; only postgres.js's are translated.
+    const callbackFailed: unknown[] = [];
+    try {
+      return (await sql.begin(options.readOnly ? 'read only' : '', async (tx) => {
+        if (options.timeoutMs && options.timeoutMs > 0) {
+          await tx.unsafe(`set local statement_timeout = ${Math.ceil(options.timeoutMs)}`);
+        }
+        try {
+          return await guard.run(() => work(inside(tx)));
+        } catch (error) {
+          callbackFailed.push(error);
+          throw error;
+        }
+      })) as T;
+    } catch (error) {
+      if (callbackFailed.includes(error)) throw error;
+      throw translatePostgresError(error);
+    }
+  }
+
   const outside = wrap(sql);
-  await outside.query('select 1');
+  try {
+    await outside.query('select 1');
+  } catch (error) {
+    await sql.end({ timeout: 0 });
+    throw error;
+  }
   return {
     kind: 'postgres',
-    query: outside.query,
-    script: outside.script,
-    async transaction(work) {
+    query: (text, params) => misused('query') ?? track(outside.query(text, params)),
+    script: (text) => misused('script') ?? track(outside.script(text)),
+    transaction: (work, options) => misused('transaction') ?? track(transaction(work, options)),
+    async ping() {
+      const misuse = misused('ping');
+      if (misuse) return misuse;
+      let timer: NodeJS.Timeout | undefined;
       try {
-        return (await sql.begin((tx) => work(wrap(tx)))) as Awaited<ReturnType<typeof work>>;
+        await Promise.race([
+          sql.unsafe('select 1'),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(
+              () => reject(new StorageUnavailableError('no answer within 2 s')),
+              PING_DEADLINE_MS,
+            );
+          }),
+        ]);
       } catch (error) {
-        throw toDatabaseError(error);
+        const translated = translatePostgresError(error);
+        throw translated instanceof StorageUnavailableError
+          ? translated
+          : new StorageUnavailableError('the database did not answer');
+      } finally {
+        clearTimeout(timer);
       }
     },
     async listen(channel, onPayload) {
-      await sql.listen(channel, onPayload);
+      listener ??= new PostgresListener(url, shared);
+      await listener.listen(channel, onPayload);
     },
-    close: () => sql.end({ timeout: 5 }),
+    async close() {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...inFlight]),
+        new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS))),
+      ]);
+      clearTimeout(timer);
+      await Promise.all([sql.end({ timeout: 0 }), listener?.close()]);
+    },
   };
-}
-
-function toDatabaseError(error: unknown): Error {
-  if (error instanceof DatabaseError) return error;
-  const e = error as { message?: string; code?: string; name?: string };
-  if (e && e.name === 'PostgresError') return new DatabaseError(String(e.message), e.code);
-  return error as Error;
 }

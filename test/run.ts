@@ -1,6 +1,8 @@
 /**
  * Runs every `*.test.ts` under test/ (or the files named on the command line) with uvu, then
- * prints `N passed, N failed` as the last line, which CI reads.
+ * prints `N passed, N failed` as the last line, which CI reads. Suites that need PostgreSQL
+ * (test/helpers/storage.ts, postgresSuite) are counted when skipped for want of DATABASE_URL;
+ * with REQUIRE_POSTGRES=1 each skipped one counts as failed.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -59,8 +61,21 @@ const plain = printed.replace(/\u001b\[[0-9;]*m/g, '');
 const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
 const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
 const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-const failed = total - passed - skipped;
+let failed = total - passed - skipped;
 const { closeTestResources } = await import('./helpers/resources.ts');
 await closeTestResources();
+
+// Suites that need PostgreSQL never skip silently; under REQUIRE_POSTGRES=1 a skip fails.
+const { postgresSuitesSkipped } = await import('./helpers/storage.ts');
+const notRun = postgresSuitesSkipped();
+if (notRun.length > 0) {
+  const required = process.env.REQUIRE_POSTGRES === '1';
+  console.log(
+    `${notRun.length} PostgreSQL suite${notRun.length === 1 ? '' : 's'} skipped: DATABASE_URL is not set` +
+      (required ? ' and REQUIRE_POSTGRES=1, so each counts as failed' : '') +
+      ` (${notRun.join('; ')})`,
+  );
+  if (required) failed += notRun.length;
+}
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 || total === 0 ? 1 : 0);

@@ -23,7 +23,7 @@ export const signUp: Handler<'sign_up'> = async ({ services }, { name }) => {
   assertNameAllowed(name, config.operatorName);
   const agentId = randomUUID();
   const apiToken = newToken();
-  await services.commit(async (tx) => {
+  await services.agents.create(async (tx) => {
     await insertAgent(tx, { agentId, name, tokenHash: hashToken(apiToken) });
     return {
       result: undefined,
@@ -43,7 +43,9 @@ export const signUp: Handler<'sign_up'> = async ({ services }, { name }) => {
   return { agent_id: agentId, name, api_token: apiToken };
 };
 
-export const whoami: Handler<'whoami'> = async ({ services, agent }) => {
+export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
+  const agent = await services.agents.get(principal.agentId);
+  if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
   const head = services.hub.head(agent.agentId) ?? agent.readSeq;
   return {
     agent_id: agent.agentId,

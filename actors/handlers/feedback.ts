@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { ServiceError } from '../../protocol/errors.ts';
 import type { ChangeDraft } from '../../storage/changes.ts';
 import { answerFeedback as recordAnswer, insertFeedback } from '../../storage/feedback.ts';
+import { notFound } from '../principal.ts';
 import type { Handler } from './types.ts';
 
 /**
@@ -9,71 +9,76 @@ import type { Handler } from './types.ts';
  * token, a receipt goes to the sender's (`feedback.received`); the operator's answer comes
  * back to the sender as `feedback.answered`.
  */
-export const leaveFeedback: Handler<'leave_feedback'> = async ({ services, agent }, input) => {
+export const leaveFeedback: Handler<'leave_feedback'> = async ({ services, principal }, input) => {
   const feedbackId = randomUUID();
   const changes: ChangeDraft[] = [
     {
       agentId: services.operatorId,
       type: 'feedback.submitted',
-      ...(agent ? { actor: agent.asActor } : {}),
+      ...(principal ? { actor: principal.agent } : {}),
       data: {
         feedback_id: feedbackId,
         category: input.category,
         message: input.message,
-        anonymous: !agent,
+        anonymous: !principal,
       },
     },
   ];
-  if (agent) {
-    changes.push({
-      agentId: agent.agentId,
-      type: 'feedback.received',
-      actor: agent.asActor,
-      data: {
-        feedback_id: feedbackId,
-        category: input.category,
-        note: 'The operator reads feedback; an answer arrives here as feedback.answered.',
-      },
+  const record = {
+    feedbackId,
+    agentId: principal?.agentId ?? null,
+    category: input.category,
+    message: input.message,
+  };
+  if (!principal) {
+    await services.commit(async (tx) => {
+      await insertFeedback(tx, record);
+      return { result: undefined, changes };
     });
+    return { feedback_id: feedbackId };
   }
-  await services.commit(async (tx) => {
-    await insertFeedback(tx, {
-      feedbackId,
-      agentId: agent?.agentId ?? null,
+  changes.push({
+    agentId: principal.agentId,
+    type: 'feedback.received',
+    actor: principal.agent,
+    data: {
+      feedback_id: feedbackId,
       category: input.category,
-      message: input.message,
-    });
+      note: 'The operator reads feedback; an answer arrives here as feedback.answered.',
+    },
+  });
+  // Through the sender's mailbox, as every write of an agent goes.
+  await services.agents.command(principal.agentId, async (_sender, tx) => {
+    await insertFeedback(tx, record);
     return { result: undefined, changes };
   });
   return { feedback_id: feedbackId };
 };
 
-export const answerFeedback: Handler<'answer_feedback'> = async ({ services, agent }, input) => {
+export const answerFeedback: Handler<'answer_feedback'> = async ({ services, principal }, input) => {
   // Feedback is the operator's to see: to anyone else it does not exist.
-  const notFound = new ServiceError(
-    'not_found',
-    'There is no feedback with that id that you may answer.',
-  );
-  if (!agent.record.isOperator) throw notFound;
-  return services.commit(async (tx) => {
-    const answered = await recordAnswer(tx, input.feedback_id, input.answer);
-    if (!answered) throw notFound;
+  if (!principal.isOperator) throw notFound('feedback');
+  const answered = await services.agents.command(principal.agentId, async (_operator, tx) => {
+    const row = await recordAnswer(tx, input.feedback_id, input.answer);
+    if (!row) throw notFound('feedback');
     const result = {
       feedback_id: input.feedback_id,
-      answered_at: answered.answeredAt.toISOString(),
-      delivered: answered.agentId !== null,
+      answered_at: row.answeredAt.toISOString(),
+      delivered: row.agentId !== null,
     };
-    if (answered.agentId === null) return { result };
+    if (row.agentId === null) return { result };
     return {
       result,
       changes: [
         {
-          agentId: answered.agentId,
+          agentId: row.agentId,
           type: 'feedback.answered',
-          actor: agent.asActor,
+          actor: principal.agent,
           data: { feedback_id: input.feedback_id, answer: input.answer, from_operator: true },
         },
       ],
     };
   });
+  if (!answered) throw notFound('feedback');
+  return answered;
 };

@@ -1,19 +1,19 @@
 import type { z } from 'zod';
 import type { OperationName, Operations } from '../../protocol/operations.ts';
-import type { AgentActor } from '../agent-actor.ts';
+import type { Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
 
 /** What a door hands a handler: the caller (when authenticated), the services, and an abort. */
 export interface Call {
   services: Services;
-  /** The calling agent; null only on operations whose auth is `none` or `optional`. */
-  agent: AgentActor | null;
+  /** The caller; null only on operations whose auth is `none` or `optional` (and no token came). */
+  principal: Principal | null;
   /** Aborted when the caller goes away (long-poll stops waiting). */
   signal: AbortSignal;
 }
 
-/** An authenticated call: the door guarantees `agent` for operations with auth `agent`. */
-export type AgentCall = Call & { agent: AgentActor };
+/** An authenticated call: the door guarantees `principal` for operations with auth `agent`. */
+export type AgentCall = Call & { principal: Principal };
 
 type Input<N extends OperationName> = z.output<Operations[N]['input']>;
 type Output<N extends OperationName> = z.input<Operations[N]['output']>;

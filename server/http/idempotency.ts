@@ -1,15 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { ServiceError } from '../../protocol/errors.ts';
-import type { Driver } from '../../storage/driver.ts';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  releaseIdempotencyKey,
-} from '../../storage/idempotency.ts';
+import { onceByKey } from '../../actors/idempotency.ts';
+import type { Services } from '../../actors/services.ts';
 import type { EngineResponse } from './engine.ts';
-
-/** A first call still running after this long is taken to have died; its key is free again. */
-const STALE_CLAIM_SECONDS = 120;
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
@@ -54,11 +47,11 @@ function open(stored: string, key: string, scope: string): EngineResponse {
  * Runs a write at most once per `Idempotency-Key` (routes.md): the same key with the same
  * request replays the first answer for 24 hours; with another request it is refused. Keys are
  * scoped to the caller (or to anonymous callers together) and stored hashed; answers are
- * stored encrypted under the key, so a stored sign-up token is no plain-text token.
- * Answers of the service's own failures (5xx) are not kept: a retry runs again.
+ * stored encrypted under the key, so a stored sign-up token is no plain-text token. The claim,
+ * the write and the stored answer commit together (actors/idempotency.ts).
  */
 export async function runIdempotent(
-  driver: Driver,
+  services: Services,
   request: { key: string; scope: string; fingerprint: string },
   execute: () => Promise<EngineResponse>,
 ): Promise<EngineResponse> {
@@ -69,36 +62,17 @@ export async function runIdempotent(
       { field: 'Idempotency-Key' },
     );
   }
-  const keyHash = sha256(`${request.scope}\u0000${request.key}`);
-  const requestHash = sha256(request.fingerprint);
-  let existing = await claimIdempotencyKey(driver, keyHash, requestHash);
-  if (existing && existing.response === null && existing.ageSeconds > STALE_CLAIM_SECONDS) {
-    await releaseIdempotencyKey(driver, keyHash);
-    existing = await claimIdempotencyKey(driver, keyHash, requestHash);
-  }
-  if (existing) {
-    if (existing.requestHash !== requestHash) {
-      throw new ServiceError(
-        'idempotency_key_reused',
-        'That Idempotency-Key was used with another request. Use a new key for a new request.',
-      );
-    }
-    if (existing.response === null) {
-      throw new ServiceError(
-        'idempotency_key_in_use',
-        'The first request with that Idempotency-Key is still running. Retry in a moment with the same key.',
-      );
-    }
-    return open(existing.response, request.key, request.scope);
-  }
-  let response: EngineResponse;
-  try {
-    response = await execute();
-  } catch (error) {
-    await releaseIdempotencyKey(driver, keyHash);
-    throw error;
-  }
-  if (response.status >= 500) await releaseIdempotencyKey(driver, keyHash);
-  else await completeIdempotencyKey(driver, keyHash, seal(response, request.key, request.scope));
-  return response;
+  return onceByKey(
+    services,
+    {
+      keyHash: sha256(`${request.scope}\u0000${request.key}`),
+      requestHash: sha256(request.fingerprint),
+    },
+    async () => {
+      const answer = await execute();
+      return { answer, keep: answer.status < 500 };
+    },
+    (answer) => seal(answer, request.key, request.scope),
+    (stored) => open(stored, request.key, request.scope),
+  );
 }

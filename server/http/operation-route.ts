@@ -75,7 +75,7 @@ export async function serveOperation(
   request: EngineRequest,
 ): Promise<EngineResponse> {
   // The caller is checked before the body is read: a stranger's body is never read.
-  const agent = await authenticate(services, operation, bearerToken(request.headers));
+  const principal = await authenticate(services, operation, bearerToken(request.headers));
   const takesBody = operation.method === 'POST' || operation.method === 'PUT';
   const fields = takesBody
     ? await bodyInput(request, operation.maxBodyBytes ?? DEFAULT_MAX_BODY)
@@ -92,15 +92,15 @@ export async function serveOperation(
   const input = Object.keys(params).length === 0 ? fields : { ...fields, ...params };
   const key = request.headers['idempotency-key'];
   if (key === undefined || operation.readOnly || !takesBody) {
-    return jsonResponse(operation.status, await run(services, operation, agent, input, request));
+    return jsonResponse(operation.status, await run(services, operation, principal, input, request));
   }
   const execute = async () =>
-    jsonResponse(operation.status, await run(services, operation, agent, input, request));
+    jsonResponse(operation.status, await run(services, operation, principal, input, request));
   return runIdempotent(
-    services.driver,
+    services,
     {
       key,
-      scope: agent ? agent.agentId : 'anonymous',
+      scope: principal ? principal.agentId : 'anonymous',
       fingerprint: JSON.stringify([operation.method, operation.path, params, fields]),
     },
     execute,

@@ -5,6 +5,13 @@ import type { EngineResponse } from './engine.ts';
 /** Any error as the caller sees it: ServiceErrors as they are, everything else as a 500. */
 export function asServiceError(error: unknown, log: (error: unknown) => void): ServiceError {
   if (error instanceof ServiceError) return error;
+  // The driver's StorageUnavailableError (matched by name: server/ does not import storage/).
+  if (error instanceof Error && error.name === 'StorageUnavailableError') {
+    return new ServiceError(
+      'storage_unavailable',
+      'The database cannot be reached just now; nothing was written. Retry after the Retry-After seconds.',
+    );
+  }
   log(error);
   return new ServiceError(
     'internal_error',
@@ -16,7 +23,7 @@ export function problemResponse(error: ServiceError, baseUrl: string): EngineRes
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (error.status === 401)
     headers['www-authenticate'] = 'Bearer realm="service", error="invalid_token"';
-  if (error.status === 503) headers['retry-after'] = '1';
+  if (error.status === 503) headers['retry-after'] = error.code === 'storage_unavailable' ? '5' : '1';
   if (Array.isArray(error.extra.allow)) headers.allow = error.extra.allow.join(', ');
   if (error instanceof RateLimited) Object.assign(headers, error.headers);
   return {

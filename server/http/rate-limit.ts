@@ -1,3 +1,4 @@
+import { realClock, type Clock } from '../../actors/clock.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 
 /** A limit: `limit` requests per `windowSeconds`, refilled evenly (a token bucket). */
@@ -6,8 +7,13 @@ export interface Limit {
   windowSeconds: number;
 }
 
+/**
+ * A bucket counts credit in whole units: a request costs `windowMs` units and every
+ * millisecond adds `limit` of them, so a full bucket holds `limit * windowMs`. Whole numbers
+ * keep the arithmetic exact: fractional tokens once made a Retry-After one rounding short.
+ */
 interface Bucket {
-  tokens: number;
+  credit: number;
   updated: number;
 }
 
@@ -31,13 +37,17 @@ const MAX_BUCKETS = 100_000;
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
-  private readonly perMs: number;
+  /** Units one request costs. */
+  private readonly cost: number;
+  /** Units a full bucket holds. */
+  private readonly capacity: number;
 
   constructor(
     readonly rule: Limit,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = realClock,
   ) {
-    this.perMs = rule.limit / (rule.windowSeconds * 1000);
+    this.cost = rule.windowSeconds * 1000;
+    this.capacity = rule.limit * this.cost;
   }
 
   /**
@@ -46,31 +56,41 @@ export class RateLimiter {
    */
   take(key: string): Record<string, string> {
     if (!Number.isFinite(this.rule.limit)) return {};
-    const now = this.now();
+    const now = this.clock.now();
     let bucket = this.buckets.get(key);
     if (!bucket) {
       if (this.buckets.size >= MAX_BUCKETS) this.sweep(now);
-      bucket = { tokens: this.rule.limit, updated: now };
+      bucket = { credit: this.capacity, updated: now };
       this.buckets.set(key, bucket);
     } else {
-      bucket.tokens = Math.min(
-        this.rule.limit,
-        bucket.tokens + (now - bucket.updated) * this.perMs,
-      );
+      bucket.credit = this.refilled(bucket, now);
       bucket.updated = now;
     }
-    const untilOne = Math.ceil((1 - bucket.tokens) / this.perMs / 1000);
-    if (bucket.tokens < 1) {
-      const retry = Math.max(1, untilOne);
+    if (bucket.credit < this.cost) {
+      const retry = Math.max(1, this.secondsUntil(bucket.credit, this.cost));
       throw new RateLimited(
         `Too many requests: at most ${this.rule.limit} per ${this.rule.windowSeconds} s. Retry after ${retry} s; to follow your feed, use /changes/wait or socket.io rather than polling.`,
         retry,
         this.headers(0, retry, String(retry)),
       );
     }
-    bucket.tokens -= 1;
-    const reset = Math.ceil((this.rule.limit - bucket.tokens) / this.perMs / 1000);
-    return this.headers(Math.floor(bucket.tokens), reset);
+    bucket.credit -= this.cost;
+    return this.headers(
+      Math.floor(bucket.credit / this.cost),
+      this.secondsUntil(bucket.credit, this.capacity),
+    );
+  }
+
+  private refilled(bucket: Bucket, now: number): number {
+    return Math.min(
+      this.capacity,
+      bucket.credit + Math.max(0, now - bucket.updated) * this.rule.limit,
+    );
+  }
+
+  /** Whole seconds until a bucket holding `credit` holds `target`. */
+  private secondsUntil(credit: number, target: number): number {
+    return Math.ceil(Math.ceil((target - credit) / this.rule.limit) / 1000);
   }
 
   private headers(remaining: number, reset: number, retryAfter?: string): Record<string, string> {
@@ -87,8 +107,7 @@ export class RateLimiter {
   /** Drops buckets that have refilled completely: they hold nothing worth remembering. */
   private sweep(now: number): void {
     for (const [key, bucket] of this.buckets) {
-      if (bucket.tokens + (now - bucket.updated) * this.perMs >= this.rule.limit)
-        this.buckets.delete(key);
+      if (this.refilled(bucket, now) >= this.capacity) this.buckets.delete(key);
     }
     if (this.buckets.size >= MAX_BUCKETS) this.buckets.clear();
   }

@@ -62,11 +62,16 @@ export class Router<T> {
         },
       );
     }
-    throw new ServiceError(
-      'not_found',
-      `Nothing is at ${method} ${path}. The routes are listed at /openapi.json.`,
-    );
+    throw routeNotFound(method, path);
   }
+}
+
+/** The answer for a route that does not exist, or that the caller may not know of. */
+export function routeNotFound(method: string, path: string): ServiceError {
+  return new ServiceError(
+    'not_found',
+    `Nothing is at ${method} ${path}. The routes are listed at /openapi.json.`,
+  );
 }
 
 function escape(text: string): string {

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ChangeHub, type StoredChange } from '../../actors/change-hub.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 const change = (agentId: string, seq: number): StoredChange => ({
   agentId,
@@ -48,20 +49,58 @@ test('the head moves with published changes once seeded, never backward', () => 
   assert.is(hub.head('a'), 4);
 });
 
-test('a waiter wakes at the first change of its agent', async () => {
-  const hub = new ChangeHub();
+/**
+ * Whether the promise has settled by now. The race reacts first to the first promise that is
+ * already settled, in the order given, so it answers without waiting for anything.
+ */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  const pending = Symbol('pending');
+  return (await Promise.race([promise, Promise.resolve(pending)])) !== pending;
+}
+
+test("a waiter wakes at the first change of its agent, not at another agent's", async () => {
+  const clock = new TestClock();
+  const hub = new ChangeHub(clock);
   const woken = hub.waitForChange('a', 60_000, new AbortController().signal);
   hub.publish([change('b', 1)]);
+  assert.not.ok(await settled(woken), 'a change of another agent leaves it waiting');
   hub.publish([change('a', 1)]);
-  await woken;
+  assert.ok(await settled(woken), 'its own change wakes it, with no time passing');
+  assert.is(hub.listenerCount('a'), 0, 'it stops listening');
+  assert.is(clock.pending, 0, 'its time-out is cancelled');
 });
 
 test('a waiter wakes when its signal aborts', async () => {
-  const hub = new ChangeHub();
+  const clock = new TestClock();
+  const hub = new ChangeHub(clock);
   const stop = new AbortController();
   const woken = hub.waitForChange('a', 60_000, stop.signal);
+  assert.not.ok(await settled(woken));
   stop.abort();
-  await woken;
+  assert.ok(await settled(woken));
+  assert.is(hub.listenerCount('a'), 0);
+  assert.is(clock.pending, 0);
+});
+
+test('a waiter whose signal has already aborted does not wait at all', async () => {
+  const clock = new TestClock();
+  const hub = new ChangeHub(clock);
+  const stop = new AbortController();
+  stop.abort();
+  assert.ok(await settled(hub.waitForChange('a', 60_000, stop.signal)));
+  assert.is(hub.listenerCount('a'), 0);
+  assert.is(clock.pending, 0);
+});
+
+test('with nothing new, a waiter gives up at its time-out and not a moment before', async () => {
+  const clock = new TestClock();
+  const hub = new ChangeHub(clock);
+  const woken = hub.waitForChange('a', 60_000, new AbortController().signal);
+  clock.advance(59_999);
+  assert.not.ok(await settled(woken), 'still waiting 1 ms before the time-out');
+  clock.advance(1);
+  assert.ok(await settled(woken), 'woken at the time-out');
+  assert.is(hub.listenerCount('a'), 0, 'and no longer listening');
 });
 
 test.run();

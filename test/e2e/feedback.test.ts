@@ -90,7 +90,7 @@ test('an answer to anonymous feedback is recorded but has nobody to reach', asyn
   assert.is(((await answered.json()) as { delivered: boolean }).delivered, false);
 });
 
-test('to any agent but the operator, answering feedback answers 404 as if it did not exist', async ({
+test('to anyone but the operator, answering feedback is no route at all: 404 as for an unknown path', async ({
   server,
 }) => {
   const agent = await server.signUp();
@@ -99,18 +99,21 @@ test('to any agent but the operator, answering feedback answers 404 as if it did
   ).json()) as {
     feedback_id: string;
   };
-  const mine = await server.post(
-    `/feedback/${sent.feedback_id}/answer`,
-    { answer: 'self-answer' },
-    agent.api_token,
+  const path = `/feedback/${sent.feedback_id}/answer`;
+  const asAgent = await server.post(path, { answer: 'self-answer' }, agent.api_token);
+  const anonymous = await server.post(path, { answer: 'self-answer' });
+  const badToken = await server.post(path, { answer: 'self-answer' }, 'asvc_nonsense');
+  const unknownPath = await server.post(`/feedback/${sent.feedback_id}/answers`, { answer: 'x' });
+  assert.is(asAgent.status, 404);
+  const body = await asAgent.text();
+  assert.is(await anonymous.text(), body, 'no token: not a 401 that would tell the route exists');
+  assert.is(await badToken.text(), body);
+  const unknownDetail = ((await unknownPath.json()) as { detail: string }).detail;
+  assert.is(
+    (JSON.parse(body) as { detail: string }).detail,
+    unknownDetail.replace('/answers', '/answer'),
+    'the same words as for a path that does not exist',
   );
-  const missing = await server.post(
-    '/feedback/6f1c0a52-1b9e-4c1a-a0f4-2f6c8e9b1d20/answer',
-    { answer: 'x' },
-    agent.api_token,
-  );
-  assert.is(mine.status, 404);
-  assert.is(await mine.text(), await missing.text());
   assert.is((await feedOf(server, agent.api_token, 'feedback.answered')).length, 0);
 });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { newToken } from '../../actors/tokens.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const test = suite<{ server: TestServer }>('Idempotency-Key on writes');
@@ -39,6 +40,67 @@ test('a retried sign-up with the same key replays the first answer and makes one
     [name],
   );
   assert.is(row?.n, 1);
+});
+
+test('the same key sent eight times at once makes one agent, and every answer is that one', async ({
+  server,
+}) => {
+  const key = randomUUID();
+  const name = `at once ${key.slice(0, 8)}`;
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, () => post(server, '/agents', { name }, key)),
+  );
+  const bodies = await Promise.all(answers.map((answer) => answer.text()));
+  assert.equal(
+    answers.map((answer) => answer.status),
+    Array(8).fill(201),
+  );
+  assert.is(new Set(bodies).size, 1, 'one answer, replayed to all');
+  const [row] = await server.services.driver.query<{ n: number }>(
+    'select count(*)::int8 as n from agents where name = $1',
+    [name],
+  );
+  assert.is(row?.n, 1);
+});
+
+test('a key is claimed in the transaction of its write: a write refused inside it leaves no claim', async () => {
+  const operatorToken = newToken();
+  const server = await startTestServer({ operatorToken });
+  try {
+    const key = randomUUID();
+    // The refusal comes from inside the command, after the key was claimed in its transaction.
+    const refused = await post(
+      server,
+      '/feedback/6f1c0a52-1b9e-4c1a-a0f4-2f6c8e9b1d20/answer',
+      { answer: 'to nobody' },
+      key,
+      operatorToken,
+    );
+    assert.is(refused.status, 404);
+    const [row] = await server.services.driver.query<{ n: number }>(
+      'select count(*)::int8 as n from idempotency_keys',
+    );
+    assert.is(row?.n, 0, 'the claim went with the rolled-back write');
+    const agent = await server.signUp();
+    const sent = (await (
+      await server.post('/feedback', { message: 'please answer', category: 'question' }, agent.api_token)
+    ).json()) as { feedback_id: string };
+    // The same key for another request is free: nothing was kept under it.
+    const answered = await post(
+      server,
+      `/feedback/${sent.feedback_id}/answer`,
+      { answer: 'here' },
+      key,
+      operatorToken,
+    );
+    assert.is(answered.status, 201);
+    const [after] = await server.services.driver.query<{ n: number; answered: number }>(
+      'select count(*)::int8 as n, count(response)::int8 as answered from idempotency_keys',
+    );
+    assert.equal(after, { n: 1, answered: 1 }, 'one claim, committed with its write and its answer');
+  } finally {
+    await server.close();
+  }
 });
 
 test('no token is kept in plain text by the replay store', async ({ server }) => {

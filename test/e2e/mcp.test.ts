@@ -2,13 +2,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { newToken } from '../../actors/tokens.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const test = suite<{ server: TestServer; clients: Client[] }>('MCP at /mcp with the SDK client');
+type Context = { server: TestServer; clients: Client[]; operatorToken: string };
+const test = suite<Context>('MCP at /mcp with the SDK client');
 
 test.before(async (context) => {
-  context.server = await startTestServer();
+  context.operatorToken = newToken();
+  context.server = await startTestServer({ operatorToken: context.operatorToken });
   context.clients = [];
 });
 test.after(async ({ server, clients }) => {
@@ -16,10 +20,7 @@ test.after(async ({ server, clients }) => {
   await server.close();
 });
 
-async function mcpClient(
-  context: { server: TestServer; clients: Client[] },
-  token?: string,
-): Promise<Client> {
+async function mcpClient(context: Context, token?: string): Promise<Client> {
   const client = new Client({ name: 'test-agent', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(context.server.url('/mcp')), {
     requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
@@ -39,10 +40,25 @@ const call = async (client: Client, name: string, args: Record<string, unknown> 
 const problemOf = (result: ToolResult) =>
   JSON.parse(result.content[0]?.text ?? '{}') as { code: string; detail: string };
 
-test('tools/list offers every operation of the table, described, with its input schema', async (context) => {
+/** The JSON-RPC error a call was refused with (the SDK client throws it). */
+const refusalOf = async (client: Client, name: string, args: Record<string, unknown> = {}) => {
+  const error = await client.callTool({ name, arguments: args }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.instance(error, McpError, `${name} is refused as a protocol error`);
+  return error as McpError;
+};
+
+test("tools/list offers every operation of the table but the operator's, described, with its input schema", async (context) => {
   const client = await mcpClient(context);
   const { tools } = await client.listTools();
-  assert.equal(tools.map((t) => t.name).sort(), OPERATION_LIST.map((o) => o.name).sort());
+  assert.equal(
+    tools.map((t) => t.name).sort(),
+    OPERATION_LIST.filter((o) => !o.operatorOnly)
+      .map((o) => o.name)
+      .sort(),
+  );
   for (const tool of tools) {
     assert.ok((tool.description ?? '').length > 40, `${tool.name} is described`);
     assert.is(tool.inputSchema.type, 'object');
@@ -120,8 +136,88 @@ test('bad arguments answer tool errors with the same codes as HTTP', async (cont
     problemOf(await call(client, 'sign_up', { name: 'Service Desk' })).code,
     'name_reserved',
   );
-  assert.is(problemOf(await call(client, 'no_such_tool')).code, 'not_found');
   assert.is(problemOf(await call(client, 'whoami', { api_token: 42 })).code, 'invalid_input');
+});
+
+test('an unknown tool is a protocol error -32602, not a tool result', async (context) => {
+  const client = await mcpClient(context);
+  const error = await refusalOf(client, 'no_such_tool');
+  assert.is(error.code, -32602);
+  assert.match(error.message, /No tool is called no_such_tool/);
+  assert.is((error.data as { code: string }).code, 'not_found');
+});
+
+test('tool schemas hold no empty "any" schema that strict clients flag', async (context) => {
+  const client = await mcpClient(context, context.operatorToken);
+  const { tools } = await client.listTools();
+  assert.not.match(JSON.stringify(tools), /"additionalProperties":\{\}/);
+  const changes = tools.find((t) => t.name === 'changes');
+  assert.match(JSON.stringify(changes?.outputSchema), /"additionalProperties":true/);
+});
+
+test('the operator sees and calls its own tools; with its token only as an argument it still may call them', async (context) => {
+  const sender = await context.server.signUp();
+  const sent = await call(await mcpClient(context, sender.api_token), 'leave_feedback', {
+    message: 'is anyone there?',
+    category: 'question',
+  });
+  const { feedback_id } = sent.structuredContent as { feedback_id: string };
+
+  const operator = await mcpClient(context, context.operatorToken);
+  const listed = (await operator.listTools()).tools.map((t) => t.name);
+  assert.ok(listed.includes('answer_feedback'), 'listed for the operator');
+  const answered = await call(operator, 'answer_feedback', { feedback_id, answer: 'yes' });
+  assert.not.ok(answered.isError, JSON.stringify(answered));
+  assert.is((answered.structuredContent as { delivered: boolean }).delivered, true);
+
+  const anonymous = await mcpClient(context);
+  const again = await call(anonymous, 'answer_feedback', {
+    feedback_id,
+    answer: 'yes, again',
+    api_token: context.operatorToken,
+  });
+  assert.not.ok(again.isError, JSON.stringify(again));
+});
+
+test('an operator-only tool is absent for everyone else, and calling it answers exactly as an unknown tool', async (context) => {
+  const agent = await context.server.signUp();
+  for (const client of [await mcpClient(context), await mcpClient(context, agent.api_token)]) {
+    const listed = (await client.listTools()).tools.map((t) => t.name);
+    assert.not.ok(listed.includes('answer_feedback'));
+    const hidden = await refusalOf(client, 'answer_feedback', {
+      feedback_id: '00000000-0000-4000-8000-000000000000',
+      answer: 'x',
+    });
+    const unknown = await refusalOf(client, 'answer_feedbacks', {
+      feedback_id: '00000000-0000-4000-8000-000000000000',
+      answer: 'x',
+    });
+    assert.is(hidden.code, unknown.code);
+    assert.is(hidden.message, unknown.message.replace('answer_feedbacks', 'answer_feedback'));
+    assert.equal(
+      JSON.stringify(hidden.data),
+      JSON.stringify(unknown.data).replaceAll('answer_feedbacks', 'answer_feedback'),
+    );
+  }
+  // Neither a bad nor a non-string api_token tells the tool apart from an absent one.
+  const client = await mcpClient(context);
+  for (const api_token of [agent.api_token, 'asvc_not_a_token', 42]) {
+    const refused = await refusalOf(client, 'answer_feedback', { api_token });
+    assert.is(refused.code, -32602);
+  }
+});
+
+test("a call's arguments are held to its operation's own body limit, not one limit for all", async (context) => {
+  const client = await mcpClient(context);
+  // sign_up takes 4 KiB over HTTP, leave_feedback 32 KiB: the same 10 KB fit one and not the other.
+  const long = 'x'.repeat(10_000);
+  const refused = await call(client, 'sign_up', { name: long });
+  assert.ok(refused.isError);
+  const problem = problemOf(refused) as { code: string; limit_bytes?: number };
+  assert.is(problem.code, 'payload_too_large');
+  assert.is(problem.limit_bytes, 4096);
+  const taken = await call(client, 'leave_feedback', { message: long, category: 'bug' });
+  assert.not.ok(taken.isError, JSON.stringify(taken));
 });
 
 test.run();

@@ -3,20 +3,30 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { io as connect, type Socket } from 'socket.io-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { TestClock } from '../helpers/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const test = suite<{ server: TestServer }>('request-rate limits per address');
+// Time stands still here unless a test moves the clock: buckets refill only when told to.
+const test = suite<{ server: TestServer; clock: TestClock }>('request-rate limits per address');
 
 test.before(async (context) => {
+  context.clock = new TestClock();
   context.server = await startTestServer({
     rateLimitPerMinute: 30,
     signUpLimitPerHour: 3,
     socketsPerAgent: 2,
+    clock: context.clock,
   });
 });
 test.after(async ({ server }) => {
   await server.close();
 });
+
+/** Lets the event loop turn until `check` holds; bounded, and no timer is involved. */
+async function turnsUntil(check: () => boolean, turns = 10_000): Promise<void> {
+  for (let i = 0; i < turns && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.ok(check(), 'the awaited state was reached');
+}
 
 test('an agent may hold only so many sockets; closing one makes room', async ({ server }) => {
   const agent = await server.signUp();
@@ -41,17 +51,14 @@ test('an agent may hold only so many sockets; closing one makes room', async ({ 
   ]);
   const third = open();
   assert.is(await connected(third), 'too_many_connections');
-  const gone = new Promise((resolve) => first.on('disconnect', resolve));
+  // The server hears of the disconnect a moment after the client; each socket of the agent
+  // listens on the change hub, so the count of listeners shows when it has.
+  assert.is(server.services.hub.listenerCount(agent.agent_id), 2);
   first.disconnect();
-  await gone;
-  // The server hears of the disconnect a moment after the client: retry until it has.
-  let outcome = 'too_many_connections';
-  for (let i = 0; i < 50 && outcome === 'too_many_connections'; i++) {
-    const fourth = open();
-    outcome = await connected(fourth);
-    fourth.disconnect();
-  }
-  assert.is(outcome, 'connected');
+  await turnsUntil(() => server.services.hub.listenerCount(agent.agent_id) === 1);
+  const fourth = open();
+  assert.is(await connected(fourth), 'connected');
+  fourth.disconnect();
   second.disconnect();
 });
 
@@ -62,8 +69,9 @@ test('answers carry RateLimit headers', async ({ server }) => {
   assert.is(response.headers.get('ratelimit-policy'), '30;w=60');
 });
 
-test('sign-ups past the per-address limit answer 429 with Retry-After, and make no agent', async ({
+test('sign-ups past the per-address limit answer 429 with Retry-After, make no agent, and pass once that time has', async ({
   server,
+  clock,
 }) => {
   const statuses: number[] = [];
   for (let i = 0; i < 4; i++)
@@ -72,14 +80,21 @@ test('sign-ups past the per-address limit answer 429 with Retry-After, and make 
   assert.equal(statuses, [201, 201, 429, 429]);
   const refused = await server.post('/agents', { name: 'limited again' });
   assert.is(refused.status, 429);
-  assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+  // Three an hour refill one every 20 minutes.
+  assert.is(refused.headers.get('retry-after'), '1200');
   const problem = (await refused.json()) as { code: string; retry_after_seconds: number };
   assert.is(problem.code, 'rate_limited');
-  assert.ok(problem.retry_after_seconds >= 1);
+  assert.is(problem.retry_after_seconds, 1200);
   const [row] = await server.services.driver.query<{ n: number }>(
     "select count(*)::int8 as n from agents where name like 'limited again%'",
   );
   assert.is(row?.n, 0);
+
+  clock.advance(1199_000);
+  assert.is((await server.post('/agents', { name: 'limited again' })).status, 429);
+  clock.advance(1_000);
+  assert.is((await server.post('/agents', { name: 'limited again' })).status, 201);
+  assert.is((await server.post('/agents', { name: 'limited once more' })).status, 429);
 });
 
 test('sign_up over MCP counts against the same limit', async ({ server }) => {
@@ -94,12 +109,24 @@ test('sign_up over MCP counts against the same limit', async ({ server }) => {
   assert.is((JSON.parse(result.content[0]?.text ?? '{}') as { code: string }).code, 'rate_limited');
 });
 
-test('past the general limit every route but the documents answers 429', async ({ server }) => {
-  let status = 0;
-  for (let i = 0; i < 40 && status !== 429; i++) status = (await server.get('/whoami')).status;
-  assert.is(status, 429);
+test('past the general limit every route but the documents answers 429, until Retry-After has passed', async ({
+  server,
+  clock,
+}) => {
+  let refused: Response | undefined;
+  for (let i = 0; i < 31 && !refused; i++) {
+    const response = await server.get('/whoami');
+    if (response.status === 429) refused = response;
+  }
+  assert.ok(refused, 'at most 30 requests a minute are taken');
   assert.is((await server.get('/health')).status, 200);
   assert.is((await server.get('/llms.txt')).status, 200);
+  // 30 a minute refill one every 2 s (less, when part of one has refilled already).
+  const retryAfter = Number(refused.headers.get('retry-after'));
+  assert.ok(retryAfter >= 1 && retryAfter <= 2, `Retry-After: ${retryAfter}`);
+  clock.advance(retryAfter * 1000);
+  assert.is((await server.get('/whoami')).status, 401, 'served again: no token, so 401');
+  assert.is((await server.get('/whoami')).status, 429);
 });
 
 test.run();

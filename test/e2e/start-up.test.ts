@@ -1,29 +1,41 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { onTestsEnd } from '../helpers/resources.ts';
 import { freshPgliteDir } from '../helpers/storage.ts';
 
-const tsx = join(import.meta.dirname, '../../node_modules/tsx/dist/cli.mjs');
-const main = join(import.meta.dirname, '../../server/main.ts');
+const root = join(import.meta.dirname, '../..');
+const main = join(root, 'server/main.ts');
 
 interface Started {
-  child: ChildProcess;
+  pid: number;
   baseUrl: string;
-  exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): void;
+  /** The exit code, or the signal that ended the process. */
+  exited: Promise<number | NodeJS.Signals | null>;
 }
 
-/** Runs the service as `npm start` does, on port 0, and waits for its "listening" line. */
-async function startMain(dataDir: string): Promise<Started> {
-  const child = spawn(process.execPath, [tsx, main], {
+interface Context {
+  dataDir: string;
+  /** Processes of the current test not yet seen to exit; the test's end kills them. */
+  running: Set<Started>;
+}
+
+/**
+ * Runs the service as `npm start` does: node itself runs server/main.ts with tsx as a loader,
+ * so the process we hold is the server, and a signal sent to it reaches the server. (The tsx
+ * CLI would run the server in a child process of its own, which a SIGKILL leaves running.)
+ */
+async function startMain(context: Context): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+    cwd: root,
     env: {
       ...process.env,
       PORT: '0',
       HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
+      DATA_DIR: context.dataDir,
       BASE_URL: '',
       // The crash test signs up faster than an address may; 0 lifts the limits.
       RATE_LIMIT_PER_MINUTE: '0',
@@ -31,36 +43,87 @@ async function startMain(dataDir: string): Promise<Started> {
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  onTestsEnd(async () => {
-    child.kill('SIGKILL');
-  });
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal)),
   );
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      const found = /listening on (http:\/\/\S+)/.exec(text);
+  let stderr = '';
+  // Read stderr to the end, so that a chatty server never blocks on a full pipe.
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const started: Started = {
+    pid: child.pid as number,
+    baseUrl: '',
+    kill: (signal) => void child.kill(signal),
+    exited,
+  };
+  context.running.add(started);
+  void exited.then(() => context.running.delete(started));
+  started.baseUrl = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', () => {
+      const found = /listening on (http:\/\/\S+)/.exec(stderr);
       if (found) resolve(found[1] as string);
     });
-    void exited.then((code) => reject(new Error(`exited with ${code} before listening: ${text}`)));
+    void exited.then((code) =>
+      reject(new Error(`exited with ${code} before listening: ${stderr}`)),
+    );
   });
-  return { child, baseUrl, exited };
+  return started;
 }
 
-const test = suite<{ dataDir: string }>('start-up contract: npm start, SIGTERM, restart');
+/**
+ * Fails when `promise` has not settled within `ms`. A deadline, not a sleep: the test goes on
+ * the moment the promise settles. It guards claims about time ("does not hold shutdown up")
+ * that only real time can break, in a process whose clock a test cannot hold.
+ */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
-test.before(async (context) => {
-  // The embedded database lives under DATA_DIR/pglite; start from the migrated template.
+/** Whether a process with this id exists (signal 0 checks without sending anything). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
+const authorized = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+
+async function unreadChanges(baseUrl: string, token: string): Promise<number> {
+  const me = await fetch(`${baseUrl}/whoami`, authorized(token));
+  return ((await me.json()) as { unread: { changes: number } }).unread.changes;
+}
+
+const test = suite<Context>('start-up contract: npm start, SIGTERM, restart');
+
+test.before.each(async (context) => {
+  // The embedded database lives under DATA_DIR/pglite; each test starts from a migrated copy.
+  context.running = new Set();
   context.dataDir = mkdtempSync(join(tmpdir(), 'agent-service-main-'));
-  cpSync(await freshPgliteDir(), join(context.dataDir, 'pglite'), { recursive: true });
+  renameSync(await freshPgliteDir(), join(context.dataDir, 'pglite'));
 });
 
-test('the service starts, answers /health, stops cleanly on SIGTERM and keeps what it acknowledged', async ({
-  dataDir,
-}) => {
-  const first = await startMain(dataDir);
+// Runs after a failing test too: no server outlives its test, and no data directory either.
+test.after.each(async ({ running, dataDir }) => {
+  for (const server of running) {
+    server.kill('SIGKILL');
+    await server.exited;
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('the service starts, answers /health, stops promptly on SIGTERM despite a parked long-poll, and keeps what it acknowledged', async (context) => {
+  const first = await startMain(context);
   const health = await fetch(`${first.baseUrl}/health`);
   assert.is(health.status, 200);
   const signUp = await fetch(`${first.baseUrl}/agents`, {
@@ -70,32 +133,39 @@ test('the service starts, answers /health, stops cleanly on SIGTERM and keeps wh
   });
   assert.is(signUp.status, 201);
   const { api_token, agent_id } = (await signUp.json()) as { api_token: string; agent_id: string };
-  // A long-poll in flight must not hold the shutdown up.
-  const waiting = fetch(`${first.baseUrl}/changes/wait?timeout=60&after=c1`, {
-    headers: { authorization: `Bearer ${api_token}` },
-  }).then(
-    (response) => response.status,
-    () => 'aborted',
-  );
-  await fetch(`${first.baseUrl}/whoami`, { headers: { authorization: `Bearer ${api_token}` } });
-  first.child.kill('SIGTERM');
-  assert.is(await first.exited, 0);
-  assert.ok(await waiting);
+  assert.is(await unreadChanges(first.baseUrl, api_token), 1, 'the welcome is unread');
 
-  const second = await startMain(dataDir);
-  const me = await fetch(`${second.baseUrl}/whoami`, {
-    headers: { authorization: `Bearer ${api_token}` },
-  });
+  // A long-poll with a minute left: reading its (empty) first page marks the welcome read,
+  // so whoami counting nothing unread shows it has parked.
+  const waiting = fetch(`${first.baseUrl}/changes/wait?timeout=60&after=c1`, authorized(api_token))
+    .then(async (response) => ({ status: response.status, body: await response.json() }))
+    .catch(() => 'cut' as const);
+  let unread = 1;
+  for (let i = 0; i < 500 && unread !== 0; i++)
+    unread = await unreadChanges(first.baseUrl, api_token);
+  assert.is(unread, 0, 'the long-poll has parked');
+
+  first.kill('SIGTERM');
+  assert.is(
+    await within(first.exited, 20_000, 'exit after SIGTERM with a long-poll parked for 60 s'),
+    0,
+  );
+  // The long-poll is answered with its empty page, or its connection is closed: never left
+  // hanging until its time-out.
+  const outcome = await waiting;
+  if (outcome !== 'cut')
+    assert.equal(outcome, { status: 200, body: { changes: [], cursor: 'c1' } });
+
+  const second = await startMain(context);
+  const me = await fetch(`${second.baseUrl}/whoami`, authorized(api_token));
   assert.is(me.status, 200);
   assert.is(((await me.json()) as { agent_id: string }).agent_id, agent_id);
-  second.child.kill('SIGTERM');
+  second.kill('SIGTERM');
   assert.is(await second.exited, 0);
 });
 
-test('what was acknowledged survives kill -9 in the middle of writes, and nothing is half-written', async ({
-  dataDir,
-}) => {
-  const first = await startMain(dataDir);
+test('what was acknowledged survives kill -9 in the middle of writes, and nothing is half-written', async (context) => {
+  const first = await startMain(context);
   const acknowledged: string[] = [];
   let stop = false;
   // Four writers sign up in a loop; the process is killed once 40 sign-ups are acknowledged,
@@ -111,23 +181,30 @@ test('what was acknowledged survives kill -9 in the middle of writes, and nothin
       acknowledged.push(((await response.json()) as { api_token: string }).api_token);
       if (acknowledged.length >= 40 && !stop) {
         stop = true;
-        first.child.kill('SIGKILL');
+        first.kill('SIGKILL');
       }
     }
   };
   await Promise.all([0, 1, 2, 3].map(writer));
-  await first.exited;
+  assert.ok(acknowledged.length >= 40, 'the writers reached the kill');
+  assert.is(await first.exited, 'SIGKILL');
+  // The signal reached the server itself: nothing of it still answers or holds the data
+  // directory that the restart below opens.
+  assert.not.ok(alive(first.pid), 'the killed process is gone');
+  const answered = await fetch(`${first.baseUrl}/health`).then(
+    () => true,
+    () => false,
+  );
+  assert.not.ok(answered, 'nothing answers at the killed server address');
 
-  const second = await startMain(dataDir);
+  const second = await startMain(context);
   for (const token of acknowledged) {
-    const me = await fetch(`${second.baseUrl}/whoami`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
+    const me = await fetch(`${second.baseUrl}/whoami`, authorized(token));
     assert.is(me.status, 200);
     const body = (await me.json()) as { unread: { changes: number } };
     assert.is(body.unread.changes, 1, 'every agent has its welcome change');
   }
-  second.child.kill('SIGTERM');
+  second.kill('SIGTERM');
   assert.is(await second.exited, 0);
 });
 

@@ -1,17 +1,17 @@
 import { io as connect } from 'socket.io-client';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { TEST_DATABASE_URL } from '../helpers/storage.ts';
+import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
 
 // Two servers on one PostgreSQL stand for two processes: they share nothing but the database.
-const test = suite<{ a: TestServer; b: TestServer }>(
+const test = postgresSuite<{ a: TestServer; b: TestServer }>(
   'two servers on one PostgreSQL wake each other',
 );
 
 test.before(async (context) => {
-  context.a = await startTestServer();
-  context.b = await startTestServer();
+  const databaseUrl = await freshDatabaseUrl();
+  context.a = await startTestServer({ databaseUrl });
+  context.b = await startTestServer({ databaseUrl });
 });
 test.after(async ({ a, b }) => {
   await a.close();
@@ -69,4 +69,4 @@ test('a cursor issued by one server is taken by the other', async ({ a, b }) => 
   assert.is(onA.status, 200);
 });
 
-if (TEST_DATABASE_URL) test.run();
+test.run();

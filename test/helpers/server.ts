@@ -14,8 +14,10 @@ export interface TestServer extends RunningService {
 let names = 0;
 
 /**
- * A real server on port 0, on PGlite (a fresh copy) or on the PostgreSQL of DATABASE_URL,
- * on the engine HTTP_ENGINE names. Nothing of ours is mocked.
+ * A real server on port 0, on PGlite (a fresh copy) or on a fresh database of its own on the
+ * PostgreSQL of DATABASE_URL, on the engine HTTP_ENGINE names. Nothing of ours is mocked.
+ * Servers that must share one database (two processes) pass the same `databaseUrl`, from
+ * freshDatabaseUrl() in ./storage.ts.
  */
 export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
   const config: Config = {
@@ -27,7 +29,9 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     signUpLimitPerHour: 0,
     ...overrides,
   };
-  const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite');
+  const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite', {
+    databaseUrl: overrides.databaseUrl,
+  });
   const service = await startService(config, driver);
   const url = (path: string) => `${service.baseUrl}${path}`;
   const headers = (token?: string): Record<string, string> =>

@@ -1,6 +1,8 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
+import { suite, type Test } from 'uvu';
 import type { Driver } from '../../storage/driver.ts';
 import { migrate } from '../../storage/migrate.ts';
 import { openPglite } from '../../storage/pglite-driver.ts';
@@ -13,16 +15,16 @@ export const TEST_DATABASE_URL = process.env.DATABASE_URL || undefined;
 let template: Promise<string> | null = null;
 
 /**
- * A fresh, migrated PGlite data directory. initdb costs seconds, so one migrated template is
- * made per run and copied for each test (STACK.md).
+ * A fresh, migrated PGlite data directory. Making one costs seconds, so one migrated template
+ * is made per run and copied for each test (STACK.md).
  */
 export async function freshPgliteDir(): Promise<string> {
   template ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agent-service-template-'));
+    onTestsEnd(async () => rmSync(dir, { recursive: true, force: true }));
     const driver = await openPglite(dir);
     await migrate(driver);
     await driver.close();
-    onTestsEnd(async () => rmSync(dir, { recursive: true, force: true }));
     return dir;
   })();
   const source = await template;
@@ -32,6 +34,86 @@ export async function freshPgliteDir(): Promise<string> {
   return dir;
 }
 
+// PostgreSQL: every suite gets a database of its own, copied from one migrated template per
+// run (CREATE DATABASE ... TEMPLATE), named after the server's database and this process, and
+// dropped at the end of the run.
+let server: { sql: postgres.Sql; template: Promise<string>; made: string[] } | null = null;
+
+function databaseUrl(name: string): string {
+  const url = new URL(TEST_DATABASE_URL as string);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Databases of this run are `<base>_t<pid>_<n>`: a later run can tell which are left over. */
+function runPrefix(): string {
+  const base = decodeURIComponent(new URL(TEST_DATABASE_URL as string).pathname.slice(1));
+  return `${
+    base
+      .toLowerCase()
+      .replace(/[^a-z0-9_]/g, '_')
+      .slice(0, 30) || 'test'
+  }_t`;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}
+
+function testServer(): NonNullable<typeof server> {
+  if (!TEST_DATABASE_URL) throw new Error('PostgreSQL tests need DATABASE_URL');
+  if (server) return server;
+  const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => undefined });
+  const made: string[] = [];
+  const prefix = runPrefix();
+  const template = (async () => {
+    // Left by runs that did not get to clean up (killed): their process is gone.
+    const old = await sql<{ datname: string }[]>`
+      select datname from pg_database where starts_with(datname, ${prefix})`;
+    for (const { datname } of old) {
+      const pid = Number(/^\d+/.exec(datname.slice(prefix.length))?.[0]);
+      if (pid && !alive(pid)) await sql.unsafe(`drop database if exists "${datname}" with (force)`);
+    }
+    const name = `${prefix}${process.pid}_template`;
+    await sql.unsafe(`create database "${name}"`);
+    made.push(name);
+    const driver = await openPostgres(databaseUrl(name), { max: 1 });
+    try {
+      await migrate(driver);
+    } finally {
+      // A template must have no connections when it is copied.
+      await driver.close();
+    }
+    return name;
+  })();
+  template.catch(() => undefined);
+  server = { sql, template, made };
+  onTestsEnd(async () => {
+    for (const name of made.reverse()) {
+      await sql.unsafe(`drop database if exists "${name}" with (force)`).catch(() => undefined);
+    }
+    await sql.end({ timeout: 5 });
+  });
+  return server;
+}
+
+/**
+ * A new, migrated database of its own on the test PostgreSQL server (DATABASE_URL), dropped at
+ * the end of the run. Pass it to several test servers that must share one database.
+ */
+export async function freshDatabaseUrl(): Promise<string> {
+  const { sql, template, made } = testServer();
+  const name = `${runPrefix()}${process.pid}_${made.length}`;
+  made.push(name);
+  await sql.unsafe(`create database "${name}" template "${await template}"`);
+  return databaseUrl(name);
+}
+
 export type DriverKind = 'pglite' | 'postgres';
 
 /** The drivers this run can test: PGlite always, PostgreSQL when DATABASE_URL is set. */
@@ -39,14 +121,35 @@ export function driverKinds(): DriverKind[] {
   return TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
 }
 
-/** A migrated driver of the kind asked for. */
-export async function openTestDriver(kind: DriverKind): Promise<Driver> {
-  if (kind === 'postgres') {
-    const driver = await openPostgres(TEST_DATABASE_URL as string);
-    await migrate(driver);
-    return driver;
+/**
+ * A migrated driver of the kind asked for, on a database of its own; or, with `databaseUrl`,
+ * on that PostgreSQL database (e.g. one from freshDatabaseUrl shared by two servers).
+ */
+export async function openTestDriver(
+  kind: DriverKind,
+  options: { databaseUrl?: string | undefined } = {},
+): Promise<Driver> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl);
+  if (kind === 'postgres') return openPostgres(await freshDatabaseUrl());
+  return openPglite(await freshPgliteDir());
+}
+
+const skippedPostgresSuites: string[] = [];
+
+/** Suites declared with postgresSuite that did not run for want of DATABASE_URL. */
+export function postgresSuitesSkipped(): readonly string[] {
+  return skippedPostgresSuites;
+}
+
+/**
+ * A uvu suite that needs PostgreSQL. Without DATABASE_URL its `run()` does nothing, and the
+ * runner says how many were skipped (and fails the run when REQUIRE_POSTGRES=1).
+ */
+export function postgresSuite<T = Record<string, unknown>>(name: string): Test<T> {
+  const test = suite<T>(name);
+  if (!TEST_DATABASE_URL) {
+    skippedPostgresSuites.push(name);
+    test.run = () => undefined;
   }
-  const driver = await openPglite(await freshPgliteDir());
-  await migrate(driver);
-  return driver;
+  return test;
 }

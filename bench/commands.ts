@@ -1,0 +1,360 @@
+/**
+ * The write path, in-process: commands per second through `registry.command` (pinned actor,
+ * mailbox, one transaction with the version check, memory and pushes after the commit), beside
+ * the same SQL statements run as one raw transaction without the registry, on the same driver
+ * (and, on PostgreSQL, through postgres.js `sql.begin` directly). No HTTP: the figure is the
+ * write path alone.
+ */
+import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
+import { createActor } from 'xstate';
+import { leaveFeedback } from '../actors/handlers/feedback.ts';
+import { signUp } from '../actors/handlers/account.ts';
+import { readFeedPage } from '../actors/feed.ts';
+import { ensureOperator } from '../actors/operator.ts';
+import { principalOf, type Principal } from '../actors/principal.ts';
+import { Services } from '../actors/services.ts';
+import { agentMachine } from '../machines/agent.ts';
+import { notifyActors } from '../storage/actor-notices.ts';
+import { findAgent, saveAgentState } from '../storage/agents.ts';
+import { appendChanges, notifyChanges, readChanges } from '../storage/changes.ts';
+import type { Driver, Queryable, Row } from '../storage/driver.ts';
+import { insertFeedback } from '../storage/feedback.ts';
+import { openPglite } from '../storage/pglite-driver.ts';
+import { openPostgres } from '../storage/postgres-driver.ts';
+import { freshPgliteDir } from '../test/helpers/storage.ts';
+import { bounded } from './clients.ts';
+import { closedLoop, type LoopResult } from './closed-loop.ts';
+import { scratchDatabase } from './scratch-database.ts';
+
+export type DriverKind = 'pglite' | 'postgres';
+
+/**
+ * - `feed.read`: `readFeedPage` with limit 1 (what `GET /changes` runs): reads the next change
+ *   and moves the agent's remembered place past it, so every command writes the agent's row.
+ * - `feedback`: what `POST /feedback` with a token runs on the sender: the feedback row and two
+ *   change rows (the operator's feed and the sender's), the actor's row left alone.
+ */
+export type CommandKind = 'feed.read' | 'feedback';
+
+export type WritePath = 'registry.command' | 'raw driver transaction' | 'raw postgres.js sql.begin';
+
+export interface CommandFigure {
+  driver: DriverKind;
+  command: CommandKind;
+  actors: number;
+  path: WritePath;
+  result: LoopResult;
+}
+
+export interface CommandBenchOptions {
+  /** Agents the spread-out cases cover (signed up first). */
+  actors: number;
+  /** Measured commands per case. */
+  commands: number;
+  /** Commands in flight at once (a closed loop, like that many busy connections). */
+  concurrency: number;
+  /** PostgreSQL server URL; a scratch database is made on it and dropped after. */
+  databaseUrl?: string;
+}
+
+/** Commands before each measured one-actor case: JIT, prepared statements, caches. */
+const WARM_UP_ONE_ACTOR = 200;
+const SET_UP_CONCURRENCY = 20;
+
+/** What the raw paths keep of an actor, in place of the registry: its row's version and place. */
+interface RawActor {
+  version: number;
+  readSeq: number;
+  /** The minimal mailbox: one transaction at a time per actor, as the registry runs them. */
+  tail: Promise<unknown>;
+}
+
+/** One driver's world: the service's Services on it, the agents, and the raw handles. */
+interface World {
+  kind: DriverKind;
+  driver: Driver;
+  services: Services;
+  solo: string;
+  crowd: string[];
+  principals: Map<string, Principal>;
+  /** postgres.js on the same database, with the driver's own settings (PostgreSQL only). */
+  sql: postgres.Sql | null;
+  close(): Promise<void>;
+}
+
+async function openWorld(
+  kind: DriverKind,
+  options: CommandBenchOptions,
+  log: (line: string) => void,
+): Promise<World> {
+  let driver: Driver;
+  let sql: postgres.Sql | null = null;
+  let drop = async () => undefined;
+  if (kind === 'pglite') driver = await openPglite(await freshPgliteDir());
+  else {
+    if (!options.databaseUrl) throw new Error('no PostgreSQL URL');
+    const scratch = await scratchDatabase(options.databaseUrl);
+    drop = scratch.drop;
+    driver = await openPostgres(scratch.url);
+    // The same settings as storage/postgres-driver.ts, so only the driver's wrapper differs.
+    sql = postgres(scratch.url, {
+      max: 10,
+      prepare: true,
+      onnotice: () => undefined,
+      types: { bigint: { to: 20, from: [20], serialize: String, parse: Number } },
+    });
+  }
+  const services = new Services(driver, {
+    baseUrl: 'http://127.0.0.1:0',
+    operatorName: 'service',
+    termsUrl: 'http://127.0.0.1:0/terms',
+    privacyUrl: 'http://127.0.0.1:0/privacy',
+    mailJoinAddress: 'join@127.0.0.1',
+    actorCapacity: Math.max(10_000, options.actors + 10),
+  });
+  const close = async () => {
+    await services.flush().catch(() => undefined);
+    await sql?.end({ timeout: 5 });
+    await driver.close();
+    await drop();
+  };
+  try {
+    // As server/app.ts starts the service: the operator first, then word from other processes.
+    await ensureOperator(services, undefined);
+    await services.listenToOtherProcesses();
+    const started = performance.now();
+    const call = { services, principal: null, signal: new AbortController().signal };
+    const ids = await bounded(options.actors + 1, SET_UP_CONCURRENCY, async (i) => {
+      const { agent_id } = await signUp(call, { name: `bench writer ${i}` });
+      return agent_id;
+    });
+    log(`${kind}: signed up ${ids.length} agents in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const principals = new Map<string, Principal>();
+    for (const id of ids) {
+      const row = await findAgent(driver, id);
+      if (row) principals.set(id, principalOf(row));
+    }
+    const [solo, ...crowd] = ids;
+    if (!solo) throw new Error('no agents signed up');
+    return { kind, driver, services, solo, crowd, principals, sql, close };
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Records `perAgent` changes in each agent's feed in one statement, so every `feed.read` command
+ * has a change to read and a place to move past.
+ */
+async function fillFeeds(driver: Driver, agentIds: readonly string[], perAgent: number) {
+  await driver.query(
+    `with heads as (
+       update feed_heads set last_seq = last_seq + $2
+       where agent_id = any($1::uuid[]) returning agent_id, last_seq
+     )
+     insert into changes (agent_id, seq, event_id, type, data)
+     select heads.agent_id, seq, gen_random_uuid(), 'bench.filler', '{"bench": true}'::jsonb
+     from heads, generate_series(heads.last_seq - $2 + 1, heads.last_seq) as seq`,
+    [agentIds, perAgent],
+  );
+}
+
+/** A Queryable over a postgres.js transaction, as the driver's own, minus its guard and errors. */
+function bare(tx: postgres.TransactionSql): Queryable {
+  return {
+    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+      const rows = await tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+        prepare: true,
+      });
+      return rows as unknown as T[];
+    },
+    async script(text: string) {
+      await tx.unsafe(text).simple();
+    },
+  };
+}
+
+/** A persisted agent snapshot as the actor writes it, with `readSeq` put in. */
+const persistedTemplate = agentMachine.getPersistedSnapshot(
+  createActor(agentMachine, { input: { readSeq: 0 } }).getSnapshot(),
+) as unknown as { context: Record<string, unknown> } & Record<string, unknown>;
+const persistedAt = (readSeq: number) => ({
+  ...persistedTemplate,
+  context: { ...persistedTemplate.context, readSeq },
+});
+
+type RunTransaction = <T>(work: (tx: Queryable) => Promise<T>) => Promise<T>;
+
+/** The raw paths: the registry's SQL, in one transaction, with only a per-actor queue around it. */
+class RawWriter {
+  private readonly actors = new Map<string, RawActor>();
+  /** Names this writer in its notifications, as a Services instance does. */
+  private readonly instance = randomUUID();
+
+  constructor(
+    private readonly world: World,
+    private readonly transaction: RunTransaction,
+  ) {}
+
+  /** Takes each actor's version and place from the database (the registry may have moved them). */
+  async load(agentIds: readonly string[]): Promise<void> {
+    this.actors.clear();
+    for (const id of agentIds) {
+      const row = await findAgent(this.world.driver, id);
+      if (!row) throw new Error(`agent ${id} is missing`);
+      const saved = row.machine as { context?: { readSeq?: number } } | null;
+      const readSeq = saved?.context?.readSeq ?? row.readSeq;
+      this.actors.set(id, { version: row.version, readSeq, tail: Promise.resolve() });
+    }
+  }
+
+  private queue<T>(id: string, work: (actor: RawActor) => Promise<T>): Promise<T> {
+    const actor = this.actors.get(id);
+    if (!actor) throw new Error(`agent ${id} was not loaded`);
+    const run = actor.tail.then(() => work(actor));
+    actor.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** readChanges, saveAgentState and (PostgreSQL) the actor notice: what readFeedPage runs. */
+  readFeed(id: string): Promise<boolean> {
+    const notifies = Boolean(this.world.driver.listen);
+    return this.queue(id, async (actor) => {
+      const moved = await this.transaction(async (tx) => {
+        const [row] = await readChanges(tx, id, actor.readSeq, 1);
+        if (!row) return null;
+        const version = await saveAgentState(tx, id, actor.version, persistedAt(row.seq));
+        if (version === null) throw new Error(`agent ${id} moved under the raw writer`);
+        if (notifies) await notifyActors(tx, this.instance, [{ kind: 'agent', id, version }]);
+        return { version, seq: row.seq };
+      });
+      if (!moved) return false;
+      actor.version = moved.version;
+      actor.readSeq = moved.seq;
+      return true;
+    });
+  }
+
+  /** insertFeedback, the two change rows and (PostgreSQL) their notice: what POST /feedback runs. */
+  feedback(id: string): Promise<boolean> {
+    const notifies = Boolean(this.world.driver.listen);
+    const principal = this.world.principals.get(id);
+    if (!principal) throw new Error(`agent ${id} has no principal`);
+    const operatorId = this.world.services.operatorId;
+    return this.queue(id, async () => {
+      const feedbackId = randomUUID();
+      await this.transaction(async (tx) => {
+        await insertFeedback(tx, {
+          feedbackId,
+          agentId: id,
+          category: 'other',
+          message: FEEDBACK.message,
+        });
+        const stored = await appendChanges(tx, [
+          {
+            agentId: operatorId,
+            type: 'feedback.submitted',
+            actor: principal.agent,
+            data: { feedback_id: feedbackId, category: 'other', message: FEEDBACK.message, anonymous: false },
+          },
+          {
+            agentId: id,
+            type: 'feedback.received',
+            actor: principal.agent,
+            data: { feedback_id: feedbackId, category: 'other', note: FEEDBACK_NOTE },
+          },
+        ]);
+        if (notifies) await notifyChanges(tx, this.instance, stored);
+      });
+      return true;
+    });
+  }
+}
+
+const FEEDBACK = { message: 'bench: the write path', category: 'other' } as const;
+const FEEDBACK_NOTE = 'The operator reads feedback; an answer arrives here as feedback.answered.';
+
+/** The operation one path runs for one command kind, on one agent. */
+function operationFor(
+  world: World,
+  command: CommandKind,
+  path: WritePath,
+  raw: RawWriter | null,
+): (agentId: string) => Promise<boolean> {
+  const { services } = world;
+  if (path === 'registry.command') {
+    if (command === 'feed.read') {
+      return async (id) => (await readFeedPage(services, id, undefined, 1)).changes.length > 0;
+    }
+    const signal = new AbortController().signal;
+    return async (id) => {
+      const principal = world.principals.get(id) ?? null;
+      await leaveFeedback({ services, principal, signal }, FEEDBACK);
+      return true;
+    };
+  }
+  if (!raw) throw new Error(`${path} needs a raw writer`);
+  return command === 'feed.read' ? (id) => raw.readFeed(id) : (id) => raw.feedback(id);
+}
+
+function rawWriter(world: World, path: WritePath): RawWriter | null {
+  if (path === 'raw driver transaction') {
+    return new RawWriter(world, (work) => world.driver.transaction((tx) => work(tx)));
+  }
+  if (path === 'raw postgres.js sql.begin') {
+    const { sql } = world;
+    if (!sql) throw new Error('raw postgres.js needs PostgreSQL');
+    return new RawWriter(world, (work) => sql.begin((tx) => work(bare(tx))) as never);
+  }
+  return null;
+}
+
+/**
+ * Every case on one driver: each command kind, on one actor and spread over the crowd, on each
+ * path. Figures go to `record` as they come, so a run cut short still prints what it measured.
+ */
+export async function measureCommands(
+  kind: DriverKind,
+  options: CommandBenchOptions,
+  signal: AbortSignal,
+  record: (figure: CommandFigure) => void,
+  log: (line: string) => void,
+): Promise<void> {
+  const world = await openWorld(kind, options, log);
+  try {
+    const paths: WritePath[] = ['registry.command', 'raw driver transaction'];
+    if (kind === 'postgres') paths.push('raw postgres.js sql.begin');
+    const perActor = Math.ceil(options.commands / world.crowd.length);
+    // Enough changes for every feed.read of every path, warm-ups included.
+    await fillFeeds(world.driver, [world.solo], paths.length * (WARM_UP_ONE_ACTOR + options.commands) + 1);
+    await fillFeeds(world.driver, world.crowd, paths.length * (1 + perActor) + 1);
+    for (const command of ['feed.read', 'feedback'] as const) {
+      for (const spread of [false, true]) {
+        const agents = spread ? world.crowd : [world.solo];
+        for (const path of paths) {
+          if (signal.aborted) return;
+          const raw = rawWriter(world, path);
+          // Neither path may find the other's copy: the registry reloads what the raw path wrote.
+          await world.services.flush();
+          await raw?.load(agents);
+          const run = operationFor(world, command, path, raw);
+          const pick = (i: number) => agents[i % agents.length] as string;
+          // Warm-up: every actor once (loaded into the registry), at least WARM_UP_ONE_ACTOR.
+          const warmUp = Math.max(agents.length, WARM_UP_ONE_ACTOR);
+          await closedLoop(warmUp, options.concurrency, (i) => run(pick(i)), signal);
+          const result = await closedLoop(
+            options.commands,
+            options.concurrency,
+            (i) => run(pick(i + warmUp)),
+            signal,
+          );
+          record({ driver: kind, command, actors: agents.length, path, result });
+        }
+      }
+    }
+  } finally {
+    await world.close();
+  }
+}

@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import * as assert from 'uvu/assert';
+import { ServiceError } from '../../protocol/errors.ts';
+import {
+  DatabaseError,
+  QUERY_CANCELED,
+  READ_ONLY_SQL_TRANSACTION,
+  UNIQUE_VIOLATION,
+} from '../../storage/database-error.ts';
+import type { Driver, Queryable } from '../../storage/driver.ts';
+import { openTestDriver, type DriverKind } from '../helpers/storage.ts';
+import { driverSuite } from './contract.ts';
+
+/** Transactions, held to what PostgreSQL itself does: every driver runs this same suite. */
+export function transactionContract(kind: DriverKind): void {
+  const test = driverSuite<{ driver: Driver }>(kind, `transaction contract on ${kind}`);
+
+  test.before(async (context) => {
+    context.driver = await openTestDriver(kind);
+    await context.driver.script('create table notes (id text primary key, body text not null)');
+  });
+  test.after(async ({ driver }) => {
+    await driver.close();
+  });
+
+  const write = (tx: Queryable, id: string, body = 'x') =>
+    tx.query('insert into notes (id, body) values ($1, $2)', [id, body]);
+  const stored = async (driver: Driver, ...ids: string[]) =>
+    (
+      await driver.query<{ id: string }>('select id from notes where id = any($1::text[])', [ids])
+    ).map((row) => row.id);
+
+  test('a transaction whose failed statement was caught still rejects with that statement’s error, and writes nothing', async ({
+    driver,
+  }) => {
+    const [before, duplicate] = [randomUUID(), randomUUID()];
+    await driver.transaction((tx) => write(tx, duplicate));
+    const error = await driver
+      .transaction(async (tx) => {
+        await write(tx, before);
+        await write(tx, duplicate).catch(() => 'swallowed');
+        return 'resolved';
+      })
+      .catch((e: unknown) => e);
+    assert.instance(error, DatabaseError);
+    assert.is((error as DatabaseError).sqlState, UNIQUE_VIOLATION);
+    assert.equal(await stored(driver, before), []);
+  });
+
+  test('statements after a failed one fail too, and the transaction rejects with the first error', async ({
+    driver,
+  }) => {
+    const duplicate = randomUUID();
+    await driver.transaction((tx) => write(tx, duplicate));
+    const later: unknown[] = [];
+    const error = await driver
+      .transaction(async (tx) => {
+        await write(tx, duplicate).catch(() => undefined);
+        later.push(await tx.query('select 1').catch((e: unknown) => e));
+      })
+      .catch((e: unknown) => e);
+    assert.is((error as DatabaseError).sqlState, UNIQUE_VIOLATION);
+    assert.is((later[0] as DatabaseError).sqlState, '25P02');
+  });
+
+  test('a failure inside a savepoint rolls back only the savepoint, and the outer writes commit', async ({
+    driver,
+  }) => {
+    const [outerBefore, inner, outerAfter, duplicate] = [
+      randomUUID(),
+      randomUUID(),
+      randomUUID(),
+      randomUUID(),
+    ];
+    await driver.transaction((tx) => write(tx, duplicate));
+    const result = await driver.transaction(async (tx) => {
+      await write(tx, outerBefore);
+      const inside = await tx
+        .savepoint(async (sp) => {
+          await write(sp, inner);
+          await write(sp, duplicate);
+        })
+        .catch((e: unknown) => e);
+      await write(tx, outerAfter);
+      return inside;
+    });
+    assert.is((result as DatabaseError).sqlState, UNIQUE_VIOLATION);
+    assert.equal(
+      (await stored(driver, outerBefore, inner, outerAfter)).sort(),
+      [outerBefore, outerAfter].sort(),
+    );
+  });
+
+  test('a savepoint whose failed statement was caught inside it still rejects', async ({
+    driver,
+  }) => {
+    const [inner, duplicate] = [randomUUID(), randomUUID()];
+    await driver.transaction((tx) => write(tx, duplicate));
+    const outcome = await driver.transaction((tx) =>
+      tx
+        .savepoint(async (sp) => {
+          await write(sp, inner);
+          await write(sp, duplicate).catch(() => undefined);
+          return 'resolved';
+        })
+        .catch((e: unknown) => e),
+    );
+    assert.is((outcome as DatabaseError).sqlState, UNIQUE_VIOLATION);
+    assert.equal(await stored(driver, inner), []);
+  });
+
+  test('a savepoint that rejects with its own error undoes its writes and passes the error on', async ({
+    driver,
+  }) => {
+    const [kept, undone, nestedKept] = [randomUUID(), randomUUID(), randomUUID()];
+    const refusal = new ServiceError('invalid_input', 'refused on purpose');
+    const seen = await driver.transaction(async (tx) => {
+      await write(tx, kept);
+      await tx.savepoint(async (sp) => {
+        await sp.savepoint((nested) => write(nested, nestedKept));
+      });
+      return tx
+        .savepoint(async (sp) => {
+          await write(sp, undone);
+          throw refusal;
+        })
+        .catch((e: unknown) => e);
+    });
+    assert.is(seen, refusal);
+    assert.equal(
+      (await stored(driver, kept, undone, nestedKept)).sort(),
+      [kept, nestedKept].sort(),
+    );
+  });
+
+  test('a savepoint resolves with what its callback returns', async ({ driver }) => {
+    const value = await driver.transaction((tx) =>
+      tx.savepoint(async (sp) => (await sp.query<{ n: number }>('select 41 + 1 as n'))[0]?.n),
+    );
+    assert.is(value, 42);
+  });
+
+  test('a write in a read-only transaction fails with 25006, and reads work', async ({
+    driver,
+  }) => {
+    const id = randomUUID();
+    const [row] = await driver.transaction((tx) => tx.query<{ n: number }>('select 1 as n'), {
+      readOnly: true,
+    });
+    assert.is(row?.n, 1);
+    const error = await driver
+      .transaction((tx) => write(tx, id), { readOnly: true })
+      .catch((e: unknown) => e);
+    assert.instance(error, DatabaseError);
+    assert.is((error as DatabaseError).sqlState, READ_ONLY_SQL_TRANSACTION);
+    assert.equal(await stored(driver, id), []);
+  });
+
+  test('a statement past the timeout is stopped with 57014, and committed writes survive it', async ({
+    driver,
+  }) => {
+    const [committed, uncommitted] = [randomUUID(), randomUUID()];
+    await driver.transaction((tx) => write(tx, committed));
+    const started = performance.now();
+    const error = await driver
+      .transaction(
+        async (tx) => {
+          await write(tx, uncommitted);
+          await tx.query('select pg_sleep(10)');
+        },
+        { timeoutMs: 200 },
+      )
+      .catch((e: unknown) => e);
+    // Stopped, not finished: far less than the ten seconds it asked for.
+    assert.ok(performance.now() - started < 5000, 'the sleep was stopped');
+    assert.instance(error, DatabaseError);
+    assert.is((error as DatabaseError).sqlState, QUERY_CANCELED);
+    assert.equal(await stored(driver, committed, uncommitted), [committed]);
+    const [row] = await driver.transaction((tx) => tx.query<{ n: number }>('select 2 as n'), {
+      timeoutMs: 5000,
+    });
+    assert.is(row?.n, 2, 'the next transaction runs, within its own timeout');
+  });
+
+  test('the driver itself, called inside a transaction callback, rejects at once and says why', async ({
+    driver,
+  }) => {
+    const errors = await driver
+      .transaction(async () => [
+        await driver.query('select 1').catch((e: unknown) => e),
+        await driver.script('select 1').catch((e: unknown) => e),
+        await driver.transaction(async () => 1).catch((e: unknown) => e),
+      ])
+      .catch((e: unknown) => [e]);
+    assert.is(errors.length, 3);
+    for (const error of errors) {
+      assert.instance(error, Error);
+      assert.match((error as Error).message, 'use the transaction handed to the callback');
+    }
+    assert.ok(await driver.query('select 1'), 'and outside the callback it works again');
+  });
+
+  test('work the callback left running may use the driver once the transaction is over', async ({
+    driver,
+  }) => {
+    let later!: Promise<unknown>;
+    await driver.transaction(async () => {
+      later = new Promise((resolve) => setImmediate(resolve)).then(() =>
+        driver.query<{ n: number }>('select 3 as n'),
+      );
+    });
+    assert.equal(await later, [{ n: 3 }]);
+  });
+
+  test('ping resolves while the database answers', async ({ driver }) => {
+    await driver.ping();
+  });
+
+  test.run();
+}
