@@ -6,8 +6,7 @@ import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
-import type { Driver } from '../storage/driver.ts';
-import { openStorage } from '../storage/open.ts';
+import { openStorage, type Driver } from '../storage/open.ts';
 import type { Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
@@ -187,9 +186,11 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     async close() {
       stopping = true;
       io.disconnectSockets(true);
+      // The engine first: on node:http, io.close() closes the HTTP server, which would wait for
+      // open connections (a parked long-poll) instead of ending them.
+      await engine.close();
       // io.close() also undoes what attaching to uWS changed in socket.io for the whole process.
       await new Promise<void>((resolve) => void io.close(() => resolve()));
-      await engine.close();
       await services.flush();
       await driver.close();
     },

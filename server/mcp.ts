@@ -7,6 +7,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../actors/services.ts';
+import type { ByteBody } from '../protocol/binding.ts';
 import { ServiceError, toProblem } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
@@ -24,7 +25,20 @@ import {
   rpcErrorResponse,
 } from './mcp/json-rpc.ts';
 import { originRule } from './mcp/origin.ts';
+import { operationUrl, takeBody, toolResult } from './mcp/binding.ts';
 import { argumentBytes, ToolTable } from './mcp/tools.ts';
+
+/**
+ * What a tool call hands the operation besides its fields, as protocol/binding.ts says the MCP
+ * door does: a byte body, JSON where JSON or markdown may be answered, and no request headers.
+ */
+interface McpCaller {
+  token: string | undefined;
+  signal: AbortSignal;
+  body?: ByteBody;
+  format: 'json';
+  headers: Record<string, string>;
+}
 
 /** Stateless and JSON-only: no standalone event stream (GET), no session to end (DELETE). */
 const METHODS = ['POST', 'OPTIONS'] as const;
@@ -106,27 +120,29 @@ export function createMcpDoor(
           }),
         );
       }
-      // The same limit as the operation's HTTP body, whichever door the call came through.
-      if (argumentBytes(args) > entry.argumentLimit) {
-        return toolError(
-          new ServiceError(
+      try {
+        const { fields, body } = takeBody(entry.binding, args);
+        // The same limit as the operation's HTTP body, whichever door the call came through.
+        if (argumentBytes(fields) > entry.argumentLimit) {
+          throw new ServiceError(
             'payload_too_large',
             `The arguments of ${name} are larger than it takes (${entry.argumentLimit} bytes of JSON at most).`,
             { limit_bytes: entry.argumentLimit },
-          ),
-        );
-      }
-      try {
+          );
+        }
         admit(entry.operation, http);
-        const output = await invoke(services, entry.operation, args, {
+        const caller: McpCaller = {
           token: argumentToken ?? headerToken,
           // Aborted when the server closes, which it does as soon as the HTTP client goes.
           signal: extra.signal,
-        });
-        return {
-          content: [{ type: 'text', text: JSON.stringify(output) }],
-          structuredContent: output as Record<string, unknown>,
+          ...(body === undefined ? {} : { body }),
+          format: 'json',
+          headers: {},
         };
+        const answer = await invoke(services, entry.operation, fields, caller);
+        return await toolResult(entry.binding, answer, () =>
+          operationUrl(baseUrl, entry.operation.path, fields),
+        );
       } catch (error) {
         return toolError(asServiceError(error, log));
       }

@@ -1,5 +1,8 @@
 import { join } from 'node:path';
 import type { Driver } from './driver.ts';
+
+/** The driver's type, for start-up code that may import only this file of storage/. */
+export type { Driver };
 import { migrate } from './migrate.ts';
 import { openPglite } from './pglite-driver.ts';
 import { openPostgres } from './postgres-driver.ts';

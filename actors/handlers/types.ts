@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { BindingCall, HandlerResult } from '../../protocol/binding.ts';
 import type { OperationName, Operations } from '../../protocol/operations.ts';
 import type { Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
@@ -18,9 +19,11 @@ export type AgentCall = Call & { principal: Principal };
 type Input<N extends OperationName> = z.output<Operations[N]['input']>;
 type Output<N extends OperationName> = z.input<Operations[N]['output']>;
 
+/** A handler's call also has `body`, `headers` or `format` where its binding gives them. */
 export type Handler<N extends OperationName> = (
-  call: Operations[N]['auth'] extends 'agent' ? AgentCall : Call,
+  call: (Operations[N]['auth'] extends 'agent' ? AgentCall : Call) &
+    BindingCall<Operations[N]['binding']>,
   input: Input<N>,
-) => Promise<Output<N>>;
+) => Promise<HandlerResult<Operations[N]['binding'], Output<N>>>;
 
 export type Handlers = { [N in OperationName]: Handler<N> };

@@ -1,4 +1,5 @@
 import type { Server as SocketIoServer } from 'socket.io';
+import type { ByteBody } from '../../protocol/binding.ts';
 
 /**
  * The seam between the doors and the HTTP server underneath. Two engines implement it:
@@ -21,14 +22,27 @@ export interface EngineRequest {
    * refused with a 413 ServiceError before it is read whole.
    */
   body(limit: number): Promise<Buffer>;
+  /**
+   * The body as a stream that pulls from the socket (body-stream.ts), at most `limit` bytes;
+   * throws the 413 at once when the declared length is over. Read a body once, either way.
+   */
+  stream(limit: number): ByteBody;
   /** Aborted when the client goes away or the server shuts down. */
   signal: AbortSignal;
 }
 
 export interface EngineResponse {
   status: number;
+  /** Lower-case names. Never `content-length`: the engine writes it. */
   headers: Record<string, string>;
   body: string | Uint8Array;
+  /**
+   * Instead of `body`: exactly `length` bytes, streamed with backpressure; `chunks` null sends
+   * the headers alone with `Content-Length: length` (HEAD). A source that ends short closes
+   * the connection; one that goes on is cut at `length`. The engine stops iterating (`return`)
+   * when the client goes away.
+   */
+  stream?: { length: number; chunks: AsyncIterable<Uint8Array> | null };
   /** Close the connection after answering (e.g. a body was refused unread). */
   close?: boolean;
 }
@@ -42,4 +56,6 @@ export interface HttpEngine {
   attachSocketIo(io: SocketIoServer): void;
   /** Stops listening and aborts requests still open. */
   close(): Promise<void>;
+  /** Requests taken and not yet answered or aborted (tests check that none is left behind). */
+  readonly openRequests: number;
 }

@@ -1,11 +1,13 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { pathParameters } from '../../protocol/operation.ts';
+import { pathParameters, restParameter } from '../../protocol/operation.ts';
 
 /** An operation's route, compiled: its path as a regular expression with named groups. */
 interface Route<T> {
   method: string;
   pattern: RegExp;
   names: string[];
+  /** True when the last name is a rest parameter (`*name`). */
+  rest: boolean;
   target: T;
 }
 
@@ -16,8 +18,15 @@ export interface Match<T> {
 
 /**
  * Matches a method and a percent-encoded path to a target. Static segments win over
- * parameters (so `/changes/wait` is never read as `/changes/:id`). A path that exists under
- * another method answers 405 with the methods it takes.
+ * parameters (so `/changes/wait` is never read as `/changes/:id`), and single parameters over
+ * a rest parameter. A path that exists under another method answers 405 with the methods it
+ * takes.
+ *
+ * Matching runs on the path as it arrived, still percent-encoded, so `%2F` is never a
+ * separator; each parameter is decoded afterwards. A rest parameter (`*path`, one or more
+ * segments) is decoded segment by segment and joined by `/`, and refused with `invalid_path`
+ * when a segment is empty, `.` or `..` (also as `%2E`), holds NUL, or holds an encoded `/`:
+ * a file path that comes through is one a file system and an object store read alike.
  */
 export class Router<T> {
   private readonly routes: Route<T>[] = [];
@@ -26,14 +35,18 @@ export class Router<T> {
 
   add(method: string, path: string, target: T): void {
     const names = pathParameters(path);
+    const rest = restParameter(path) !== undefined;
     if (names.length === 0) this.exact.set(`${method} ${path}`, target);
     const source = path
       .split('/')
-      .map((segment) => (segment.startsWith(':') ? '([^/]+)' : escape(segment)))
+      .map((segment) =>
+        segment.startsWith(':') ? '([^/]+)' : segment.startsWith('*') ? '(.+)' : escape(segment),
+      )
       .join('/');
-    this.routes.push({ method, pattern: new RegExp(`^${source}$`), names, target });
-    // Fewer parameters first: static beats dynamic.
-    this.routes.sort((a, b) => a.names.length - b.names.length);
+    this.routes.push({ method, pattern: new RegExp(`^${source}$`), names, rest, target });
+    // Fewer parameters first: static beats dynamic; a rest parameter comes after all others.
+    const weight = (route: Route<T>) => route.names.length + (route.rest ? 1000 : 0);
+    this.routes.sort((a, b) => weight(a) - weight(b));
   }
 
   match(method: string, path: string): Match<T> {
@@ -48,8 +61,10 @@ export class Router<T> {
         continue;
       }
       const params: Record<string, string> = {};
+      const last = route.names.length - 1;
       route.names.forEach((name, index) => {
-        params[name] = decodeSegment(found[index + 1] as string);
+        const raw = found[index + 1] as string;
+        params[name] = route.rest && index === last ? decodeRest(name, raw) : decodeSegment(raw);
       });
       return { target: route.target, params };
     }
@@ -84,4 +99,29 @@ function decodeSegment(segment: string): string {
   } catch {
     throw new ServiceError('invalid_input', 'A path segment is not valid percent-encoding.');
   }
+}
+
+/** A rest parameter's segments, each decoded, joined by `/`; refused where ambiguous. */
+function decodeRest(name: string, raw: string): string {
+  const segments = raw.split('/');
+  for (let index = 0; index < segments.length; index++) {
+    const encoded = segments[index] as string;
+    if (/%2f/i.test(encoded)) {
+      throw invalidPath(name, 'holds an encoded `/` (%2F); `/` separates the segments');
+    }
+    const segment = decodeSegment(encoded);
+    if (segment === '') throw invalidPath(name, 'has an empty segment (`//`, or `/` at an end)');
+    if (segment === '.' || segment === '..') {
+      throw invalidPath(name, 'has a `.` or `..` segment; name the path without them');
+    }
+    if (segment.includes('\u0000')) throw invalidPath(name, 'holds NUL (%00)');
+    segments[index] = segment;
+  }
+  return segments.join('/');
+}
+
+function invalidPath(name: string, problem: string): ServiceError {
+  return new ServiceError('invalid_path', `The \`${name}\` in the URL ${problem}.`, {
+    field: name,
+  });
 }

@@ -1,6 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { resolveBinding, type ResolvedBinding } from '../../protocol/binding.ts';
 import { toJsonSchema } from '../../protocol/json-schema.ts';
 import type { Operation } from '../../protocol/operation.ts';
+import { base64Length, bytesArguments, MCP_MAX_CONTENT_BYTES, outputSchemaFor } from './binding.ts';
 
 /** The body limit of an HTTP route that declares none (server/http/operation-route.ts). */
 const DEFAULT_MAX_BODY = 64 * 1024;
@@ -16,9 +18,15 @@ const TOKEN_ARGUMENT = {
 
 export interface ToolEntry {
   operation: Operation;
+  binding: ResolvedBinding;
   tool: Tool;
-  /** The most bytes its arguments (as JSON, api_token aside) may take: its HTTP body limit. */
+  /**
+   * The most bytes its arguments (as JSON, api_token and a byte body aside) may take: its HTTP
+   * body limit. A byte body has a limit of its own (the binding's `maxBytes`).
+   */
   argumentLimit: number;
+  /** The most bytes a call of it may take on the wire, byte body (as base64) included. */
+  wireLimit: number;
 }
 
 /**
@@ -35,18 +43,24 @@ export class ToolTable {
 
   constructor(operations: readonly Operation[]) {
     for (const operation of operations) {
-      this.byName.set(operation.name, {
-        operation,
-        tool: toolOf(operation),
-        argumentLimit: operation.maxBodyBytes ?? DEFAULT_MAX_BODY,
-      });
+      const binding = resolveBinding(operation.method, operation.binding);
+      const argumentLimit =
+        binding.body.kind === 'json'
+          ? (operation.maxBodyBytes ?? DEFAULT_MAX_BODY)
+          : DEFAULT_MAX_BODY;
+      const wireLimit =
+        binding.body.kind === 'bytes'
+          ? argumentLimit + base64Length(Math.min(binding.body.maxBytes, MCP_MAX_CONTENT_BYTES))
+          : argumentLimit;
+      const tool = toolOf(operation, binding);
+      this.byName.set(operation.name, { operation, binding, tool, argumentLimit, wireLimit });
     }
     const entries = [...this.byName.values()];
     this.operator = entries.map((entry) => entry.tool);
     this.everyone = entries
       .filter((entry) => entry.operation.operatorOnly !== true)
       .map((entry) => entry.tool);
-    this.bodyLimit = Math.max(0, ...entries.map((entry) => entry.argumentLimit)) + ENVELOPE_BYTES;
+    this.bodyLimit = Math.max(0, ...entries.map((entry) => entry.wireLimit)) + ENVELOPE_BYTES;
   }
 
   /** The tools a caller may see. */
@@ -67,17 +81,25 @@ export class ToolTable {
   }
 }
 
-function toolOf(operation: Operation): Tool {
+function toolOf(operation: Operation, binding: ResolvedBinding): Tool {
   const input = toJsonSchema(operation.input, 'input') as Tool['inputSchema'];
+  if (binding.body.kind === 'bytes') {
+    input.properties = { ...(input.properties ?? {}), ...bytesArguments(binding.body.maxBytes) };
+  }
   if (operation.auth !== 'none') {
     input.properties = { ...(input.properties ?? {}), api_token: TOKEN_ARGUMENT };
   }
+  const output = outputSchemaFor(
+    binding,
+    operation.status,
+    () => toJsonSchema(operation.output, 'output') as Tool['outputSchema'],
+  );
   return {
     name: operation.name,
     title: operation.summary,
     description: operation.description,
     inputSchema: input,
-    outputSchema: toJsonSchema(operation.output, 'output') as Tool['outputSchema'],
+    ...(output === undefined ? {} : { outputSchema: output }),
     annotations: { readOnlyHint: operation.readOnly === true, openWorldHint: false },
   };
 }

@@ -1,6 +1,7 @@
 import { io as connect, type Socket } from 'socket.io-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { TestClock } from '../helpers/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 interface Event {
@@ -14,12 +15,14 @@ interface Page {
   cursor: string;
 }
 
-const test = suite<{ server: TestServer; sockets: Socket[] }>(
+const test = suite<{ server: TestServer; sockets: Socket[]; clock: TestClock }>(
   'the changes feed: long-poll and socket.io',
 );
 
 test.before(async (context) => {
-  context.server = await startTestServer();
+  // Long-poll time-outs run on this clock: the test moves it, nothing waits for real time.
+  context.clock = new TestClock();
+  context.server = await startTestServer({ clock: context.clock });
   context.sockets = [];
 });
 test.after.each(({ sockets }) => {
@@ -98,12 +101,21 @@ test('a long-poll answers at once when something is already new', async ({ serve
 
 test('a long-poll that times out answers an empty list with the same cursor', async ({
   server,
+  clock,
 }) => {
   const agent = await server.signUp();
   const first = (await (await server.get('/changes', agent.api_token)).json()) as Page;
-  const page = (await (
-    await server.get('/changes/wait?timeout=1', agent.api_token)
-  ).json()) as Page;
+  let answered = false;
+  const waiting = server.get('/changes/wait?timeout=1', agent.api_token).then((response) => {
+    answered = true;
+    return response;
+  });
+  await turnsUntil(() => server.services.hub.listenerCount(agent.agent_id) === 1);
+  clock.advance(999);
+  for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.not.ok(answered, 'still waiting 1 ms before its time-out');
+  clock.advance(1);
+  const page = (await (await waiting).json()) as Page;
   assert.equal(page, { changes: [], cursor: first.cursor });
 });
 

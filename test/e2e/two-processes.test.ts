@@ -53,6 +53,7 @@ test('a long-poll on one server is woken by a write on the other', async ({ a, b
   for (let i = 0; i < 10_000 && a.services.hub.listenerCount(agent.agent_id) === 0; i++) {
     await new Promise((resolve) => setImmediate(resolve));
   }
+  assert.is(a.services.hub.listenerCount(agent.agent_id), 1, 'the long-poll parked on a first');
   await b.post('/feedback', { message: 'wake a', category: 'other' }, agent.api_token);
   const page = (await (await waiting).json()) as { changes: { type: string }[] };
   assert.is(page.changes[0]?.type, 'feedback.received');
