@@ -285,7 +285,13 @@ export class ActorRegistry<A extends PersistentActor> {
         (actor) => {
           this.loading.delete(id);
           if (!actor) return false;
-          this.entries.set(id, { actor, tail: Promise.resolve(), pins: 0, fresh: true, stale: false });
+          this.entries.set(id, {
+            actor,
+            tail: Promise.resolve(),
+            pins: 0,
+            fresh: true,
+            stale: false,
+          });
           this.evict();
           return true;
         },

@@ -10,7 +10,7 @@ import { openStorage, type Driver } from '../storage/open.ts';
 import type { Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
-import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT } from './http/cors.ts';
+import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT, preflightResponse } from './http/cors.ts';
 import { createNodeEngine } from './http/node-engine.ts';
 import { bearerToken, serveOperation } from './http/operation-route.ts';
 import { asServiceError, jsonResponse, problemResponse } from './http/problem.ts';
@@ -76,7 +76,20 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     if (operation.signUpLimited) signUps.take(request.remoteAddress);
   };
 
+  // Every answer is readable from any web page: the service authenticates with bearer tokens,
+  // never cookies, so a page learns nothing it could not fetch itself. (/mcp sets its own, for
+  // the origins its door admits.)
   const handler: RequestHandler = async (request: EngineRequest) => {
+    const response = await route(request);
+    if (
+      request.headers.origin !== undefined &&
+      !('access-control-allow-origin' in response.headers)
+    )
+      Object.assign(response.headers, PUBLIC_CORS_HEADERS);
+    return response;
+  };
+
+  const route = async (request: EngineRequest): Promise<EngineResponse> => {
     try {
       if (!ready || stopping) {
         throw new ServiceError(
@@ -101,6 +114,14 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       Object.assign(response.headers, limits);
       return response;
     } catch (error) {
+      // A browser's preflight for an operation's path: the methods it takes.
+      if (
+        request.method === 'OPTIONS' &&
+        error instanceof ServiceError &&
+        error.code === 'method_not_allowed'
+      ) {
+        return preflightResponse('*', [...(error.extra.allow as string[]), 'OPTIONS']);
+      }
       return problemResponse(asServiceError(error, logError), links.baseUrl);
     }
   };

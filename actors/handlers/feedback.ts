@@ -55,7 +55,10 @@ export const leaveFeedback: Handler<'leave_feedback'> = async ({ services, princ
   return { feedback_id: feedbackId };
 };
 
-export const answerFeedback: Handler<'answer_feedback'> = async ({ services, principal }, input) => {
+export const answerFeedback: Handler<'answer_feedback'> = async (
+  { services, principal },
+  input,
+) => {
   // Feedback is the operator's to see: to anyone else it does not exist.
   if (!principal.isOperator) throw notFound('feedback');
   const answered = await services.agents.command(principal.agentId, async (_operator, tx) => {

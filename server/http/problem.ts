@@ -1,4 +1,5 @@
 import { ServiceError, toProblem } from '../../protocol/errors.ts';
+import { ClientGone } from './body-stream.ts';
 import { RateLimited } from './rate-limit.ts';
 import type { EngineResponse } from './engine.ts';
 
@@ -12,7 +13,8 @@ export function asServiceError(error: unknown, log: (error: unknown) => void): S
       'The database cannot be reached just now; nothing was written. Retry after the Retry-After seconds.',
     );
   }
-  log(error);
+  // Nobody is left to answer, and nothing went wrong on the service's side: no log line.
+  if (!(error instanceof ClientGone)) log(error);
   return new ServiceError(
     'internal_error',
     'The service failed on its side and wrote nothing. Try again; if it persists, send feedback.',
@@ -23,9 +25,11 @@ export function problemResponse(error: ServiceError, baseUrl: string): EngineRes
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (error.status === 401)
     headers['www-authenticate'] = 'Bearer realm="service", error="invalid_token"';
-  if (error.status === 503) headers['retry-after'] = error.code === 'storage_unavailable' ? '5' : '1';
+  if (error.status === 503)
+    headers['retry-after'] = error.code === 'storage_unavailable' ? '5' : '1';
   if (Array.isArray(error.extra.allow)) headers.allow = error.extra.allow.join(', ');
   if (error instanceof RateLimited) Object.assign(headers, error.headers);
+  for (const name in error.responseHeaders) headers[name] = error.responseHeaders[name] as string;
   return {
     status: error.status,
     headers,

@@ -83,7 +83,11 @@ test('a key is claimed in the transaction of its write: a write refused inside i
     assert.is(row?.n, 0, 'the claim went with the rolled-back write');
     const agent = await server.signUp();
     const sent = (await (
-      await server.post('/feedback', { message: 'please answer', category: 'question' }, agent.api_token)
+      await server.post(
+        '/feedback',
+        { message: 'please answer', category: 'question' },
+        agent.api_token,
+      )
     ).json()) as { feedback_id: string };
     // The same key for another request is free: nothing was kept under it.
     const answered = await post(
@@ -97,7 +101,11 @@ test('a key is claimed in the transaction of its write: a write refused inside i
     const [after] = await server.services.driver.query<{ n: number; answered: number }>(
       'select count(*)::int8 as n, count(response)::int8 as answered from idempotency_keys',
     );
-    assert.equal(after, { n: 1, answered: 1 }, 'one claim, committed with its write and its answer');
+    assert.equal(
+      after,
+      { n: 1, answered: 1 },
+      'one claim, committed with its write and its answer',
+    );
   } finally {
     await server.close();
   }

@@ -7,7 +7,9 @@ import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
  * Token caches across processes: when one process changes an agent's token (here the
  * operator's, as a restart with a new OPERATOR_TOKEN does), the others forget the old one.
  */
-const test = postgresSuite<{ servers: TestServer[] }>('two servers forget a changed token together');
+const test = postgresSuite<{ servers: TestServer[] }>(
+  'two servers forget a changed token together',
+);
 
 test.before((context) => {
   context.servers = [];
