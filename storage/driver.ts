@@ -5,7 +5,8 @@
  * Rules every driver keeps:
  * - `$1`-style parameters; values are never spliced into SQL text.
  * - Rows come back as plain objects: int8 and numeric-free counts as JS numbers, timestamptz as
- *   Date, json/jsonb parsed, bytea as Uint8Array (a Buffer on both drivers), uuid as string.
+ *   Date, json/jsonb parsed, bytea as Uint8Array (postgres.js gives a Buffer, PGlite a plain
+ *   Uint8Array: use only what Uint8Array has), uuid as string.
  * - A commit is a commit: `transaction` resolves only when everything its callback wrote is
  *   committed. If any statement inside failed, the whole transaction is rolled back and rejects
  *   with that first statement's DatabaseError, even when the callback caught the error and
@@ -25,7 +26,7 @@ export interface Queryable {
   script(text: string): Promise<void>;
 }
 
-/** What a transaction callback gets. */
+/** What a transaction callback gets; it refuses every call once the callback has settled. */
 export interface Transaction extends Queryable {
   /**
    * Runs `work` inside a SAVEPOINT: if it rejects, or a statement inside it failed, only its

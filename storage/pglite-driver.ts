@@ -18,6 +18,8 @@ const PING_DEADLINE_MS = 2000;
  * connection, so statements and transactions take turns here, in the main thread. When the
  * thread stops (a crash, or a statement timeout that stopped it on purpose), calls in flight
  * fail and a new thread opens the same data directory before the next statement runs.
+ * `ping` takes its turn like any statement: a transaction holding the connection for more
+ * than 2 s makes it fail, which is the truth (nothing else could run meanwhile).
  */
 export async function openPglite(dataDir: string): Promise<PgliteDriver> {
   await preparePgliteDataDir(dataDir);

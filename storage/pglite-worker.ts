@@ -4,6 +4,7 @@
  */
 import { PGlite, types } from '@electric-sql/pglite';
 import { parentPort, workerData } from 'node:worker_threads';
+import { PreparedStatements } from './pglite-statements.ts';
 
 export interface Statement {
   text: string;
@@ -24,8 +25,8 @@ export type WorkerReply =
   | { id: number; error: { message: string; code?: string } };
 
 const { dataDir } = workerData as { dataDir: string };
+if (!parentPort) throw new Error('pglite-worker must run as a worker thread');
 const port = parentPort;
-if (!port) throw new Error('pglite-worker must run as a worker thread');
 
 // int8 as a JS number, as the postgres.js driver does: every int8 the service keeps (sequence
 // numbers, byte counts) stays far below 2^53.
@@ -33,39 +34,48 @@ const db = await PGlite.create(dataDir, {
   parsers: { [types.INT8]: (value: string) => Number(value) },
 });
 
-async function runAll(statements: Statement[]): Promise<Record<string, unknown>[]> {
+const statements = new PreparedStatements(db);
+
+async function runAll(batch: Statement[]): Promise<Record<string, unknown>[]> {
   let rows: Record<string, unknown>[] = [];
-  for (const statement of statements) {
-    // exec is the simple protocol: one step, where query is parse, describe, bind, execute.
+  for (const statement of batch) {
     rows = statement.script
-      ? (await db.exec(statement.text), [])
-      : (await db.query<Record<string, unknown>>(statement.text, statement.params as unknown[]))
-          .rows;
+      ? (await statements.script(statement.text), [])
+      : await statements.query(statement.text, statement.params);
   }
   return rows;
 }
 
+// One request at a time, start to end: a batch is a unit, and prepared statements are run
+// with PGlite's raw protocol calls, which its own lock does not cover.
+let queue: Promise<void> = Promise.resolve();
+
+async function answer(request: { id: number; statements: Statement[] }): Promise<void> {
+  try {
+    const rows = await runAll(request.statements);
+    port.postMessage({ id: request.id, rows } satisfies WorkerReply);
+  } catch (caught) {
+    const error = caught as { message?: string; code?: string };
+    // A trap inside the WebAssembly leaves PGlite unusable: let the thread die, and the
+    // driver opens the data directory again in a new one.
+    if (error instanceof WebAssembly.RuntimeError) {
+      queueMicrotask(() => {
+        throw error;
+      });
+      return;
+    }
+    port.postMessage({
+      id: request.id,
+      error: { message: String(error.message), code: error.code },
+    } satisfies WorkerReply);
+  }
+}
+
 port.on('message', (request: WorkerRequest) => {
   if (request === 'close') {
-    void db.close().then(() => port.postMessage('closed'));
+    queue = queue.then(() => db.close()).then(() => port.postMessage('closed'));
     return;
   }
-  runAll(request.statements).then(
-    (rows) => port.postMessage({ id: request.id, rows } satisfies WorkerReply),
-    (error: { message?: string; code?: string }) => {
-      // A trap inside the WebAssembly leaves PGlite unusable: let the thread die, and the
-      // driver opens the data directory again in a new one.
-      if (error instanceof WebAssembly.RuntimeError) {
-        queueMicrotask(() => {
-          throw error;
-        });
-        return;
-      }
-      port.postMessage({
-        id: request.id,
-        error: { message: String(error.message), code: error.code },
-      } satisfies WorkerReply);
-    },
-  );
+  queue = queue.then(() => answer(request));
 });
 port.postMessage('ready');

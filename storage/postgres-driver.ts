@@ -6,6 +6,7 @@ import { PostgresListener } from './postgres-listener.ts';
 import { TransactionGuard } from './transaction-guard.ts';
 
 const PING_DEADLINE_MS = 2000;
+const ENDED = 'this transaction has ended: its handle cannot be used after its callback';
 /** How long `close` lets calls in flight finish. */
 const CLOSE_GRACE_MS = 5000;
 
@@ -41,8 +42,12 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
     return call;
   };
 
-  const wrap = (run: typeof sql | postgres.TransactionSql): Queryable => ({
+  // A transaction's handle, kept past its callback, would run statements on a connection
+  // back in the pool (postgres.js does not refuse them): outside the transaction, or inside
+  // someone else's. `ended` refuses them, as the PGlite driver does.
+  const wrap = (run: typeof sql | postgres.TransactionSql, ended = { now: false }): Queryable => ({
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+      if (ended.now) throw new Error(ENDED);
       try {
         const rows = await run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
           prepare: true,
@@ -53,6 +58,7 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
       }
     },
     async script(text: string) {
+      if (ended.now) throw new Error(ENDED);
       try {
         await run.unsafe(text).simple();
       } catch (error) {
@@ -60,11 +66,12 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
       }
     },
   });
-  const inside = (tx: postgres.TransactionSql): Transaction => ({
-    ...wrap(tx),
+  const inside = (tx: postgres.TransactionSql, ended: { now: boolean }): Transaction => ({
+    ...wrap(tx, ended),
     async savepoint(work) {
+      if (ended.now) throw new Error(ENDED);
       try {
-        return (await tx.savepoint((inner) => work(inside(inner)))) as Awaited<
+        return (await tx.savepoint((inner) => work(inside(inner, ended)))) as Awaited<
           ReturnType<typeof work>
         >;
       } catch (error) {
@@ -88,11 +95,14 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
         if (options.timeoutMs && options.timeoutMs > 0) {
           await tx.unsafe(`set local statement_timeout = ${Math.ceil(options.timeoutMs)}`);
         }
+        const ended = { now: false };
         try {
-          return await guard.run(() => work(inside(tx)));
+          return await guard.run(() => work(inside(tx, ended)));
         } catch (error) {
           callbackFailed.push(error);
           throw error;
+        } finally {
+          ended.now = true;
         }
       })) as T;
     } catch (error) {

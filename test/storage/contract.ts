@@ -148,6 +148,19 @@ export function storageContract(kind: DriverKind): void {
     assert.is((await readFeedHead(driver, agentId))?.readSeq, 5);
   });
 
+  test('a statement run again after its table changed shape sees the new shape', async ({
+    driver,
+  }) => {
+    // Both drivers keep statements prepared: a stale one must never answer.
+    await driver.script('create table reshaped (a int); insert into reshaped values (1);');
+    const read = () => driver.query('select * from reshaped where a = $1', [1]);
+    assert.equal(await read(), [{ a: 1 }]);
+    await driver.script("alter table reshaped add column b text not null default 'new'");
+    assert.equal(await read(), [{ a: 1, b: 'new' }]);
+    await driver.query('alter table reshaped drop column b');
+    assert.equal(await read(), [{ a: 1 }]);
+  });
+
   test('a script runs several statements', async ({ driver }) => {
     await driver.script(
       'create table if not exists contract_scratch (n int); insert into contract_scratch values (1), (2);',

@@ -84,20 +84,6 @@ test('a statement timeout inside a savepoint ends the whole transaction, which r
   assert.is(await count(driver, outer, after), 0);
 });
 
-test('a transaction handle used after its callback ended is refused, never run outside it', async ({
-  driver,
-}) => {
-  let kept!: Queryable;
-  await driver.transaction(async (tx) => {
-    kept = tx;
-  });
-  const late = randomUUID();
-  const error = await write(kept, late).catch((e: unknown) => e);
-  assert.instance(error, Error);
-  assert.match((error as Error).message, 'this transaction has ended');
-  assert.is(await count(driver, late), 0);
-});
-
 test('a new data directory is made whole, beside an existing parent, in a child process', async () => {
   const parent = mkdtempSync(join(tmpdir(), 'agent-service-prepare-'));
   try {

@@ -212,6 +212,20 @@ export function transactionContract(kind: DriverKind): void {
     assert.equal(await later, [{ n: 3 }]);
   });
 
+  test('a transaction handle used after its callback ended is refused, never run outside it', async ({
+    driver,
+  }) => {
+    let kept!: Queryable;
+    await driver.transaction(async (tx) => {
+      kept = tx;
+    });
+    const late = randomUUID();
+    const error = await write(kept, late).catch((e: unknown) => e);
+    assert.instance(error, Error);
+    assert.match((error as Error).message, 'this transaction has ended');
+    assert.equal(await stored(driver, late), []);
+  });
+
   test('ping resolves while the database answers', async ({ driver }) => {
     await driver.ping();
   });
