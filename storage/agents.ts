@@ -43,7 +43,11 @@ export async function insertAgent(
   return toRow(raw as Raw);
 }
 
-/** The agent with its feed head, as an AgentActor loads it. */
+/**
+ * The agent with its feed head, as an AgentActor loads it. The remembered place lives in the
+ * machine's snapshot; `feed_heads.read_seq` is where 0.30.0 kept it, read only for agents
+ * whose machine has not been saved since.
+ */
 export async function findAgent(
   db: Queryable,
   agentId: string,

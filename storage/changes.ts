@@ -102,15 +102,6 @@ export async function readFeedHead(
   return row ? { lastSeq: row.last_seq, readSeq: row.read_seq } : null;
 }
 
-/** Moves the remembered place forward only; returns the place now kept. */
-export async function moveReadPlace(db: Queryable, agentId: string, seq: number): Promise<number> {
-  const [row] = await db.query<{ read_seq: number }>(
-    'update feed_heads set read_seq = greatest(read_seq, $2) where agent_id = $1 returning read_seq',
-    [agentId, seq],
-  );
-  return row?.read_seq ?? 0;
-}
-
 /** The channel on which processes sharing a database tell each other of new changes. */
 export const CHANGES_CHANNEL = 'agent_changes';
 

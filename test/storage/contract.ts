@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../protocol/errors.ts';
-import { findAgent, insertAgent } from '../../storage/agents.ts';
-import { appendChanges, moveReadPlace, readChanges, readFeedHead } from '../../storage/changes.ts';
+import { findAgent, insertAgent, lockAgent, saveAgentState } from '../../storage/agents.ts';
+import { appendChanges, readChanges, readFeedHead } from '../../storage/changes.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import type { Driver } from '../../storage/driver.ts';
 import { migrate } from '../../storage/migrate.ts';
@@ -141,11 +141,17 @@ export function storageContract(kind: DriverKind): void {
     );
   });
 
-  test('the remembered place only moves forward', async ({ driver }) => {
+  test("an agent's state is written only under the version it was read at", async ({ driver }) => {
     const agentId = await newAgent(driver);
-    assert.is(await moveReadPlace(driver, agentId, 5), 5);
-    assert.is(await moveReadPlace(driver, agentId, 3), 5);
-    assert.is((await readFeedHead(driver, agentId))?.readSeq, 5);
+    const first = await driver.transaction((tx) => saveAgentState(tx, agentId, 0, { n: 1 }));
+    assert.is(first, 1);
+    const stale = await driver.transaction((tx) => saveAgentState(tx, agentId, 0, { n: 2 }));
+    assert.is(stale, null, 'a writer still at version 0 is told it is stale');
+    const row = await findAgent(driver, agentId);
+    assert.equal(row?.machine, { n: 1 });
+    assert.is(row?.version, 1);
+    assert.is(await driver.transaction((tx) => lockAgent(tx, agentId)), 1);
+    assert.is(await driver.transaction((tx) => lockAgent(tx, randomUUID())), null);
   });
 
   test('a statement run again after its table changed shape sees the new shape', async ({
