@@ -4,8 +4,13 @@
  * the same SQL statements run as one raw transaction without the registry, on the same driver
  * (and, on PostgreSQL, through postgres.js `sql.begin` directly). No HTTP: the figure is the
  * write path alone.
+ *
+ * Each path writes to agents of its own (so none finds another's writes under its copy), and
+ * the paths take turns in rounds: on a shared machine whose load comes and goes, each path
+ * gets its share of good and bad moments, and the ratios between them hold better.
  */
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { createActor } from 'xstate';
 import { leaveFeedback } from '../actors/handlers/feedback.ts';
@@ -24,7 +29,7 @@ import { openPglite } from '../storage/pglite-driver.ts';
 import { openPostgres } from '../storage/postgres-driver.ts';
 import { freshPgliteDir } from '../test/helpers/storage.ts';
 import { bounded } from './clients.ts';
-import { closedLoop, type LoopResult } from './closed-loop.ts';
+import { ClosedLoop, type LoopResult } from './closed-loop.ts';
 import { scratchDatabase } from './scratch-database.ts';
 
 export type DriverKind = 'pglite' | 'postgres';
@@ -60,6 +65,8 @@ export interface CommandBenchOptions {
 
 /** Commands before each measured one-actor case: JIT, prepared statements, caches. */
 const WARM_UP_ONE_ACTOR = 200;
+/** Rounds each case is measured in, the paths taking turns. */
+const ROUNDS = 4;
 const SET_UP_CONCURRENCY = 20;
 
 /** What the raw paths keep of an actor, in place of the registry: its row's version and place. */
@@ -70,13 +77,18 @@ interface RawActor {
   tail: Promise<unknown>;
 }
 
+/** The agents one path writes to: one alone, and the crowd the spread-out cases cover. */
+interface Agents {
+  solo: string;
+  crowd: string[];
+}
+
 /** One driver's world: the service's Services on it, the agents, and the raw handles. */
 interface World {
   kind: DriverKind;
   driver: Driver;
   services: Services;
-  solo: string;
-  crowd: string[];
+  agents: Map<WritePath, Agents>;
   principals: Map<string, Principal>;
   /** postgres.js on the same database, with the driver's own settings (PostgreSQL only). */
   sql: postgres.Sql | null;
@@ -85,12 +97,13 @@ interface World {
 
 async function openWorld(
   kind: DriverKind,
+  paths: readonly WritePath[],
   options: CommandBenchOptions,
   log: (line: string) => void,
 ): Promise<World> {
   let driver: Driver;
   let sql: postgres.Sql | null = null;
-  let drop = async () => undefined;
+  let drop = async (): Promise<void> => undefined;
   if (kind === 'pglite') driver = await openPglite(await freshPgliteDir());
   else {
     if (!options.databaseUrl) throw new Error('no PostgreSQL URL');
@@ -111,7 +124,7 @@ async function openWorld(
     termsUrl: 'http://127.0.0.1:0/terms',
     privacyUrl: 'http://127.0.0.1:0/privacy',
     mailJoinAddress: 'join@127.0.0.1',
-    actorCapacity: Math.max(10_000, options.actors + 10),
+    actorCapacity: Math.max(10_000, paths.length * (options.actors + 1) + 10),
   });
   const close = async () => {
     await services.flush().catch(() => undefined);
@@ -125,19 +138,26 @@ async function openWorld(
     await services.listenToOtherProcesses();
     const started = performance.now();
     const call = { services, principal: null, signal: new AbortController().signal };
-    const ids = await bounded(options.actors + 1, SET_UP_CONCURRENCY, async (i) => {
+    const perPath = options.actors + 1;
+    const ids = await bounded(paths.length * perPath, SET_UP_CONCURRENCY, async (i) => {
       const { agent_id } = await signUp(call, { name: `bench writer ${i}` });
       return agent_id;
     });
-    log(`${kind}: signed up ${ids.length} agents in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    log(
+      `${kind}: signed up ${ids.length} agents in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
     const principals = new Map<string, Principal>();
     for (const id of ids) {
       const row = await findAgent(driver, id);
       if (row) principals.set(id, principalOf(row));
     }
-    const [solo, ...crowd] = ids;
-    if (!solo) throw new Error('no agents signed up');
-    return { kind, driver, services, solo, crowd, principals, sql, close };
+    const agents = new Map<WritePath, Agents>();
+    paths.forEach((path, k) => {
+      const [solo, ...crowd] = ids.slice(k * perPath, (k + 1) * perPath);
+      if (!solo) throw new Error('no agents signed up');
+      agents.set(path, { solo, crowd });
+    });
+    return { kind, driver, services, agents, principals, sql, close };
   } catch (error) {
     await close().catch(() => undefined);
     throw error;
@@ -198,7 +218,7 @@ class RawWriter {
     private readonly transaction: RunTransaction,
   ) {}
 
-  /** Takes each actor's version and place from the database (the registry may have moved them). */
+  /** Takes each actor's version and place from the database (earlier cases moved them). */
   async load(agentIds: readonly string[]): Promise<void> {
     this.actors.clear();
     for (const id of agentIds) {
@@ -257,7 +277,12 @@ class RawWriter {
             agentId: operatorId,
             type: 'feedback.submitted',
             actor: principal.agent,
-            data: { feedback_id: feedbackId, category: 'other', message: FEEDBACK.message, anonymous: false },
+            data: {
+              feedback_id: feedbackId,
+              category: 'other',
+              message: FEEDBACK.message,
+              anonymous: false,
+            },
           },
           {
             agentId: id,
@@ -311,9 +336,20 @@ function rawWriter(world: World, path: WritePath): RawWriter | null {
   return null;
 }
 
+/** One path's share of a case: its agents, its operation, and its figures so far. */
+interface Lane {
+  path: WritePath;
+  agents: string[];
+  run: (agentId: string) => Promise<boolean>;
+  /** Round-robin over `agents`, carried on from round to round. */
+  turn: number;
+  loop: ClosedLoop;
+}
+
 /**
- * Every case on one driver: each command kind, on one actor and spread over the crowd, on each
- * path. Figures go to `record` as they come, so a run cut short still prints what it measured.
+ * Every case on one driver: each command kind, on one actor and spread over the crowd, each
+ * path measured in ROUNDS rounds, the paths taking turns (and a different one first each round).
+ * Figures go to `record` as each case ends, so a run cut short still prints what it measured.
  */
 export async function measureCommands(
   kind: DriverKind,
@@ -322,39 +358,63 @@ export async function measureCommands(
   record: (figure: CommandFigure) => void,
   log: (line: string) => void,
 ): Promise<void> {
-  const world = await openWorld(kind, options, log);
+  const paths: WritePath[] = ['registry.command', 'raw driver transaction'];
+  if (kind === 'postgres') paths.push('raw postgres.js sql.begin');
+  const world = await openWorld(kind, paths, options, log);
   try {
-    const paths: WritePath[] = ['registry.command', 'raw driver transaction'];
-    if (kind === 'postgres') paths.push('raw postgres.js sql.begin');
-    const perActor = Math.ceil(options.commands / world.crowd.length);
-    // Enough changes for every feed.read of every path, warm-ups included.
-    await fillFeeds(world.driver, [world.solo], paths.length * (WARM_UP_ONE_ACTOR + options.commands) + 1);
-    await fillFeeds(world.driver, world.crowd, paths.length * (1 + perActor) + 1);
+    const perRound = Math.ceil(options.commands / ROUNDS);
+    const measured = perRound * ROUNDS;
+    for (const { solo, crowd } of world.agents.values()) {
+      // Enough changes for every feed.read, warm-ups included (feedback adds more).
+      await fillFeeds(world.driver, [solo], WARM_UP_ONE_ACTOR + measured + 1);
+      await fillFeeds(world.driver, crowd, 1 + Math.ceil(measured / crowd.length) + 1);
+    }
     for (const command of ['feed.read', 'feedback'] as const) {
       for (const spread of [false, true]) {
-        const agents = spread ? world.crowd : [world.solo];
+        if (signal.aborted) return;
+        const lanes: Lane[] = [];
         for (const path of paths) {
-          if (signal.aborted) return;
+          const { solo, crowd } = world.agents.get(path) as Agents;
+          const agents = spread ? crowd : [solo];
           const raw = rawWriter(world, path);
-          // Neither path may find the other's copy: the registry reloads what the raw path wrote.
-          await world.services.flush();
           await raw?.load(agents);
-          const run = operationFor(world, command, path, raw);
-          const pick = (i: number) => agents[i % agents.length] as string;
-          // Warm-up: every actor once (loaded into the registry), at least WARM_UP_ONE_ACTOR.
-          const warmUp = Math.max(agents.length, WARM_UP_ONE_ACTOR);
-          await closedLoop(warmUp, options.concurrency, (i) => run(pick(i)), signal);
-          const result = await closedLoop(
-            options.commands,
+          const lane: Lane = {
+            path,
+            agents,
+            run: operationFor(world, command, path, raw),
+            turn: 0,
+            loop: new ClosedLoop(),
+          };
+          lanes.push(lane);
+          // Warm-up: every actor once (loaded into the registry), and at least WARM_UP_ONE_ACTOR.
+          const warmUp = new ClosedLoop();
+          await warmUp.run(
+            Math.max(agents.length, WARM_UP_ONE_ACTOR),
             options.concurrency,
-            (i) => run(pick(i + warmUp)),
+            () => next(lane),
             signal,
           );
-          record({ driver: kind, command, actors: agents.length, path, result });
+          warmUp.finish();
+        }
+        for (let round = 0; round < ROUNDS; round++) {
+          for (let k = 0; k < lanes.length; k++) {
+            const lane = lanes[(round + k) % lanes.length] as Lane;
+            await lane.loop.run(perRound, options.concurrency, () => next(lane), signal);
+          }
+        }
+        for (const lane of lanes) {
+          const result = lane.loop.finish();
+          record({ driver: kind, command, actors: lane.agents.length, path: lane.path, result });
         }
       }
     }
   } finally {
     await world.close();
   }
+}
+
+/** The lane's next command, on the next of its agents in turn. */
+function next(lane: Lane): Promise<boolean> {
+  const agentId = lane.agents[lane.turn++ % lane.agents.length] as string;
+  return lane.run(agentId);
 }

@@ -28,6 +28,12 @@ export interface LoadResult {
    * core: near 100 means the server was the limit, well under means the load generator was.
    */
   serverCpuPercent: number;
+  /**
+   * Requests answered per second of the server's CPU: `total` over the CPU time this process
+   * (every thread; the load generator is a child process and not counted) used in the same
+   * window. What each request costs, whatever the generator could drive.
+   */
+  requestsPerCpuSecond: number;
 }
 
 interface AutocannonJson {
@@ -84,5 +90,12 @@ export async function measureLoad(options: LoadOptions, signal: AbortSignal): Pr
   const result = await run(options, signal);
   const cpu = process.cpuUsage(cpuBefore);
   const elapsedMs = performance.now() - started;
-  return { serverCpuPercent: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100, ...result };
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  return {
+    ...result,
+    serverCpuPercent: ((cpuSeconds * 1000) / elapsedMs) * 100,
+    // Both counted over the same window (the generator's start to its exit): the requests the
+    // generator saw answered, and all the CPU the server spent meanwhile, idle gaps included.
+    requestsPerCpuSecond: cpuSeconds > 0 ? result.total / cpuSeconds : 0,
+  };
 }

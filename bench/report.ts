@@ -1,6 +1,7 @@
-import { LOAD_GENERATOR } from './load.ts';
 import { availableParallelism, loadavg } from 'node:os';
-import type { LoadResult } from './load.ts';
+import type { CommandFigure, WritePath } from './commands.ts';
+import type { IdleRss } from './idle-rss-section.ts';
+import { LOAD_GENERATOR, type LoadResult } from './load.ts';
 import { emptySamples, type PushSamples } from './push-latency.ts';
 import { ms, perSecond, summarize, table } from './stats.ts';
 
@@ -15,6 +16,13 @@ export function emptyResults() {
     servicePush: emptySamples(),
     baselinePush: emptySamples(),
     longPoll: emptySamples(),
+    /** The write benchmark's figures, in the order measured. */
+    commands: [] as CommandFigure[],
+    /** How the write benchmark ran (commands per case, in flight), for its heading. */
+    commandShape: '',
+    /** Why the write benchmark did not run on PostgreSQL, when it did not. */
+    commandsPostgresSkipped: undefined as string | undefined,
+    idleRss: undefined as IdleRss | undefined,
     notes: [] as string[],
     /** What the servers logged as internal errors (first lines only). */
     serverLog: [] as string[],
@@ -25,10 +33,15 @@ export function emptyResults() {
 
 export type Results = ReturnType<typeof emptyResults>;
 
+const percent = (ratio: number) => `${(ratio * 100).toFixed(1)}%`;
+const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
+const perCpuSecond = (value: number) => `${Math.round(value).toLocaleString('en-US')} req/CPU-s`;
+
 function loadRow(name: string, result: LoadResult | undefined): string[] {
   return [
     name,
     perSecond(result?.requestsPerSecond),
+    result ? perCpuSecond(result.requestsPerCpuSecond) : '-',
     result ? `${result.latencyP50Ms} ms` : '-',
     result ? `${result.latencyP99Ms} ms` : '-',
     result ? `${Math.round(result.serverCpuPercent)}%` : '-',
@@ -55,41 +68,164 @@ function pushRow(name: string, clients: number, samples: PushSamples): string[] 
   ];
 }
 
-/** The closing table: each figure beside its baseline. */
+/** whoami against raw uWS: by throughput, and per second of the server's own CPU (the target). */
+function whoamiRatios(results: Results): string[] {
+  const { rawUws, whoamiUws, whoamiNode } = results;
+  if (!rawUws || !whoamiUws) return ['GET /whoami vs raw uWS: not measured'];
+  const byThroughput = whoamiUws.requestsPerSecond / rawUws.requestsPerSecond;
+  const byCpu = whoamiUws.requestsPerCpuSecond / rawUws.requestsPerCpuSecond;
+  const lines = [
+    `GET /whoami (uWS) vs raw uWS hello world: ${percent(byCpu)} per server CPU-second ` +
+      `(target >= 50%: ${verdict(byCpu >= 0.5)}); ${percent(byThroughput)} by throughput`,
+  ];
+  if (whoamiNode) {
+    const nodeByCpu = whoamiNode.requestsPerCpuSecond / rawUws.requestsPerCpuSecond;
+    lines.push(
+      `GET /whoami (node:http) vs raw uWS hello world: ${percent(nodeByCpu)} per server CPU-second; ` +
+        `${percent(whoamiNode.requestsPerSecond / rawUws.requestsPerSecond)} by throughput`,
+    );
+  }
+  return lines;
+}
+
+/** Push p99 from the request's start, against raw socket.io's emit p99. */
+function pushRatio(results: Results): string {
+  const service = summarize(results.servicePush.fromStart);
+  const baseline = summarize(results.baselinePush.fromStart);
+  if (!service || !baseline) return 'push p99 vs raw socket.io emit p99: not measured';
+  const ratio = service.p99 / baseline.p99;
+  return (
+    `push p99 from request start, service vs raw socket.io emit: ${ms(service.p99)} / ` +
+    `${ms(baseline.p99)} = ${ratio.toFixed(2)}x (target <= 3x: ${verdict(ratio <= 3)})`
+  );
+}
+
+function commandRow(figure: CommandFigure): string[] {
+  const { result } = figure;
+  return [
+    figure.driver,
+    figure.command,
+    figure.actors.toLocaleString('en-US'),
+    figure.path,
+    String(result.count),
+    `${Math.round(result.perSecond).toLocaleString('en-US')}/s`,
+    ms(result.p50Ms),
+    ms(result.p99Ms),
+    ms(result.maxMs),
+    `${Math.round(result.cpuUsPerOperation)} µs`,
+    String(result.failures),
+  ];
+}
+
+/** The registry against each baseline of the same driver, command and spread. */
+function commandRatios(figures: readonly CommandFigure[]): string[] {
+  const lines: string[] = [];
+  for (const registry of figures.filter((f) => f.path === 'registry.command')) {
+    const sameCase = (path: WritePath) =>
+      figures.find(
+        (f) =>
+          f.path === path &&
+          f.driver === registry.driver &&
+          f.command === registry.command &&
+          f.actors === registry.actors,
+      );
+    const against = (['raw driver transaction', 'raw postgres.js sql.begin'] as const)
+      .map((path) => ({ path, baseline: sameCase(path) }))
+      .filter((pair) => pair.baseline !== undefined);
+    if (against.length === 0) continue;
+    const parts = against.map(({ path, baseline }) => {
+      const b = (baseline as CommandFigure).result;
+      const r = registry.result;
+      const cpu = r.cpuUsPerOperation - b.cpuUsPerOperation;
+      return (
+        `${percent(r.perSecond / b.perSecond)} of ${path} ` +
+        `(p99 ${ms(r.p99Ms)} vs ${ms(b.p99Ms)}, CPU ${cpu >= 0 ? '+' : ''}${Math.round(cpu)} µs/command)`
+      );
+    });
+    const actors =
+      registry.actors === 1 ? '1 actor' : `${registry.actors.toLocaleString('en-US')} actors`;
+    lines.push(
+      `${registry.driver} ${registry.command}, ${actors}: registry.command ${parts.join('; ')}`,
+    );
+  }
+  return lines;
+}
+
+function commandSection(results: Results): string[] {
+  const lines = [
+    '',
+    `Write path: commands through registry.command, in-process (no HTTP), ${results.commandShape}.`,
+    'feed.read = readFeedPage limit 1 (GET /changes: read one change, move the place, write the',
+    "agent's row under its version); feedback = POST /feedback's command (feedback row + 2 change",
+    'rows). Baselines: the same SQL statements as one raw transaction, one at a time per actor (the',
+    'least a mailbox does), on the same driver; on PostgreSQL also through postgres.js sql.begin.',
+    'Each path writes to agents of its own; the paths take turns in 4 rounds, so a machine whose',
+    'load comes and goes weighs on all of them alike.',
+    'CPU/cmd: CPU of this whole process (PGlite worker included; PostgreSQL server processes not) per',
+    'command; the callers run in this process too.',
+  ];
+  if (results.commands.length > 0) {
+    lines.push(
+      table([
+        [
+          'driver',
+          'command',
+          'actors',
+          'path',
+          'n',
+          'commands',
+          'p50',
+          'p99',
+          'max',
+          'CPU/cmd',
+          'failed',
+        ],
+        ...results.commands.map(commandRow),
+      ]),
+    );
+  } else lines.push('(no figures)');
+  if (results.commandsPostgresSkipped) {
+    lines.push(`PostgreSQL: skipped, ${results.commandsPostgresSkipped}.`);
+  }
+  return lines;
+}
+
+function idleRssLines(results: Results): string[] {
+  const idle = results.idleRss;
+  if (!idle) return ['idle RSS: not measured (bench/idle-rss.ts is not there)'];
+  if (idle.freshMb === undefined || idle.restartMb === undefined) {
+    return ['idle RSS: see the idle RSS section above'];
+  }
+  return [
+    `idle RSS of the service on PGlite: first start on a new DATA_DIR ${idle.freshMb} MB, ` +
+      `restart on the same data ${idle.restartMb} MB`,
+  ];
+}
+
+/** The closing report: each figure beside its baseline, then the ratios the targets are set on. */
 export function report(results: Results): void {
   const { rawUws, whoamiUws, whoamiNode } = results;
   const lines = [
     '',
     `Throughput: ${LOAD_GENERATOR} in a child process (its own core; the server runs in this process, node ${process.execArgv.join(' ') || '(no flags)'}),`,
     `10 connections, pipelining 1, 5 s after a 1 s warm-up, loopback, port 0. ${availableParallelism()} cores.`,
+    'req/CPU-s: requests answered / CPU seconds of this process (server and its PGlite worker; not the',
+    'load generator, a child process) over the same window (process.cpuUsage before and after).',
+    ...(process.env.DATABASE_URL
+      ? ["The service ran on DATABASE_URL's PostgreSQL here: that server's own CPU is not counted."]
+      : []),
     table([
-      ['target', 'requests/s', 'p50', 'p99', 'server CPU', 'non-2xx/errors'],
+      ['target', 'requests/s', 'per CPU-second', 'p50', 'p99', 'server CPU', 'non-2xx/errors'],
       loadRow('raw uWS hello world (baseline)', rawUws),
       loadRow('GET /whoami, uWS engine', whoamiUws),
       loadRow('GET /whoami, node:http engine', whoamiNode),
     ]),
   ];
-  if (rawUws && whoamiUws) {
-    const ratio = whoamiUws.requestsPerSecond / rawUws.requestsPerSecond;
-    const verdict = ratio >= 0.5 ? 'met' : 'NOT met';
-    lines.push(`whoami (uWS) / raw uWS = ${(ratio * 100).toFixed(1)}% (target >= 50%: ${verdict})`);
-  }
-  if (rawUws && whoamiUws) {
-    // Requests per second of server CPU: what each costs, whatever the generator could drive.
-    const perCpu = (r: LoadResult) => r.requestsPerSecond / (r.serverCpuPercent / 100);
-    lines.push(
-      `per CPU-second: raw uWS ${perSecond(perCpu(rawUws))}, whoami (uWS) ${perSecond(perCpu(whoamiUws))} = ${((perCpu(whoamiUws) / perCpu(rawUws)) * 100).toFixed(1)}%`,
-    );
-  }
   if (rawUws && rawUws.serverCpuPercent < 90) {
     lines.push(
-      `raw uWS used ${Math.round(rawUws.serverCpuPercent)}% of a core: the load generator, not uWS, was the limit,`,
-      'so the raw figure is what this generator can drive, a floor for uWS itself.',
+      `raw uWS used ${Math.round(rawUws.serverCpuPercent)}% of a core: the load generator (or a busy machine),`,
+      'not uWS, was the limit, so compare per CPU-second rather than by throughput.',
     );
-  }
-  if (rawUws && whoamiNode) {
-    const ratio = whoamiNode.requestsPerSecond / rawUws.requestsPerSecond;
-    lines.push(`whoami (node:http) / raw uWS = ${(ratio * 100).toFixed(1)}%`);
   }
   lines.push(
     '',
@@ -123,11 +259,24 @@ export function report(results: Results): void {
       ),
       pushRow('service GET /changes/wait long-poll', results.serviceClients, results.longPoll),
     ]),
+    ...commandSection(results),
   );
+  if (results.idleRss) lines.push('', 'Idle RSS (bench/idle-rss.ts):', ...results.idleRss.lines);
   const loadAfter = (loadavg()[0] ?? 0).toFixed(2);
   lines.push(
     '',
-    `1-minute load average: ${results.loadBefore.toFixed(2)} before, ${loadAfter} after.`,
+    'Ratios, all measured in this run:',
+    ...[
+      ...whoamiRatios(results),
+      pushRatio(results),
+      ...(commandRatios(results.commands).length > 0
+        ? commandRatios(results.commands)
+        : ['write path: not measured']),
+      ...idleRssLines(results),
+    ].map((line) => `- ${line}`),
+    '',
+    `1-minute load average: ${results.loadBefore.toFixed(2)} before, ${loadAfter} after ` +
+      `(${availableParallelism()} cores; above ~1, other work competed and the figures are noisy).`,
   );
   if (results.serverLog.length > 0) {
     lines.push('', 'Server error log:', ...results.serverLog.map((line) => `- ${line}`));

@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: whoami throughput and write-to-push latency, each beside a baseline measured
- * in the same run on the same machine. It prints figures and never fails: a run that breaks or
- * overruns prints what it has and exits 0.
+ * `npm run bench`: whoami throughput, write-to-push latency, the write path (commands per
+ * second through the registry) and idle memory, each beside a baseline measured in the same run
+ * on the same machine. It prints figures and never fails: a run that breaks or overruns prints
+ * what it has and exits 0.
  */
 import { execSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -10,8 +11,11 @@ import { closeTestResources } from '../test/helpers/resources.ts';
 import { startTestServer } from '../test/helpers/server.ts';
 import { startRawSocketIo } from './baselines.ts';
 import { closeAll, connectMany, signUpMany, type PushClient } from './clients.ts';
+import { measureCommands, type CommandBenchOptions, type CommandFigure } from './commands.ts';
+import { idleRssAvailable, measureIdleRss } from './idle-rss-section.ts';
 import { emitPoster, feedbackPoster, timeLongPolls, timeSocketPushes } from './push-latency.ts';
 import { emptyResults, report } from './report.ts';
+import { benchDatabaseUrl } from './scratch-database.ts';
 import { measureRawUws, measureWhoami } from './whoami.ts';
 
 /** Past this the bench prints what it has and exits (BENCH_LIMIT_S shortens it for a try-out). */
@@ -21,6 +25,13 @@ const CLIENTS = Math.max(1, Math.floor(Number(process.env.BENCH_CLIENTS ?? 1000)
 const SET_UP_CONCURRENCY = 20;
 const SOCKET_WRITES = 500;
 const LONG_POLL_WRITES = 200;
+/** The write benchmark: BENCH_COMMANDS measured commands per case, 10 in flight, 1,000 actors. */
+const COMMANDS: CommandBenchOptions = {
+  commands: Math.max(100, Math.floor(Number(process.env.BENCH_COMMANDS ?? 2000)) || 2000),
+  concurrency: 10,
+  actors: 1000,
+  databaseUrl: benchDatabaseUrl(),
+};
 
 const results = emptyResults();
 
@@ -113,6 +124,39 @@ async function baselinePushes(): Promise<void> {
   }
 }
 
+async function writePath(): Promise<void> {
+  results.commandShape =
+    `${COMMANDS.commands} measured commands per case and path after a warm-up, ${COMMANDS.concurrency} in ` +
+    `flight (closed loop), on 1 actor and spread over ${COMMANDS.actors.toLocaleString('en-US')}`;
+  const record = (figure: CommandFigure) => {
+    results.commands.push(figure);
+    const { firstError } = figure.result;
+    if (firstError) {
+      results.notes.push(
+        `${figure.driver} ${figure.command} ${figure.path}, ${figure.actors} actors: ${figure.result.failures} failed, the first with: ${firstError}`,
+      );
+    }
+  };
+  await section('commands on PGlite', () =>
+    measureCommands('pglite', COMMANDS, stop.signal, record, log),
+  );
+  if (!COMMANDS.databaseUrl) {
+    results.commandsPostgresSkipped = 'neither BENCH_DATABASE_URL nor DATABASE_URL is set';
+    log(`commands on PostgreSQL: skipped (${results.commandsPostgresSkipped})`);
+    return;
+  }
+  await section('commands on PostgreSQL', () =>
+    measureCommands('postgres', COMMANDS, stop.signal, record, log),
+  );
+}
+
+async function idleMemory(): Promise<void> {
+  if (!idleRssAvailable()) return;
+  await section('idle RSS (bench/idle-rss.ts)', async () => {
+    results.idleRss = await measureIdleRss(stop.signal);
+  });
+}
+
 /** Prints what there is and leaves; the bench reports problems, it never fails a run. */
 function bail(note: string): void {
   results.notes.push(note);
@@ -139,6 +183,8 @@ log(
 await section(`write-to-push, raw socket.io baseline, ${CLIENTS} sockets`, baselinePushes);
 await throughput();
 await section(`write-to-push, service, ${CLIENTS} sockets`, servicePushes);
+await writePath();
+await idleMemory();
 await closeTestResources();
 clearTimeout(overall);
 report(results);

@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import { migrate } from '../storage/migrate.ts';
 import { openPostgres } from '../storage/postgres-driver.ts';
+import { onTestsEnd } from '../test/helpers/resources.ts';
 
 /** The PostgreSQL the bench may use: BENCH_DATABASE_URL first, else DATABASE_URL; or none. */
 export function benchDatabaseUrl(): string | undefined {
@@ -28,8 +29,8 @@ let made = 0;
 
 /**
  * A new, migrated database of its own on the server of `serverUrl`, so the bench never writes
- * into a database someone else uses; `drop` removes it. Leftovers of killed runs (their
- * process is gone) are dropped first.
+ * into a database someone else uses; `drop` removes it, and so does closeTestResources (a run
+ * stopped by its time limit). Leftovers of killed runs (their process is gone) are dropped first.
  */
 export async function scratchDatabase(serverUrl: string): Promise<ScratchDatabase> {
   const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined });
@@ -38,10 +39,22 @@ export async function scratchDatabase(serverUrl: string): Promise<ScratchDatabas
       select datname from pg_database where starts_with(datname, ${PREFIX})`;
     for (const { datname } of old) {
       const pid = Number(/^\d+/.exec(datname.slice(PREFIX.length))?.[0]);
-      if (pid && !alive(pid)) await admin.unsafe(`drop database if exists "${datname}" with (force)`);
+      if (pid && !alive(pid))
+        await admin.unsafe(`drop database if exists "${datname}" with (force)`);
     }
     const name = `${PREFIX}${process.pid}_${made++}`;
     await admin.unsafe(`create database "${name}"`);
+    let dropping: Promise<void> | null = null;
+    const drop = () =>
+      (dropping ??= (async () => {
+        const dropper = postgres(serverUrl, { max: 1, onnotice: () => undefined });
+        try {
+          await dropper.unsafe(`drop database if exists "${name}" with (force)`);
+        } finally {
+          await dropper.end({ timeout: 5 });
+        }
+      })());
+    onTestsEnd(drop);
     const url = new URL(serverUrl);
     url.pathname = `/${name}`;
     const driver = await openPostgres(url.toString(), { max: 1 });
@@ -50,17 +63,7 @@ export async function scratchDatabase(serverUrl: string): Promise<ScratchDatabas
     } finally {
       await driver.close();
     }
-    return {
-      url: url.toString(),
-      async drop() {
-        const dropper = postgres(serverUrl, { max: 1, onnotice: () => undefined });
-        try {
-          await dropper.unsafe(`drop database if exists "${name}" with (force)`);
-        } finally {
-          await dropper.end({ timeout: 5 });
-        }
-      },
-    };
+    return { url: url.toString(), drop };
   } finally {
     await admin.end({ timeout: 5 });
   }
