@@ -305,8 +305,13 @@ export class ActorRegistry<A extends PersistentActor> {
     return loading;
   }
 
+  /** The id touched last: touching it again changes nothing, so it is skipped (hot path). */
+  private lastTouched: string | undefined;
+
   /** Map order is use order: move to the end. */
   private touch(id: string, entry: Entry<A>): void {
+    if (id === this.lastTouched) return;
+    this.lastTouched = id;
     this.entries.delete(id);
     this.entries.set(id, entry);
   }

@@ -15,14 +15,15 @@ export const agentMachine = setup({
   types: {
     context: {} as AgentContext,
     events: {} as AgentEvent,
-    input: {} as { readSeq: number },
+    input: {} as { readSeq: number } | undefined,
   },
   guards: {
     movesForward: ({ context, event }) => event.seq > context.readSeq,
   },
 }).createMachine({
   id: 'agent',
-  context: ({ input }) => ({ readSeq: input.readSeq }),
+  // xstate's pure `transition` makes its scratch actor without input: that must not throw.
+  context: ({ input }) => ({ readSeq: input?.readSeq ?? 0 }),
   initial: 'active',
   states: {
     active: {

@@ -44,7 +44,9 @@ export const signUp: Handler<'sign_up'> = async ({ services }, { name }) => {
 };
 
 export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
-  const agent = await services.agents.get(principal.agentId);
+  // The door has just loaded the caller: it is in memory (peek), unless evicted meanwhile.
+  const agent =
+    services.agents.peek(principal.agentId) ?? (await services.agents.get(principal.agentId));
   if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
   const head = services.hub.head(agent.agentId) ?? agent.readSeq;
   return {
