@@ -12,11 +12,17 @@ import { loadDocuments } from './documents.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
 import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT, preflightResponse } from './http/cors.ts';
 import { createNodeEngine } from './http/node-engine.ts';
-import { bearerToken, serveOperation } from './http/operation-route.ts';
+import {
+  bearerToken,
+  routeMethods,
+  serveOperation,
+  type ServeOptions,
+} from './http/operation-route.ts';
 import { asServiceError, jsonResponse, problemResponse } from './http/problem.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { routeNotFound, Router } from './http/router.ts';
 import { agentForToken } from './invoke.ts';
+import { TEST_OPERATIONS } from './http/test-operations.ts';
 import { createUwsEngine, loadUws } from './http/uws-engine.ts';
 import { createMcpDoor } from './mcp.ts';
 import { attachSocketDoor, socketRefusal } from './socket.ts';
@@ -26,12 +32,14 @@ export interface RunningService {
   baseUrl: string;
   engine: 'uws' | 'node';
   services: Services;
+  /** HTTP requests taken and not yet answered or aborted (tests: none is left behind). */
+  openHttpRequests(): number;
   /** Stops taking requests, ends open ones, flushes actors, closes storage. */
   close(): Promise<void>;
 }
 
 type Target =
-  | { kind: 'operation'; operation: Operation }
+  | { kind: 'operation'; operation: Operation; options: ServeOptions }
   | { kind: 'static'; serve: () => EngineResponse }
   | { kind: 'mcp' }
   | { kind: 'health' };
@@ -76,13 +84,14 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     if (operation.signUpLimited) signUps.take(request.remoteAddress);
   };
 
-  // Every answer is readable from any web page: the service authenticates with bearer tokens,
-  // never cookies, so a page learns nothing it could not fetch itself. (/mcp sets its own, for
-  // the origins its door admits.)
+  // Every answer of the REST routes is readable from any web page: the service authenticates
+  // with bearer tokens, never cookies, so a page learns nothing it could not fetch itself.
+  // /mcp is the exception: its door admits only the origins it trusts (DNS rebinding).
   const handler: RequestHandler = async (request: EngineRequest) => {
     const response = await route(request);
     if (
       request.headers.origin !== undefined &&
+      request.path !== '/mcp' &&
       !('access-control-allow-origin' in response.headers)
     )
       Object.assign(response.headers, PUBLIC_CORS_HEADERS);
@@ -109,7 +118,13 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
           throw routeNotFound(request.method, request.path);
         }
         admit(target.operation, request);
-        response = await serveOperation(services, target.operation, params, request);
+        response = await serveOperation(
+          services,
+          target.operation,
+          params,
+          request,
+          target.options,
+        );
       }
       Object.assign(response.headers, limits);
       return response;
@@ -173,8 +188,20 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   await ensureOperator(services, config.operatorToken);
   await services.listenToOtherProcesses();
 
-  for (const operation of OPERATION_LIST)
-    router.add(operation.method, operation.path, { kind: 'operation', operation });
+  // Test-only operations bring their own handlers (config.ts, testOperations).
+  const operations = [
+    ...OPERATION_LIST.map((operation) => ({ operation, options: { log: logError } })),
+    ...(config.testOperations
+      ? TEST_OPERATIONS.map(({ operation, handler }) => ({
+          operation,
+          options: { handler, log: logError },
+        }))
+      : []),
+  ];
+  for (const { operation, options } of operations) {
+    for (const method of routeMethods(operation))
+      router.add(method, operation.path, { kind: 'operation', operation, options });
+  }
   for (const [path, document] of loadDocuments(services.config)) {
     const response: EngineResponse = {
       status: 200,
@@ -184,7 +211,13 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     router.add('GET', path, { kind: 'static', serve: () => response });
     router.add('OPTIONS', path, { kind: 'static', serve: () => PUBLIC_PREFLIGHT });
   }
-  const openApi = jsonResponse(200, generateOpenApi(baseUrl));
+  const openApi = jsonResponse(
+    200,
+    generateOpenApi(
+      baseUrl,
+      operations.map(({ operation }) => operation),
+    ),
+  );
   Object.assign(openApi.headers, PUBLIC_CORS_HEADERS);
   router.add('GET', '/openapi.json', { kind: 'static', serve: () => openApi });
   router.add('OPTIONS', '/openapi.json', { kind: 'static', serve: () => PUBLIC_PREFLIGHT });
@@ -204,6 +237,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     baseUrl,
     engine: engine.name,
     services,
+    openHttpRequests: () => engine.openRequests,
     async close() {
       stopping = true;
       io.disconnectSockets(true);
