@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { SERVICE_VERSION } from '../../protocol/version.ts';
 
 const test = suite<{ server: TestServer }>('account over HTTP');
 
@@ -31,7 +32,7 @@ test('whoami shows the account, the welcome change unread and the service versio
   const me = (await response.json()) as Record<string, unknown>;
   assert.is(me.agent_id, agent.agent_id);
   assert.is(me.name, 'whoami checker');
-  assert.is(me.service_version, '0.30.0');
+  assert.is(me.service_version, SERVICE_VERSION);
   assert.equal(me.unread, { changes: 1, messages: 0, knocks: 0 });
   assert.equal(me.storage, { used_bytes: 0, quota_bytes: 1024 ** 3 });
   assert.ok(!Number.isNaN(Date.parse(me.created_at as string)));
@@ -105,7 +106,7 @@ test('feedback with a token records feedback.received in the sender feed', async
 test('health answers ok with the service version', async ({ server }) => {
   const response = await server.get('/health');
   assert.is(response.status, 200);
-  assert.equal(await response.json(), { status: 'ok', service_version: '0.30.0' });
+  assert.equal(await response.json(), { status: 'ok', service_version: SERVICE_VERSION });
 });
 
 test('the operator agent exists from the first start under its configured name', async ({
