@@ -14,6 +14,10 @@ export const ERRORS = {
     status: 400,
     title: 'The body or query names a field this operation does not take',
   },
+  invalid_path: {
+    status: 400,
+    title: 'A path segment is empty, ".", "..", or holds NUL or an encoded "/"',
+  },
   invalid_cursor: {
     status: 400,
     title: 'The cursor was not issued by this service for this agent',
@@ -22,7 +26,15 @@ export const ERRORS = {
   forbidden: { status: 403, title: 'You can see this but may not change it' },
   not_found: { status: 404, title: 'Nothing is here, or you may not see it' },
   method_not_allowed: { status: 405, title: 'This path does not take that method' },
+  not_acceptable: {
+    status: 406,
+    title: 'This route cannot answer in any type the Accept header allows',
+  },
   payload_too_large: { status: 413, title: 'The body is larger than this route allows' },
+  range_not_satisfiable: {
+    status: 416,
+    title: 'The Range starts past the end of the content',
+  },
   unsupported_media_type: { status: 415, title: 'This route takes another content type' },
   idempotency_key_in_use: {
     status: 409,
@@ -46,14 +58,26 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
 /** An error meant for the caller: it crosses the wire with its code. Anything else is internal. */
 export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   /** Extra members of the problem object, e.g. `field` for a validation error. */
   readonly extra: Record<string, unknown>;
+  /**
+   * Headers the HTTP door sends with the problem (lower-case names), e.g. `retry-after`. Other
+   * doors leave them out: say the same in `extra` where an agent needs it everywhere.
+   */
+  readonly responseHeaders: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, detail: string, extra: Record<string, unknown> = {}) {
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    extra: Record<string, unknown> = {},
+    responseHeaders: Readonly<Record<string, string>> = NO_HEADERS,
+  ) {
     // An answer to the caller, not a fault: no stack is ever shown, so none is captured. That
     // keeps refusals (a flood of bad tokens, say) cheaper than the work they refuse.
     const limit = Error.stackTraceLimit;
@@ -64,6 +88,7 @@ export class ServiceError extends Error {
     this.code = code;
     this.status = ERRORS[code].status;
     this.extra = extra;
+    this.responseHeaders = responseHeaders;
   }
 }
 

@@ -1,7 +1,8 @@
 import { DOCUMENTS } from './documents.ts';
 import { ERRORS } from './errors.ts';
 import { toJsonSchema, type JsonSchema } from './json-schema.ts';
-import { commonErrors, pathParameters, type Operation } from './operation.ts';
+import { isBodyless, resolveBinding, type ResolvedBinding } from './binding.ts';
+import { commonErrors, pathParameters, restParameter, type Operation } from './operation.ts';
 import { OPERATION_LIST } from './operations.ts';
 import { SERVICE_VERSION } from './version.ts';
 
@@ -26,8 +27,37 @@ function hoist(schema: JsonSchema, components: Record<string, JsonSchema>): Json
   ) as JsonSchema;
 }
 
+const BINARY: JsonSchema = { type: 'string', format: 'binary' };
+const MARKDOWN_TYPE = 'text/markdown';
+
+function header(description: string): Record<string, unknown> {
+  return { description, schema: { type: 'string' } };
+}
+
+/** The content of a success answer, by the binding's reply kind. */
+function replyContent(
+  reply: ResolvedBinding['reply'],
+  schema: JsonSchema,
+): Record<string, unknown> {
+  switch (reply.kind) {
+    case 'bytes':
+      return { [reply.contentType ?? 'application/octet-stream']: { schema: BINARY } };
+    case 'markdown':
+      return { [MARKDOWN_TYPE]: { schema: { type: 'string' } } };
+    case 'json_or_markdown': {
+      const json = { 'application/json': { schema } };
+      const markdown = { [MARKDOWN_TYPE]: { schema: { type: 'string' } } };
+      return reply.prefer === 'markdown' ? { ...markdown, ...json } : { ...json, ...markdown };
+    }
+    case 'json':
+      return { 'application/json': { schema } };
+  }
+}
+
 function operationEntry(operation: Operation, components: Record<string, JsonSchema>) {
+  const binding = resolveBinding(operation.method, operation.binding);
   const pathNames = pathParameters(operation.path);
+  const rest = restParameter(operation.path);
   const input = hoist(toJsonSchema(operation.input, 'input'), components);
   const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((input.required as string[] | undefined) ?? []);
@@ -35,12 +65,18 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
     name,
     in: 'path',
     required: true,
+    ...(name === rest
+      ? {
+          description:
+            'One or more segments separated by `/`, each percent-encoded on its own (this parameter spans segments). An empty, `.` or `..` segment, NUL, or an encoded `/` (`%2F`) is refused with `invalid_path`.',
+        }
+      : {}),
     schema: properties[name] ?? { type: 'string' },
   }));
   const bodyProperties: Record<string, JsonSchema> = {};
   for (const [name, schema] of Object.entries(properties)) {
     if (pathNames.includes(name)) continue;
-    if (operation.method === 'GET' || operation.method === 'DELETE') {
+    if (binding.body.kind !== 'json') {
       const { description, ...rest } = schema;
       parameters.push({
         name,
@@ -53,15 +89,62 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
       bodyProperties[name] = schema;
     }
   }
-  const codes = [...new Set([...commonErrors(operation), ...operation.errors])];
+  for (const [name, description] of Object.entries(binding.requestHeaders)) {
+    // OpenAPI describes Content-Type with the request body, not as a parameter.
+    if (name === 'content-type' || name === 'accept' || name === 'authorization') continue;
+    parameters.push({
+      name,
+      in: 'header',
+      required: false,
+      description,
+      schema: { type: 'string' },
+    });
+  }
+  const output = hoist(toJsonSchema(operation.output, 'output'), components);
+  const replyHeaders: Record<string, unknown> = {};
+  for (const [name, description] of Object.entries(binding.replyHeaders)) {
+    replyHeaders[name] = header(description);
+  }
+  const bytes = binding.reply.kind === 'bytes';
+  const byteHeaders: Record<string, unknown> = bytes
+    ? {
+        etag: header('The entity tag; send it in `If-None-Match` to get 304 when unchanged.'),
+        'accept-ranges': header('`bytes`: one range may be asked for with `Range`.'),
+        'content-length': { description: 'Bytes in this answer.', schema: { type: 'integer' } },
+      }
+    : {};
+  const success = (status: number, description: string, schema: JsonSchema) => ({
+    description,
+    ...(isBodyless(status) ? {} : { content: replyContent(binding.reply, schema) }),
+    ...(Object.keys(replyHeaders).length + Object.keys(byteHeaders).length > 0
+      ? { headers: { ...byteHeaders, ...replyHeaders } }
+      : {}),
+  });
   const responses: Record<string, unknown> = {
-    [operation.status]: {
-      description: operation.summary,
-      content: {
-        'application/json': { schema: hoist(toJsonSchema(operation.output, 'output'), components) },
-      },
-    },
+    [operation.status]: success(operation.status, operation.summary, output),
   };
+  for (const declared of binding.statuses) {
+    const schema = declared.schema
+      ? hoist(toJsonSchema(declared.schema, 'output'), components)
+      : output;
+    responses[declared.status] = success(declared.status, declared.description, schema);
+  }
+  if (bytes && operation.method === 'GET') {
+    responses[206] = {
+      description: 'The one range asked for with `Range`.',
+      content: replyContent(binding.reply, output),
+      headers: {
+        ...byteHeaders,
+        'content-range': header('`bytes first-last/size`.'),
+        ...replyHeaders,
+      },
+    };
+    responses[304] = {
+      description: '`If-None-Match` names the current entity tag: nothing changed.',
+      headers: { etag: byteHeaders.etag },
+    };
+  }
+  const codes = [...new Set([...commonErrors(operation), ...operation.errors])];
   for (const code of codes) {
     const status = String(ERRORS[code].status);
     const existing = responses[status] as { description: string } | undefined;
@@ -77,7 +160,7 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
     parameters,
     responses,
   };
-  if (operation.method === 'POST' || operation.method === 'PUT') {
+  if (binding.body.kind === 'json') {
     const bodyRequired = [...required].filter((name) => !pathNames.includes(name));
     entry.requestBody = {
       required: true,
@@ -93,20 +176,54 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
       },
     };
   }
+  if (binding.body.kind === 'bytes') {
+    entry.requestBody = {
+      required: true,
+      description: `The raw bytes, streamed; at most ${binding.body.maxBytes} bytes (more is refused with 413 before it is read).`,
+      content: { [binding.body.contentType ?? 'application/octet-stream']: { schema: BINARY } },
+    };
+  }
   if (operation.auth === 'agent') entry.security = [{ bearer: [] }];
   if (operation.auth === 'optional') entry.security = [{}, { bearer: [] }];
   if (operation.auth === 'none') entry.security = [];
   return entry;
 }
 
-/** The OpenAPI 3.1 description of every operation and document, generated from the tables. */
-export function generateOpenApi(baseUrl: string): Record<string, unknown> {
+/** The same entry for HEAD: the headers of GET, no body. */
+function headEntry(get: Record<string, unknown>): Record<string, unknown> {
+  const responses: Record<string, unknown> = {};
+  for (const [status, response] of Object.entries(get.responses as Record<string, object>)) {
+    const copy: Record<string, unknown> = { ...response };
+    delete copy.content;
+    responses[status] = copy;
+  }
+  return {
+    ...get,
+    operationId: `${get.operationId as string}_head`,
+    summary: `The headers of GET (${get.summary as string}), without the body.`,
+    responses,
+  };
+}
+
+/**
+ * The OpenAPI 3.1 description of every public operation and document, generated from the
+ * tables (and from each operation's transport binding).
+ */
+export function generateOpenApi(
+  baseUrl: string,
+  operations: readonly Operation[] = OPERATION_LIST,
+): Record<string, unknown> {
   const components: Record<string, JsonSchema> = { Problem: problemSchema };
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const operation of OPERATION_LIST) {
-    const path = operation.path.replace(/:([a-z_]+)/g, '{$1}');
+  for (const operation of operations) {
+    // The operator's own operations are no route at all to anyone else (a 404): not listed.
+    if (operation.operatorOnly) continue;
+    const path = operation.path.replace(/[:*]([a-z_]+)/g, '{$1}');
     paths[path] ??= {};
-    paths[path][operation.method.toLowerCase()] = operationEntry(operation, components);
+    const entry = operationEntry(operation, components);
+    paths[path][operation.method.toLowerCase()] = entry;
+    const reply = resolveBinding(operation.method, operation.binding).reply;
+    if (operation.method === 'GET' && reply.kind === 'bytes') paths[path].head = headEntry(entry);
   }
   paths['/health'] = {
     get: {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { resolveBinding, type Binding } from './binding.ts';
 import type { ErrorCode } from './errors.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -13,18 +14,25 @@ export type Auth = 'agent' | 'optional' | 'none';
  * One operation, declared once. The HTTP route, the MCP tool, the email command and the
  * OpenAPI entry are all generated from this; no door is written by hand per operation.
  *
- * `input` is one flat object: path parameters, then the query (GET, DELETE) or the JSON body
- * (POST, PUT). It must be strict, so that unknown fields are refused rather than ignored.
+ * `input` is one flat object: path parameters, then the JSON body (a `json` body) or the
+ * query (every other body kind: GET and DELETE by default). It must be strict, so that unknown
+ * fields are refused rather than ignored.
  */
 export interface Operation<
   I extends z.ZodObject = z.ZodObject,
   O extends z.ZodType = z.ZodType,
   A extends Auth = Auth,
+  B extends Binding = Binding,
 > {
   /** The MCP tool name and the email subject. */
   name: string;
   method: HttpMethod;
-  /** Express-style, e.g. `/agents/:agent_id/knock`. */
+  /**
+   * Express-style, e.g. `/agents/:agent_id/knock`. A last segment `*name` is a rest parameter
+   * taking one or more segments (`/workspaces/:workspace_id/files/*path`): the handler gets
+   * them decoded and joined by `/`; an encoded `/` (`%2F`), NUL, and empty, `.` or `..`
+   * segments in it are refused with 400 `invalid_path`.
+   */
   path: string;
   auth: A;
   /** One line, for lists. */
@@ -34,11 +42,13 @@ export interface Operation<
   input: I;
   output: O;
   /** The HTTP status of success. */
-  status: 200 | 201 | 202;
+  status: 200 | 201 | 202 | 204;
   /** Codes this operation answers besides the ones every operation may answer. */
   errors: readonly ErrorCode[];
-  /** The largest body this route reads; larger ones are refused with 413 unread. */
+  /** The largest JSON body this route reads; larger ones are refused with 413 unread. */
   maxBodyBytes?: number;
+  /** How it travels when it is not JSON in and out: byte streams, markdown, statuses, headers. */
+  binding?: B;
   /** Also counted against the stricter per-address limit of sign-ups. */
   signUpLimited?: boolean;
   /** Operations only the operator agent may call (to everyone else they answer 404). */
@@ -47,23 +57,34 @@ export interface Operation<
   readOnly?: boolean;
 }
 
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType, A extends Auth>(
-  operation: Operation<I, O, A>,
-): Operation<I, O, A> {
+export function defineOperation<
+  I extends z.ZodObject,
+  O extends z.ZodType,
+  A extends Auth,
+  const B extends Binding = Record<never, never>,
+>(operation: Operation<I, O, A, B>): Operation<I, O, A, B> {
   return operation;
 }
 
-/** Path parameters named in an Express-style path, in order. */
+/** Path parameters named in an Express-style path, in order (a rest parameter last). */
 export function pathParameters(path: string): string[] {
-  return [...path.matchAll(/:([a-z_]+)/g)].map((match) => match[1] as string);
+  return [...path.matchAll(/[:*]([a-z_]+)/g)].map((match) => match[1] as string);
 }
 
-/** Codes any operation may answer, by auth kind; listed once here rather than on each. */
+/** The name of the path's rest parameter (`*name`, always the last segment), if it has one. */
+export function restParameter(path: string): string | undefined {
+  return /\/\*([a-z_]+)$/.exec(path)?.[1];
+}
+
+/** Codes any operation may answer, by auth kind and binding; listed once here, not on each. */
 export function commonErrors(operation: Operation): ErrorCode[] {
   const codes: ErrorCode[] = ['invalid_input', 'unknown_field', 'rate_limited', 'internal_error'];
-  if (operation.method !== 'GET' && operation.method !== 'DELETE') {
-    codes.push('invalid_json', 'payload_too_large');
-  }
+  const binding = resolveBinding(operation.method, operation.binding);
+  if (binding.body.kind === 'json') codes.push('invalid_json', 'payload_too_large');
+  if (binding.body.kind === 'bytes') codes.push('payload_too_large');
+  if (binding.reply.kind === 'json_or_markdown') codes.push('not_acceptable');
+  if (binding.reply.kind === 'bytes') codes.push('range_not_satisfiable');
+  if (restParameter(operation.path) !== undefined) codes.push('invalid_path');
   if (operation.auth !== 'none') codes.push('unauthorized');
   return codes;
 }

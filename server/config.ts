@@ -31,6 +31,12 @@ export interface Config {
   log: (message: string) => void;
   /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
   clock?: Clock;
+  /**
+   * Also serve the test-only operations of server/http/test-operations.ts (a temporary byte
+   * store, an echo) and list them in /openapi.json. Never from the environment: only tests
+   * pass it (startTestServer({ testOperations: true })).
+   */
+  testOperations?: boolean;
 }
 
 /** A comma-separated list of origins (`scheme://host[:port]`), or `*`; each checked at start-up. */

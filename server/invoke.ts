@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { AgentActor } from '../actors/agent-actor.ts';
 import type { Principal } from '../actors/principal.ts';
 import type { Call } from '../actors/handlers/types.ts';
+import type { CallTransport } from '../protocol/binding.ts';
 import { HANDLERS } from '../actors/handlers/index.ts';
 import type { Services } from '../actors/services.ts';
 import { ServiceError } from '../protocol/errors.ts';
@@ -17,7 +18,7 @@ export async function invoke(
   services: Services,
   operation: Operation,
   rawInput: Record<string, unknown>,
-  caller: { token: string | undefined; signal: AbortSignal },
+  caller: { token: string | undefined; signal: AbortSignal; transport?: CallTransport },
 ): Promise<unknown> {
   const principal = await authenticate(services, operation, caller.token);
   return run(services, operation, principal, rawInput, caller);
@@ -54,19 +55,28 @@ export async function agentForToken(
   return agent;
 }
 
-/** Decodes the input and runs the handler for an already authenticated caller. */
+/** Any operation's handler, as the doors call it. */
+export type AnyHandler = (call: Call & CallTransport, input: unknown) => Promise<unknown>;
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * Decodes the input and runs the handler for an already authenticated caller. `transport` is
+ * what the operation's binding gives the handler besides its input (protocol/binding.ts): a
+ * byte body, the declared request headers, the negotiated format. The result is the handler's
+ * own: a value, or a `reply()` (protocol/binding.ts) for the door to unwrap. `handler` is the
+ * operation's entry in HANDLERS unless given (test-only operations bring their own).
+ */
 export async function run(
   services: Services,
   operation: Operation,
   principal: Principal | null,
   rawInput: Record<string, unknown>,
-  caller: { readonly signal: AbortSignal },
+  caller: { readonly signal: AbortSignal; readonly transport?: CallTransport },
+  handler = HANDLERS[operation.name as OperationName] as AnyHandler,
 ): Promise<unknown> {
   const input = decodeInput(operation.input, rawInput);
-  const handler = HANDLERS[operation.name as OperationName] as (
-    call: Call,
-    input: unknown,
-  ) => Promise<unknown>;
+  const transport = caller.transport;
   // The signal is read only by handlers that wait; making one costs time on every request.
   return handler(
     {
@@ -75,6 +85,9 @@ export async function run(
       get signal() {
         return caller.signal;
       },
+      body: transport?.body,
+      headers: transport?.headers ?? NO_HEADERS,
+      format: transport?.format ?? 'json',
     },
     input,
   );

@@ -7,7 +7,6 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../actors/services.ts';
-import type { ByteBody } from '../protocol/binding.ts';
 import { ServiceError, toProblem } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
@@ -32,13 +31,6 @@ import { argumentBytes, ToolTable } from './mcp/tools.ts';
  * What a tool call hands the operation besides its fields, as protocol/binding.ts says the MCP
  * door does: a byte body, JSON where JSON or markdown may be answered, and no request headers.
  */
-interface McpCaller {
-  token: string | undefined;
-  signal: AbortSignal;
-  body?: ByteBody;
-  format: 'json';
-  headers: Record<string, string>;
-}
 
 /** Stateless and JSON-only: no standalone event stream (GET), no session to end (DELETE). */
 const METHODS = ['POST', 'OPTIONS'] as const;
@@ -131,15 +123,13 @@ export function createMcpDoor(
           );
         }
         admit(entry.operation, http);
-        const caller: McpCaller = {
+        const answer = await invoke(services, entry.operation, fields, {
           token: argumentToken ?? headerToken,
           // Aborted when the server closes, which it does as soon as the HTTP client goes.
           signal: extra.signal,
-          ...(body === undefined ? {} : { body }),
-          format: 'json',
-          headers: {},
-        };
-        const answer = await invoke(services, entry.operation, fields, caller);
+          // MCP has no request headers, and its tools answer JSON.
+          transport: { body, format: 'json', headers: {} },
+        });
         return await toolResult(entry.binding, answer, () =>
           operationUrl(baseUrl, entry.operation.path, fields),
         );

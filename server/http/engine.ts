@@ -59,3 +59,14 @@ export interface HttpEngine {
   /** Requests taken and not yet answered or aborted (tests check that none is left behind). */
   readonly openRequests: number;
 }
+
+/**
+ * Lets go of a streamed answer that will never be sent (the client left first), so that its
+ * source closes what it holds.
+ */
+export function dropStream(response: EngineResponse): void {
+  const chunks = response.stream?.chunks;
+  if (!chunks) return;
+  const iterator = chunks[Symbol.asyncIterator]();
+  void Promise.resolve(iterator.return?.()).catch(() => undefined);
+}

@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as SocketIoServer } from 'socket.io';
-import { BodyCollector } from './body-collector.ts';
+import { BodyStream } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
-import type { HttpEngine, RequestHandler } from './engine.ts';
+import { TakenRequest } from './taken-request.ts';
+import { dropStream, type HttpEngine, type RequestHandler } from './engine.ts';
 
 /** node:http behind the same seam: used where uWS cannot load, or with HTTP_ENGINE=node. */
 export function createNodeEngine(handler: RequestHandler): HttpEngine {
@@ -17,35 +18,54 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
     }
     const controller = new LazyAbort();
     open.add(controller);
+    // A request without a length or chunked encoding has no body: nothing to collect.
     const length = headers['content-length'];
-    const collector = new BodyCollector(length === undefined ? null : Number(length), () =>
-      req.pause(),
-    );
-    req.on('data', (chunk: Buffer) => collector.push(chunk, false));
-    req.on('end', () => collector.end());
+    const hasBody = (length !== undefined && length !== '0') || 'transfer-encoding' in headers;
+    const body = hasBody
+      ? new BodyStream(
+          length === undefined ? null : Number(length),
+          { pause: () => req.pause(), resume: () => req.resume() },
+          headers['content-type'],
+        )
+      : null;
+    if (body) {
+      req.on('data', (chunk: Buffer) => body.push(chunk));
+      req.on('end', () => body.end());
+    }
     res.on('close', () => {
       open.delete(controller);
       if (!res.writableFinished) {
         controller.abort();
-        collector.abort(new Error('client went away'));
+        body?.abort();
       }
     });
-    handler({
-      method: (req.method ?? 'GET').toUpperCase(),
-      path: mark === -1 ? url : url.slice(0, mark),
-      query: mark === -1 ? '' : url.slice(mark + 1),
-      headers,
-      remoteAddress: req.socket.remoteAddress ?? '',
-      body: (limit) => collector.read(limit),
-      get signal() {
-        return controller.signal;
-      },
-    }).then(
+    handler(
+      new TakenRequest(
+        (req.method ?? 'GET').toUpperCase(),
+        mark === -1 ? url : url.slice(0, mark),
+        mark === -1 ? '' : url.slice(mark + 1),
+        headers,
+        req.socket.remoteAddress ?? '',
+        body,
+        controller,
+      ),
+    ).then(
       (response) => {
-        if (res.destroyed) return;
-        if (response.close) res.shouldKeepAlive = false;
-        res.writeHead(response.status, response.headers);
-        res.end(response.body);
+        if (res.destroyed) return dropStream(response);
+        // An unread rest of the body is dropped by closing rather than read to the end.
+        if (response.close || (body !== null && !body.complete)) res.shouldKeepAlive = false;
+        if (!response.stream) {
+          res.writeHead(response.status, response.headers);
+          res.end(response.body);
+          return;
+        }
+        // node:http sends no body for HEAD, 204 and 304 by itself, but only we know the length.
+        res.writeHead(response.status, {
+          ...response.headers,
+          'content-length': String(response.stream.length),
+        });
+        if (response.stream.chunks === null || response.stream.length === 0) res.end();
+        else void streamAnswer(res, response.stream.length, response.stream.chunks);
       },
       () => {
         if (res.destroyed) return;
@@ -73,5 +93,51 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
         server.closeAllConnections();
       });
     },
+    get openRequests() {
+      return open.size;
+    },
   };
+}
+
+/**
+ * Writes a streamed answer with backpressure: when `write` says the socket is full, wait for
+ * 'drain' (or the end of the connection) before pulling the next chunk from the source.
+ */
+async function streamAnswer(
+  res: ServerResponse,
+  length: number,
+  chunks: AsyncIterable<Uint8Array>,
+): Promise<void> {
+  let sent = 0;
+  try {
+    // Leaving the loop (break, throw) ends the source's iterator, releasing what it holds.
+    for await (const next of chunks) {
+      if (res.destroyed) break;
+      const chunk = next.subarray(0, length - sent);
+      if (chunk.length === 0) {
+        if (sent === length) break;
+        continue;
+      }
+      sent += chunk.length;
+      if (!res.write(chunk)) await drained(res);
+    }
+  } catch {
+    // The source failed (the route logged it); the connection is closed below.
+  }
+  if (res.destroyed) return;
+  // A source that ended short cannot finish the promised length: cut the connection.
+  if (sent < length) res.destroy();
+  else res.end();
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }

@@ -1,7 +1,17 @@
 import type { Services } from '../../actors/services.ts';
 import { ServiceError } from '../../protocol/errors.ts';
+import {
+  isBodyless,
+  isMarkdown,
+  isReply,
+  resolveBinding,
+  type ByteReply,
+  type ResolvedBinding,
+} from '../../protocol/binding.ts';
 import type { Operation } from '../../protocol/operation.ts';
-import { authenticate, run } from '../invoke.ts';
+import { authenticate, run, type AnyHandler } from '../invoke.ts';
+import { negotiateFormat } from './accept.ts';
+import { byteResponse } from './byte-reply.ts';
 import type { EngineRequest, EngineResponse } from './engine.ts';
 import { runIdempotent } from './idempotency.ts';
 import { jsonResponse } from './problem.ts';
@@ -67,19 +77,96 @@ async function bodyInput(request: EngineRequest, limit: number): Promise<Record<
   return value as Record<string, unknown>;
 }
 
-/** Serves one operation over HTTP: path, query or body in; the operation's JSON out. */
+/** An operation's binding, resolved once per operation rather than on every request. */
+interface RoutePlan {
+  binding: ResolvedBinding;
+  /** The most body bytes taken (JSON or bytes). */
+  bodyLimit: number;
+  /** Request headers the handler sees. */
+  requestHeaders: readonly string[];
+  statuses: ReadonlySet<number>;
+  replyHeaders: ReadonlySet<string>;
+  /** JSON (or nothing) in, JSON out, no headers: the handler is called as before bindings. */
+  plain: boolean;
+  /** Writes whose answer can be kept for an Idempotency-Key (not byte streams). */
+  idempotent: boolean;
+}
+
+const plans = new WeakMap<Operation, RoutePlan>();
+
+function planFor(operation: Operation): RoutePlan {
+  let plan = plans.get(operation);
+  if (plan) return plan;
+  const binding = resolveBinding(operation.method, operation.binding);
+  const requestHeaders = Object.keys(binding.requestHeaders);
+  plan = {
+    binding,
+    bodyLimit:
+      binding.body.kind === 'bytes'
+        ? binding.body.maxBytes
+        : (operation.maxBodyBytes ?? DEFAULT_MAX_BODY),
+    requestHeaders,
+    statuses: new Set([operation.status, ...binding.statuses.map((entry) => entry.status)]),
+    replyHeaders: new Set(Object.keys(binding.replyHeaders)),
+    plain:
+      binding.body.kind !== 'bytes' && binding.reply.kind === 'json' && requestHeaders.length === 0,
+    idempotent:
+      (operation.method === 'POST' || operation.method === 'PUT') &&
+      !operation.readOnly &&
+      binding.body.kind !== 'bytes' &&
+      binding.reply.kind !== 'bytes',
+  };
+  plans.set(operation, plan);
+  return plan;
+}
+
+/** The methods an operation's route answers: a byte reply's GET also answers HEAD. */
+export function routeMethods(operation: Operation): string[] {
+  const reply = planFor(operation).binding.reply;
+  return operation.method === 'GET' && reply.kind === 'bytes'
+    ? ['GET', 'HEAD']
+    : [operation.method];
+}
+
+export interface ServeOptions {
+  /** The handler, when it is not the operation's entry in HANDLERS (test-only operations). */
+  handler?: AnyHandler;
+  /** Where failures of a byte source are logged (the answer is already under way). */
+  log?: (error: unknown) => void;
+}
+
+/**
+ * Serves one operation over HTTP as its binding says (protocol/binding.ts): path and query
+ * in, plus a JSON body or a byte stream; JSON, markdown or bytes out, with the statuses and
+ * headers the binding declares.
+ */
 export async function serveOperation(
   services: Services,
   operation: Operation,
   params: Record<string, string>,
   request: EngineRequest,
+  options: ServeOptions = NO_OPTIONS,
 ): Promise<EngineResponse> {
+  const plan = planFor(operation);
   // The caller is checked before the body is read: a stranger's body is never read.
   const principal = await authenticate(services, operation, bearerToken(request.headers));
-  const takesBody = operation.method === 'POST' || operation.method === 'PUT';
-  const fields = takesBody
-    ? await bodyInput(request, operation.maxBodyBytes ?? DEFAULT_MAX_BODY)
-    : queryInput(request.query);
+  let format: 'json' | 'markdown' = 'json';
+  const reply = plan.binding.reply;
+  if (reply.kind === 'json_or_markdown') {
+    const chosen = negotiateFormat(request.headers.accept, reply.prefer ?? 'json');
+    if (chosen === null) {
+      throw new ServiceError(
+        'not_acceptable',
+        'This route answers `application/json` or `text/markdown`; allow one in `Accept`.',
+      );
+    }
+    format = chosen;
+  }
+  const bodyKind = plan.binding.body.kind;
+  const fields =
+    bodyKind === 'json' ? await bodyInput(request, plan.bodyLimit) : queryInput(request.query);
+  // Refused here, before the handler runs, when the declared length is over the limit.
+  const body = bodyKind === 'bytes' ? request.stream(plan.bodyLimit) : undefined;
   for (const name of Object.keys(params)) {
     if (name in fields) {
       throw new ServiceError(
@@ -90,12 +177,29 @@ export async function serveOperation(
     }
   }
   const input = Object.keys(params).length === 0 ? fields : { ...fields, ...params };
+  // The request itself serves as the caller (its signal) on the plain path: no object more.
+  const caller = plan.plain
+    ? request
+    : {
+        get signal() {
+          return request.signal;
+        },
+        transport: { body, headers: pickHeaders(request.headers, plan.requestHeaders), format },
+      };
+  const log = options.log ?? ignore;
   const key = request.headers['idempotency-key'];
-  if (key === undefined || operation.readOnly || !takesBody) {
-    return jsonResponse(operation.status, await run(services, operation, principal, input, request));
+  if (key === undefined || !plan.idempotent) {
+    const result = await run(services, operation, principal, input, caller, options.handler);
+    return answer(plan, operation, request, result, log);
   }
   const execute = async () =>
-    jsonResponse(operation.status, await run(services, operation, principal, input, request));
+    answer(
+      plan,
+      operation,
+      request,
+      await run(services, operation, principal, input, caller, options.handler),
+      log,
+    );
   return runIdempotent(
     services,
     {
@@ -106,3 +210,64 @@ export async function serveOperation(
     execute,
   );
 }
+
+const NO_OPTIONS: ServeOptions = {};
+
+function ignore(): void {}
+
+function pickHeaders(
+  headers: Record<string, string>,
+  names: readonly string[],
+): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const name of names) {
+    const value = headers[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked;
+}
+
+/** The HTTP answer for a handler's result, checked against what the binding declares. */
+function answer(
+  plan: RoutePlan,
+  operation: Operation,
+  request: EngineRequest,
+  result: unknown,
+  log: (error: unknown) => void,
+): EngineResponse | Promise<EngineResponse> {
+  if (plan.plain && !isReply(result)) return jsonResponse(operation.status, result);
+  let status: number = operation.status;
+  let headers: Readonly<Record<string, string>> = {};
+  let value = result;
+  if (isReply(result)) {
+    // A handler answering what its operation does not declare is a bug: a 500, logged.
+    if (!plan.statuses.has(result.status)) {
+      throw new Error(`${operation.name} answered ${result.status}, which it does not declare`);
+    }
+    for (const name of Object.keys(result.headers)) {
+      if (!plan.replyHeaders.has(name)) {
+        throw new Error(`${operation.name} set the header ${name}, which it does not declare`);
+      }
+    }
+    ({ status, headers, body: value } = result);
+  }
+  const kind = plan.binding.reply.kind;
+  if (isBodyless(status) || value === undefined)
+    return { status, headers: { ...headers }, body: '' };
+  if (kind === 'bytes') return byteResponse(request, status, value as ByteReply, headers, log);
+  const vary: Record<string, string> = kind === 'json_or_markdown' ? { vary: 'accept' } : {};
+  if (isMarkdown(value)) {
+    return {
+      status,
+      headers: { ...headers, ...vary, 'content-type': MARKDOWN_TYPE },
+      body: value.text,
+    };
+  }
+  return {
+    status,
+    headers: { ...headers, ...vary, 'content-type': 'application/json' },
+    body: JSON.stringify(value),
+  };
+}
+
+const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';

@@ -2,9 +2,11 @@ import { STATUS_CODES } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Server as SocketIoServer } from 'socket.io';
 import type uWS from '@trufflesuite/uws-js-unofficial';
-import { BodyCollector } from './body-collector.ts';
+import { isBodyless } from '../../protocol/binding.ts';
+import { BodyStream } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
-import type { EngineResponse, HttpEngine, RequestHandler } from './engine.ts';
+import { TakenRequest } from './taken-request.ts';
+import { dropStream, type EngineResponse, type HttpEngine, type RequestHandler } from './engine.ts';
 
 type UWS = typeof uWS;
 
@@ -22,7 +24,13 @@ export function loadUws(): UWS | null {
   }
 }
 
-const EMPTY = Buffer.alloc(0);
+/** One request's life, shared by the handler's callbacks and a streamed answer. */
+interface Exchange {
+  /** The client went away: `res` must not be touched again. */
+  aborted: boolean;
+  /** Called once on abort, by whoever waits on the socket (a streamed answer). */
+  onAbort: (() => void) | null;
+}
 
 export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
   const app = uws.App();
@@ -41,47 +49,87 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
     });
     const controller = new LazyAbort();
     open.add(controller);
-    let done = false;
+    let aborted = false;
+    // Made only for a streamed answer: most answers are written at once.
+    let exchange: Exchange | null = null;
+    let responded = false;
     res.onAborted(() => {
-      done = true;
+      aborted = true;
+      responded = true;
       open.delete(controller);
       controller.abort();
-      collector?.abort(new Error('client went away'));
+      body?.abort();
+      if (exchange) {
+        exchange.aborted = true;
+        exchange.onAbort?.();
+      }
     });
     // A request without a length or chunked encoding has no body: nothing to collect.
     const length = headers['content-length'];
     const hasBody = (length !== undefined && length !== '0') || 'transfer-encoding' in headers;
-    const collector = hasBody
-      ? new BodyCollector(length === undefined ? null : Number(length), () => {
-          // Stop reading; the answer closes the connection.
-        })
+    let paused = false;
+    const body = hasBody
+      ? new BodyStream(
+          length === undefined ? null : Number(length),
+          {
+            pause() {
+              if (aborted || paused) return;
+              paused = true;
+              res.pause();
+            },
+            resume() {
+              if (aborted || !paused) return;
+              paused = false;
+              res.resume();
+            },
+          },
+          headers['content-type'],
+        )
       : null;
-    if (collector) {
-      res.onData((chunk, isLast) => collector.push(Buffer.from(chunk.slice(0)), isLast));
+    if (body) {
+      res.onData((chunk, isLast) => {
+        // The ArrayBuffer is emptied after this callback: copy it.
+        body.push(Buffer.from(chunk.slice(0)));
+        if (isLast) body.end();
+      });
     }
 
     const respond = (response: EngineResponse) => {
-      if (done) return;
-      done = true;
+      if (responded) return dropStream(response);
+      responded = true;
+      // A paused socket writes unreliably; an unread rest of the body is dropped by closing.
+      if (paused) {
+        paused = false;
+        res.resume();
+      }
+      const close = response.close === true || (body !== null && !body.complete);
+      const statusLine = `${response.status} ${STATUS_CODES[response.status] ?? ''}`;
+      if (response.stream && response.stream.chunks !== null && response.stream.length > 0) {
+        exchange = { aborted: false, onAbort: null };
+        void streamAnswer(res, statusLine, response, exchange).finally(() =>
+          open.delete(controller),
+        );
+        return;
+      }
       open.delete(controller);
       res.cork(() => {
-        res.writeStatus(`${response.status} ${STATUS_CODES[response.status] ?? ''}`);
+        res.writeStatus(statusLine);
         for (const [name, value] of Object.entries(response.headers)) res.writeHeader(name, value);
-        res.end(response.body, response.close === true);
+        // uWS writes a body for HEAD if given one, and Content-Length: 0 for 204/304 unless
+        // told there is no body.
+        if (response.stream) res.endWithoutBody(response.stream.length, close);
+        // (No length argument at all: `undefined` is taken as a number.)
+        else if (isBodyless(response.status)) {
+          if (close) res.endWithoutBody(0, true);
+          else res.endWithoutBody();
+        } else if (method === 'HEAD') res.endWithoutBody(Buffer.byteLength(response.body), close);
+        else res.end(response.body, close);
       });
     };
-    handler({
-      method,
-      path,
-      query,
-      headers,
-      remoteAddress,
-      body: (limit) => (collector ? collector.read(limit) : Promise.resolve(EMPTY)),
-      get signal() {
-        return controller.signal;
-      },
-    }).then(respond, () =>
-      respond({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'internal error' }),
+    handler(new TakenRequest(method, path, query, headers, remoteAddress, body, controller)).then(
+      respond,
+      () =>
+        respond({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'internal error' }),
     );
   });
 
@@ -103,5 +151,84 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
       listenSocket = null;
       for (const controller of open) controller.abort();
     },
+    get openRequests() {
+      return open.size;
+    },
   };
+}
+
+/**
+ * Writes a streamed answer with backpressure: `tryEnd` hands uWS as much as the socket takes,
+ * and `onWritable` says when to go on with the rest of the chunk (STACK.md). The source is
+ * pulled only as fast as the client reads; when the client goes away its iterator is ended.
+ */
+async function streamAnswer(
+  res: uWS.HttpResponse,
+  statusLine: string,
+  response: EngineResponse,
+  exchange: Exchange,
+): Promise<void> {
+  const { length, chunks } = response.stream as {
+    length: number;
+    chunks: AsyncIterable<Uint8Array>;
+  };
+  const iterator = chunks[Symbol.asyncIterator]();
+  let sent = 0;
+  let headed = false;
+  let finished = false;
+  let exhausted = false;
+  try {
+    while (!exchange.aborted && !finished) {
+      const next = await iterator.next();
+      if (next.done) {
+        exhausted = true;
+        break;
+      }
+      if (exchange.aborted) break;
+      const chunk = next.value.subarray(0, length - sent);
+      if (chunk.length === 0) continue;
+      const offset = res.getWriteOffset();
+      let ok = false;
+      res.cork(() => {
+        if (!headed) {
+          headed = true;
+          res.writeStatus(statusLine);
+          for (const [name, value] of Object.entries(response.headers)) {
+            res.writeHeader(name, value);
+          }
+        }
+        [ok, finished] = res.tryEnd(chunk, length);
+      });
+      sent += chunk.length;
+      if (!ok && !finished) finished = await writable(res, chunk, offset, length, exchange);
+    }
+  } catch {
+    // The source failed (the route logged it); the connection is closed below.
+  } finally {
+    if (!exhausted) await Promise.resolve(iterator.return?.()).catch(() => undefined);
+  }
+  // A source that ended short (or failed) cannot finish the promised length: close, so the
+  // client sees a cut answer rather than waiting for bytes that never come.
+  if (!finished && !exchange.aborted) res.close();
+}
+
+/** Resolves when uWS has taken the rest of `chunk` (true once the whole answer is sent). */
+function writable(
+  res: uWS.HttpResponse,
+  chunk: Uint8Array,
+  offset: number,
+  length: number,
+  exchange: Exchange,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    exchange.onAbort = () => resolve(false);
+    res.onWritable((writeOffset) => {
+      const [ok, done] = res.tryEnd(chunk.subarray(writeOffset - offset), length);
+      if (ok || done) {
+        exchange.onAbort = null;
+        resolve(done);
+      }
+      return ok;
+    });
+  });
 }
