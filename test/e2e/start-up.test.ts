@@ -1,71 +1,22 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { freshPgliteDir } from '../helpers/storage.ts';
-
-const root = join(import.meta.dirname, '../..');
-const main = join(root, 'server/main.ts');
-
-interface Started {
-  pid: number;
-  baseUrl: string;
-  kill(signal: NodeJS.Signals): void;
-  /** The exit code, or the signal that ended the process. */
-  exited: Promise<number | NodeJS.Signals | null>;
-}
 
 interface Context {
   dataDir: string;
   /** Processes of the current test not yet seen to exit; the test's end kills them. */
-  running: Set<Started>;
+  running: Set<ServiceProcess>;
 }
 
-/**
- * Runs the service as `npm start` does: node itself runs server/main.ts with tsx as a loader,
- * so the process we hold is the server, and a signal sent to it reaches the server. (The tsx
- * CLI would run the server in a child process of its own, which a SIGKILL leaves running.)
- */
-async function startMain(context: Context): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: context.dataDir,
-      BASE_URL: '',
-      // The crash test signs up faster than an address may; 0 lifts the limits.
-      RATE_LIMIT_PER_MINUTE: '0',
-      SIGNUP_LIMIT_PER_HOUR: '0',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal)),
-  );
-  let stderr = '';
-  // Read stderr to the end, so that a chatty server never blocks on a full pipe.
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const started: Started = {
-    pid: child.pid as number,
-    baseUrl: '',
-    kill: (signal) => void child.kill(signal),
-    exited,
-  };
+/** The service as `npm start` runs it, on this test's data directory. */
+async function startMain(context: Context): Promise<ServiceProcess> {
+  const started = await startServiceProcess({ DATA_DIR: context.dataDir });
   context.running.add(started);
-  void exited.then(() => context.running.delete(started));
-  started.baseUrl = await new Promise<string>((resolve, reject) => {
-    child.stderr.on('data', () => {
-      const found = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (found) resolve(found[1] as string);
-    });
-    void exited.then((code) =>
-      reject(new Error(`exited with ${code} before listening: ${stderr}`)),
-    );
-  });
+  void started.exited.then(() => context.running.delete(started));
   return started;
 }
 
