@@ -57,6 +57,14 @@ export interface Operation<
   readOnly?: boolean;
 }
 
+/** The largest JSON body an operation takes when it declares no `maxBodyBytes`. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+
+/** The largest JSON body (HTTP) or JSON arguments (MCP) `operation` takes. */
+export function jsonBodyLimit(operation: Operation): number {
+  return operation.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+}
+
 export function defineOperation<
   I extends z.ZodObject,
   O extends z.ZodType,

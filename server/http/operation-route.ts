@@ -8,15 +8,13 @@ import {
   type ByteReply,
   type ResolvedBinding,
 } from '../../protocol/binding.ts';
-import type { Operation } from '../../protocol/operation.ts';
+import { jsonBodyLimit, type Operation } from '../../protocol/operation.ts';
 import { authenticate, run, type AnyHandler } from '../invoke.ts';
 import { negotiateFormat } from './accept.ts';
 import { byteResponse } from './byte-reply.ts';
 import type { EngineRequest, EngineResponse } from './engine.ts';
 import { runIdempotent } from './idempotency.ts';
 import { jsonResponse } from './problem.ts';
-
-const DEFAULT_MAX_BODY = 64 * 1024;
 
 /** The bearer token of a request: undefined when none was sent; refused when malformed. */
 export function bearerToken(headers: Record<string, string>): string | undefined {
@@ -101,10 +99,7 @@ function planFor(operation: Operation): RoutePlan {
   const requestHeaders = Object.keys(binding.requestHeaders);
   plan = {
     binding,
-    bodyLimit:
-      binding.body.kind === 'bytes'
-        ? binding.body.maxBytes
-        : (operation.maxBodyBytes ?? DEFAULT_MAX_BODY),
+    bodyLimit: binding.body.kind === 'bytes' ? binding.body.maxBytes : jsonBodyLimit(operation),
     requestHeaders,
     statuses: new Set([operation.status, ...binding.statuses.map((entry) => entry.status)]),
     replyHeaders: new Set(Object.keys(binding.replyHeaders)),

@@ -1,11 +1,10 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { resolveBinding, type ResolvedBinding } from '../../protocol/binding.ts';
 import { toJsonSchema } from '../../protocol/json-schema.ts';
-import type { Operation } from '../../protocol/operation.ts';
+import { DEFAULT_MAX_BODY_BYTES, jsonBodyLimit, type Operation } from '../../protocol/operation.ts';
 import { base64Length, bytesArguments, MCP_MAX_CONTENT_BYTES, outputSchemaFor } from './binding.ts';
 
 /** The body limit of an HTTP route that declares none (server/http/operation-route.ts). */
-const DEFAULT_MAX_BODY = 64 * 1024;
 
 /** Room in a POST /mcp body around a call's arguments: JSON-RPC, tool name, api_token, _meta. */
 const ENVELOPE_BYTES = 16 * 1024;
@@ -45,9 +44,7 @@ export class ToolTable {
     for (const operation of operations) {
       const binding = resolveBinding(operation.method, operation.binding);
       const argumentLimit =
-        binding.body.kind === 'json'
-          ? (operation.maxBodyBytes ?? DEFAULT_MAX_BODY)
-          : DEFAULT_MAX_BODY;
+        binding.body.kind === 'json' ? jsonBodyLimit(operation) : DEFAULT_MAX_BODY_BYTES;
       const wireLimit =
         binding.body.kind === 'bytes'
           ? argumentLimit + base64Length(Math.min(binding.body.maxBytes, MCP_MAX_CONTENT_BYTES))
