@@ -1,0 +1,131 @@
+import { assign, setup, transition, type SnapshotFrom } from 'xstate';
+
+/**
+ * An invite to a workspace: a single-use token that one agent redeems to join, or that runs
+ * out. pending -> joined | expired, and both ends are final. Time is never read here: every
+ * event carries its own `at` (milliseconds since the epoch), taken by actors/ from their Clock.
+ */
+export interface InviteContext {
+  invite_id: string;
+  workspace_id: string;
+  /** The agent that made the invite. */
+  created_by: string;
+  /** Milliseconds since the epoch. */
+  created_at: number;
+  /** Milliseconds since the epoch; from this millisecond on, the invite cannot be redeemed. */
+  expires_at: number;
+  /** The agent that redeemed it, once joined. */
+  joined_agent_id?: string;
+}
+
+export type InviteInput = Omit<InviteContext, 'joined_agent_id'>;
+
+export type InviteEvent =
+  { type: 'redeem'; agentId: string; at: number } | { type: 'expire'; at: number };
+
+export type InviteStatus = 'pending' | 'joined' | 'expired';
+
+/** How long an invite lives when its maker does not say (7 days), and at most (30 days). */
+export const DEFAULT_INVITE_HOURS = 168;
+export const MAX_INVITE_HOURS = 720;
+
+export const inviteMachine = setup({
+  types: {
+    context: {} as InviteContext,
+    events: {} as InviteEvent,
+    input: {} as InviteInput | undefined,
+  },
+  guards: {
+    // The expiry millisecond itself is already too late: `at < expires_at` joins, nothing else.
+    inTime: ({ context, event }) => event.at < context.expires_at,
+    runOut: ({ context, event }) => event.at >= context.expires_at,
+  },
+}).createMachine({
+  id: 'invite',
+  // xstate's pure `transition` makes its scratch actor without input: that must not throw.
+  context: ({ input }) => ({
+    invite_id: input?.invite_id ?? '',
+    workspace_id: input?.workspace_id ?? '',
+    created_by: input?.created_by ?? '',
+    created_at: input?.created_at ?? 0,
+    expires_at: input?.expires_at ?? 0,
+  }),
+  initial: 'pending',
+  states: {
+    pending: {
+      on: {
+        redeem: [
+          {
+            guard: 'inTime',
+            target: 'joined',
+            actions: assign({
+              joined_agent_id: ({ event }) => event.agentId,
+            }),
+          },
+          // A redeem that comes too late is how an invite nobody swept finds out it expired.
+          { target: 'expired' },
+        ],
+        expire: { guard: 'runOut', target: 'expired' },
+      },
+    },
+    joined: { type: 'final' },
+    expired: { type: 'final' },
+  },
+});
+
+export type InviteSnapshot = SnapshotFrom<typeof inviteMachine>;
+
+/** The invite's state as the machine holds it (the expiry job may not have run yet). */
+export function storedStatus(snapshot: InviteSnapshot): InviteStatus {
+  if (snapshot.matches('joined')) return 'joined';
+  if (snapshot.matches('expired')) return 'expired';
+  return 'pending';
+}
+
+/**
+ * The status an agent is shown at `now`: `expired` as soon as `expires_at` has passed, whether
+ * or not the expiry job has run (routes.md, list_invites).
+ */
+export function inviteStatus(snapshot: InviteSnapshot, now: number): InviteStatus {
+  const stored = storedStatus(snapshot);
+  return stored === 'pending' && now >= snapshot.context.expires_at ? 'expired' : stored;
+}
+
+/** When an invite made at `createdAt` for `hours` runs out (fractions of an hour allowed). */
+export function inviteExpiresAt(createdAt: number, hours: number = DEFAULT_INVITE_HOURS): number {
+  return createdAt + Math.round(hours * 3_600_000);
+}
+
+export type RedeemOutcome = 'joined' | 'already_used' | 'expired';
+
+/**
+ * One redeem, decided purely. `next` is the snapshot to persist: the joined invite, the invite
+ * expired by this late redeem, or (already used, already expired) the snapshot unchanged, so
+ * `next === snapshot` means there is nothing to write.
+ */
+export function redeemOutcome(
+  snapshot: InviteSnapshot,
+  event: Extract<InviteEvent, { type: 'redeem' }>,
+): { next: InviteSnapshot; outcome: RedeemOutcome } {
+  if (snapshot.matches('joined')) return { next: snapshot, outcome: 'already_used' };
+  if (snapshot.matches('expired')) return { next: snapshot, outcome: 'expired' };
+  const [next] = transition(inviteMachine, snapshot, event);
+  return { next, outcome: next.matches('joined') ? 'joined' : 'expired' };
+}
+
+/**
+ * The error each refused redeem answers (routes.md, redeem_invite). The codes are not yet in
+ * protocol/errors.ts: they join it with the route that answers them.
+ */
+export const REDEEM_REFUSALS = {
+  already_used: {
+    code: 'invite_already_used',
+    status: 409,
+    detail: 'This invite has been redeemed already; each invite admits one agent.',
+  },
+  expired: {
+    code: 'invite_expired',
+    status: 410,
+    detail: 'This invite has expired; ask a member of the workspace for a new one.',
+  },
+} as const satisfies Record<Exclude<RedeemOutcome, 'joined'>, unknown>;

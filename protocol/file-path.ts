@@ -1,0 +1,118 @@
+import { ServiceError } from './errors.ts';
+
+/** The longest file path, in bytes of UTF-8 after normalisation. */
+export const MAX_PATH_BYTES = 1024;
+
+/** The rule a refused path broke; it travels as `rule` in the problem, beside `detail`. */
+export type FilePathRule =
+  | 'empty_path'
+  | 'leading_slash'
+  | 'encoded_slash'
+  | 'not_utf8'
+  | 'control_character'
+  | 'bidi_control'
+  | 'empty_segment'
+  | 'dot_segment'
+  | 'lookalike_separator'
+  | 'too_long';
+
+/** The rules in words, for the documents an agent reads (one line each). */
+export const FILE_PATH_RULES: readonly string[] = [
+  'segments separated by `/`; no leading `/`, no empty segment (`//`, or `/` at an end)',
+  'no `.` or `..` segment, nor one that reads as them or as holding `/` once compatibility-normalised (NFKC: `．．`, `a／b`)',
+  'a segment sent with `%2F` (an encoded `/`) is refused, never split',
+  'valid UTF-8; no control characters (C0 including NUL, DEL, C1) and no bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C)',
+  `at most ${MAX_PATH_BYTES} bytes of UTF-8`,
+  'normalised to Unicode NFC: `e` + U+0301 and `é` name the same file, stored as `é`',
+];
+
+// C0 (NUL included), DEL and C1: never part of a name anyone means to type.
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// Bidirectional controls reorder what a reader sees: `txt.exe` can display as `exe.txt`.
+const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+// NFC can compose at most four UTF-16 units into one, so a longer input can never fit.
+const MAX_INPUT_UNITS = 4 * MAX_PATH_BYTES;
+const encoder = new TextEncoder();
+
+/**
+ * A file path as the service stores it, or a ServiceError `invalid_path` whose `detail` names
+ * the rule broken (and `rule` gives it as a stable word). Checking touches nothing: call it
+ * before any read or write.
+ *
+ * Give it either the decoded segments, when a caller has them (a segment that holds `/` was
+ * sent as `%2F` and is refused), or a string of segments joined by `/`, as the HTTP router's
+ * rest parameter hands it over (the router has already refused `%2F`, empty, `.`, `..` and NUL
+ * segments on the raw URL; this holds any other door, such as MCP, to the same rules and adds
+ * the rest). The result is NFC-normalised, so two spellings of one name are one file.
+ */
+export function parseFilePath(input: readonly string[] | string, field = 'path'): string {
+  const refuse = (rule: FilePathRule, detail: string): ServiceError =>
+    new ServiceError('invalid_path', `The \`${field}\` ${detail}.`, { field, rule });
+
+  const raw = typeof input === 'string' ? input : input.join('/');
+  if (raw === '') throw refuse('empty_path', 'is empty; name a file such as `notes/today.md`');
+  if (raw.length > MAX_INPUT_UNITS) throw tooLong();
+  if (typeof input === 'string' && input.startsWith('/')) {
+    throw refuse('leading_slash', 'starts with `/`; paths are relative to the workspace');
+  }
+  const segments = typeof input === 'string' ? input.split('/') : [...input];
+  const normalised: string[] = [];
+  for (const segment of segments) {
+    if (typeof input !== 'string' && segment.includes('/')) {
+      throw refuse(
+        'encoded_slash',
+        'has a segment holding `/` (sent as %2F); `/` separates segments',
+      );
+    }
+    if (!isWellFormed(segment)) {
+      throw refuse('not_utf8', 'is not valid UTF-8 (it holds a lone surrogate)');
+    }
+    const control = CONTROL.exec(segment);
+    if (control) {
+      throw refuse(
+        'control_character',
+        `holds the control character ${codePoint(control[0])}${control[0] === '\u0000' ? ' (NUL)' : ''}`,
+      );
+    }
+    const bidi = BIDI_CONTROL.exec(segment);
+    if (bidi) {
+      throw refuse(
+        'bidi_control',
+        `holds the bidirectional control ${codePoint(bidi[0])}, which changes how the name reads`,
+      );
+    }
+    if (segment === '')
+      throw refuse('empty_segment', 'has an empty segment (`//`, or `/` at an end)');
+    const nfc = segment.normalize('NFC');
+    if (nfc === '.' || nfc === '..') {
+      throw refuse('dot_segment', 'has a `.` or `..` segment; name the path without them');
+    }
+    // Some tools fold compatibility forms (NFKC): `．．` would become `..` and `a／b` two
+    // segments there. Refused here so that no copy of the workspace can climb or split.
+    const folded = nfc.normalize('NFKC');
+    if (folded === '.' || folded === '..' || folded.includes('/')) {
+      throw refuse(
+        'lookalike_separator',
+        `has the segment "${nfc}", which reads as \`/\`, \`.\` or \`..\` once compatibility forms are folded`,
+      );
+    }
+    normalised.push(nfc);
+  }
+  const path = normalised.join('/');
+  if (encoder.encode(path).length > MAX_PATH_BYTES) throw tooLong();
+  return path;
+
+  function tooLong(): ServiceError {
+    return refuse('too_long', `is longer than ${MAX_PATH_BYTES} bytes of UTF-8`);
+  }
+}
+
+function codePoint(char: string): string {
+  return `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** String.prototype.isWellFormed (Node 20), which this TypeScript lib does not declare yet. */
+function isWellFormed(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+}

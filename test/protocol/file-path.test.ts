@@ -1,0 +1,164 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ServiceError } from '../../protocol/errors.ts';
+import { MAX_PATH_BYTES, parseFilePath, type FilePathRule } from '../../protocol/file-path.ts';
+import { Router } from '../../server/http/router.ts';
+
+const test = suite('file paths');
+
+/** The rule `parseFilePath` reports for `input`, or `ok: <path>` when it takes it. */
+function verdict(input: string | string[]): string {
+  try {
+    return `ok: ${parseFilePath(input)}`;
+  } catch (error) {
+    if (!(error instanceof ServiceError)) throw error;
+    assert.is(error.code, 'invalid_path');
+    assert.is(error.status, 400);
+    return String(error.extra.rule);
+  }
+}
+
+const long = (bytes: number, char = 'a') => char.repeat(bytes);
+
+// Every attack with the rule it must report. Segments arrays are what a door that decodes
+// segments itself hands over; strings are the router's joined rest parameter (or MCP's path).
+const attacks: [string, string | string[], FilePathRule][] = [
+  ['an empty path', '', 'empty_path'],
+  ['no segments at all', [], 'empty_path'],
+  ['a leading slash', '/etc/passwd', 'leading_slash'],
+  ['a parent segment', '../secret', 'dot_segment'],
+  ['a parent segment in the middle', 'a/../../b', 'dot_segment'],
+  ['a parent segment at the end', 'a/..', 'dot_segment'],
+  ['a current segment', './a', 'dot_segment'],
+  ['a parent segment among decoded segments', ['a', '..', 'b'], 'dot_segment'],
+  ['a decoded %2F inside a segment', ['a%2Fb'.replace('%2F', '/')], 'encoded_slash'],
+  ['a decoded %2F that would climb', ['..%2F..%2Fetc'.replaceAll('%2F', '/')], 'encoded_slash'],
+  ['a double slash', 'a//b', 'empty_segment'],
+  ['a trailing slash', 'a/b/', 'empty_segment'],
+  ['an empty decoded segment', ['a', '', 'b'], 'empty_segment'],
+  ['NUL', 'a\u0000.md', 'control_character'],
+  ['NUL to cut a suffix off', 'report.md\u0000.exe', 'control_character'],
+  ['a newline (log injection)', 'a\nb', 'control_character'],
+  ['a tab', 'a\tb', 'control_character'],
+  ['escape (terminal injection)', 'a\u001b[31m', 'control_character'],
+  ['DEL', 'a\u007f', 'control_character'],
+  ['a C1 control (NEL)', 'a\u0085b', 'control_character'],
+  ['a C1 control (CSI)', 'a\u009bb', 'control_character'],
+  ['a right-to-left override', 'invoice\u202egpj.exe', 'bidi_control'],
+  ['a left-to-right mark', 'a\u200eb', 'bidi_control'],
+  ['a right-to-left isolate', 'a\u2067b', 'bidi_control'],
+  ['an Arabic letter mark', 'a\u061cb', 'bidi_control'],
+  ['a lone high surrogate', 'a\ud800b', 'not_utf8'],
+  ['a lone low surrogate', 'a\udc00', 'not_utf8'],
+  ['a fullwidth solidus', 'a\uff0fb', 'lookalike_separator'],
+  ['fullwidth full stops as a parent segment', '\uff0e\uff0e/etc', 'lookalike_separator'],
+  ['a one-dot leader pair as a parent segment', '\u2024\u2024', 'lookalike_separator'],
+  ['an overlong path of ASCII', long(MAX_PATH_BYTES + 1), 'too_long'],
+  ['an overlong path of two-byte letters', long(513, 'é'), 'too_long'],
+  ['an overlong path of four-byte letters', long(257, '😀'), 'too_long'],
+  ['a huge path', long(1_000_000), 'too_long'],
+  ['an overlong path of segments', Array(600).fill('a'), 'too_long'],
+];
+
+for (const [name, input, rule] of attacks) {
+  test(`${name} is refused as ${rule}`, () => {
+    assert.is(verdict(input), rule);
+  });
+}
+
+test('the detail names the rule in words and the field it concerns', () => {
+  try {
+    parseFilePath('a/../b', 'file');
+    assert.unreachable();
+  } catch (error) {
+    assert.instance(error, ServiceError);
+    const { message, extra } = error as ServiceError;
+    assert.match(message, /`file`.*`\.` or `\.\.` segment/);
+    assert.equal(extra, { field: 'file', rule: 'dot_segment' });
+  }
+});
+
+test('NUL is named as NUL, with its code point', () => {
+  assert.throws(() => parseFilePath('a\u0000'), /U\+0000 \(NUL\)/);
+});
+
+test('ordinary paths come through as they are', () => {
+  assert.is(verdict('notes/today.md'), 'ok: notes/today.md');
+  assert.is(verdict(['notes', 'today.md']), 'ok: notes/today.md');
+  assert.is(verdict('a'), 'ok: a');
+  assert.is(verdict('.hidden/..more/a..b/...'), 'ok: .hidden/..more/a..b/...');
+  assert.is(
+    verdict('with space/and-dash_underscore (1).txt'),
+    'ok: with space/and-dash_underscore (1).txt',
+  );
+  assert.is(verdict('back\\slash'), 'ok: back\\slash');
+  assert.is(verdict('日本語/ファイル.md'), 'ok: 日本語/ファイル.md');
+  assert.is(verdict('emoji/😀.md'), 'ok: emoji/😀.md');
+});
+
+test('decomposed and composed spellings of one name become the same NFC path', () => {
+  const composed = parseFilePath('caf\u00e9.md');
+  const decomposed = parseFilePath('cafe\u0301.md');
+  assert.is(composed, 'caf\u00e9.md');
+  assert.is(decomposed, composed);
+  assert.is(parseFilePath(['\u1100\u1161']), '\uac00'); // Hangul jamo compose to one syllable
+  assert.is(parseFilePath('\u212b'), '\u00c5'); // the angstrom sign is canonically Å
+});
+
+test('NFC keeps compatibility forms apart: a ligature stays a ligature', () => {
+  assert.is(parseFilePath('\ufb01le.md'), '\ufb01le.md');
+});
+
+test('the length limit counts UTF-8 bytes after normalisation, inclusive', () => {
+  assert.is(parseFilePath(long(MAX_PATH_BYTES)).length, MAX_PATH_BYTES);
+  assert.is(parseFilePath(long(512, 'é')), long(512, 'é'));
+  // 600 decomposed é are 1,800 bytes as sent but 1,200 composed; 500 are 1,000 composed.
+  assert.is(verdict(long(600, 'e\u0301')), 'too_long');
+  assert.is(parseFilePath(long(500, 'e\u0301')), long(500, 'é'));
+});
+
+test('checking a path changes nothing it was given', () => {
+  const segments = ['cafe\u0301', 'b'];
+  parseFilePath(segments);
+  assert.equal(segments, ['cafe\u0301', 'b']);
+});
+
+// The HTTP router refuses some paths on the raw URL before a handler sees them; what it lets
+// through it hands over joined by `/`. Every path the router refuses, parseFilePath refuses
+// too, so that a door without the router (MCP) is no wider.
+test('parseFilePath refuses everything the router refuses, and takes what it passes', () => {
+  const router = new Router<string>();
+  router.add('PUT', '/workspaces/:id/files/*path', 'write_file');
+  const raw = [
+    'a/b.md',
+    'a%2Fb',
+    'a/%2e%2e/b',
+    'a/%2E/b',
+    'a/../b',
+    'a//b',
+    'a/b/',
+    'a%00b',
+    'caf%C3%A9',
+    'cafe%CC%81',
+    'a%EF%BC%8Fb',
+    'a%E2%80%AEb',
+    'a%0Ab',
+  ];
+  for (const path of raw) {
+    let passed: string | undefined;
+    try {
+      passed = router.match('PUT', `/workspaces/w/files/${path}`).params.path;
+    } catch (error) {
+      assert.is((error as ServiceError).code, 'invalid_path', path);
+    }
+    // What a door that split and decoded the segments itself would hand over.
+    const segments = path.split('/').map((segment) => decodeURIComponent(segment));
+    if (passed === undefined) {
+      assert.is(verdict(segments).startsWith('ok'), false, `${path} must be refused`);
+    } else {
+      assert.is(verdict(passed), verdict(segments), path);
+    }
+  }
+});
+
+test.run();
