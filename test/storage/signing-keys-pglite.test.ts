@@ -1,0 +1,3 @@
+import { signingKeysContract } from './signing-keys-contract.ts';
+
+signingKeysContract('pglite');
