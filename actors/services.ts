@@ -12,12 +12,14 @@ import {
   type StoredChangeRow,
 } from '../storage/changes.ts';
 import { lockAgent } from '../storage/agents.ts';
+import { lockWorkspace } from '../storage/workspaces.ts';
 import type { Driver, Queryable, Transaction } from '../storage/driver.ts';
 import { loadAgentActor, type AgentActor } from './agent-actor.ts';
 import { ChangeHub } from './change-hub.ts';
-import type { Clock } from './clock.ts';
+import { realClock, type Clock } from './clock.ts';
 import { currentUnit, type CommitWork } from './commit.ts';
 import { ActorRegistry } from './registry.ts';
+import { loadWorkspaceActor, type WorkspaceActor } from './workspace-actor.ts';
 import { TokenResolver } from './token-resolver.ts';
 
 export interface ServiceConfig {
@@ -39,6 +41,9 @@ export interface ServiceConfig {
 export class Services {
   readonly hub: ChangeHub;
   readonly agents: ActorRegistry<AgentActor>;
+  readonly workspaces: ActorRegistry<WorkspaceActor>;
+  /** Time for everything that expires or waits; tests pass a TestClock. */
+  readonly clock: Clock;
   readonly tokens: TokenResolver;
   /** This process, as named in its notifications to other processes. */
   private readonly instance = randomUUID();
@@ -49,7 +54,8 @@ export class Services {
     readonly driver: Driver,
     readonly config: ServiceConfig,
   ) {
-    this.hub = new ChangeHub(config.clock);
+    this.clock = config.clock ?? realClock;
+    this.hub = new ChangeHub(this.clock);
     this.agents = new ActorRegistry<AgentActor>({
       kind: 'agent',
       load: async (agentId, db) => {
@@ -62,6 +68,14 @@ export class Services {
       commit: (work) => this.commit(work),
       capacity: config.actorCapacity,
       onEvict: (agentId) => this.hub.forget(agentId),
+    });
+    this.workspaces = new ActorRegistry<WorkspaceActor>({
+      kind: 'workspace',
+      load: (workspaceId, db) => loadWorkspaceActor(db, workspaceId),
+      lock: (workspaceId, tx) => lockWorkspace(tx, workspaceId),
+      db: () => this.db(),
+      commit: (work) => this.commit(work),
+      capacity: config.actorCapacity,
     });
     this.tokens = new TokenResolver(() => this.db());
   }
@@ -123,6 +137,7 @@ export class Services {
       const notice = parseActorNotice(payload);
       if (!notice || notice.sender === this.instance) return;
       if (notice.kind === 'agent') this.agents.invalidate(notice.id, notice.version);
+      if (notice.kind === 'workspace') this.workspaces.invalidate(notice.id, notice.version);
       if (notice.kind === TOKEN_NOTICE_KIND) this.tokens.forgetAgent(notice.id);
     });
   }
@@ -143,7 +158,8 @@ export class Services {
 
   /** Lets go of every actor after their mailboxes drain. */
   async flush(): Promise<void> {
-    await this.agents.flush();
+    await Promise.all([this.agents.flush(), this.workspaces.flush()]);
     this.agents.clear();
+    this.workspaces.clear();
   }
 }

@@ -33,8 +33,19 @@ function checksum(body: string): string {
 }
 
 export function newToken(): string {
+  return randomToken(TOKEN_PREFIX);
+}
+
+/** Invite tokens: the same form under their own prefix, so that neither passes for the other. */
+export const INVITE_TOKEN_PREFIX = 'asvi_';
+
+export function newInviteToken(): string {
+  return randomToken(INVITE_TOKEN_PREFIX);
+}
+
+function randomToken(prefix: string): string {
   const body = base62(randomBytes(64), BODY_LENGTH);
-  return `${TOKEN_PREFIX}${body}${checksum(body)}`;
+  return `${prefix}${body}${checksum(body)}`;
 }
 
 export type TokenShape = 'ok' | 'wrong_prefix' | 'malformed';

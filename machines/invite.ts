@@ -1,4 +1,5 @@
 import { assign, setup, transition, type SnapshotFrom } from 'xstate';
+import { DEFAULT_INVITE_HOURS } from '../protocol/invite-limits.ts';
 
 /**
  * An invite to a workspace: a single-use token that one agent redeems to join, or that runs
@@ -25,9 +26,7 @@ export type InviteEvent =
 
 export type InviteStatus = 'pending' | 'joined' | 'expired';
 
-/** How long an invite lives when its maker does not say (7 days), and at most (30 days). */
-export const DEFAULT_INVITE_HOURS = 168;
-export const MAX_INVITE_HOURS = 720;
+export { DEFAULT_INVITE_HOURS, MAX_INVITE_HOURS } from '../protocol/invite-limits.ts';
 
 export const inviteMachine = setup({
   types: {

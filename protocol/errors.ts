@@ -44,6 +44,8 @@ export const ERRORS = {
     status: 409,
     title: 'Others changed this at the same moment; retry the request',
   },
+  invite_already_used: { status: 409, title: 'That invite has been redeemed already' },
+  invite_expired: { status: 410, title: 'That invite has expired' },
   name_reserved: { status: 422, title: 'That name is reserved' },
   idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
   rate_limited: { status: 429, title: 'Too many requests' },

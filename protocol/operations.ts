@@ -2,6 +2,14 @@ import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
 import { answerFeedback, leaveFeedback } from './feedback.ts';
 import type { Operation } from './operation.ts';
+import {
+  createInvite,
+  createWorkspace,
+  getWorkspace,
+  listInvites,
+  listWorkspaces,
+  redeemInvite,
+} from './workspaces.ts';
 
 /** Every operation of the service. The doors and /openapi.json are generated from this list. */
 export const OPERATIONS = {
@@ -11,6 +19,12 @@ export const OPERATIONS = {
   wait_for_changes: waitForChanges,
   leave_feedback: leaveFeedback,
   answer_feedback: answerFeedback,
+  create_workspace: createWorkspace,
+  list_workspaces: listWorkspaces,
+  get_workspace: getWorkspace,
+  create_invite: createInvite,
+  list_invites: listInvites,
+  redeem_invite: redeemInvite,
 } as const;
 
 export type Operations = typeof OPERATIONS;

@@ -1,5 +1,7 @@
 import { Server as SocketIoServer } from 'socket.io';
 import { ensureOperator } from '../actors/operator.ts';
+import { expireDueInvites } from '../actors/invites.ts';
+import { databaseJobStore } from '../actors/scheduled-jobs.ts';
 import { Services } from '../actors/services.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
@@ -25,13 +27,18 @@ import { agentForToken } from './invoke.ts';
 import { TEST_OPERATIONS } from './http/test-operations.ts';
 import { createUwsEngine, loadUws } from './http/uws-engine.ts';
 import { createMcpDoor } from './mcp.ts';
+import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket.ts';
+
+/** How often pending invites past their time are expired (list_invites shows them at once). */
+const INVITE_EXPIRY_EVERY_MS = 60_000;
 
 export interface RunningService {
   port: number;
   baseUrl: string;
   engine: 'uws' | 'node';
   services: Services;
+  scheduler: Scheduler;
   /** HTTP requests taken and not yet answered or aborted (tests: none is left behind). */
   openHttpRequests(): number;
   /** Stops taking requests, ends open ones, flushes actors, closes storage. */
@@ -230,6 +237,20 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     socketsPerAgent: config.socketsPerAgent || Infinity,
     log: logError,
   });
+  // Work done on time, whoever asks: invites run out even when nobody looks.
+  const scheduler = new Scheduler({
+    jobs: [
+      {
+        name: 'invites.expire',
+        everyMs: INVITE_EXPIRY_EVERY_MS,
+        run: async (now) => void (await expireDueInvites(services, now)),
+      },
+    ],
+    store: databaseJobStore(services.driver),
+    clock: services.clock,
+    log: config.log,
+  });
+  await scheduler.start();
   ready = true;
 
   return {
@@ -237,6 +258,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     baseUrl,
     engine: engine.name,
     services,
+    scheduler,
     openHttpRequests: () => engine.openRequests,
     async close() {
       stopping = true;
@@ -246,6 +268,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       await engine.close();
       // io.close() also undoes what attaching to uWS changed in socket.io for the whole process.
       await new Promise<void>((resolve) => void io.close(() => resolve()));
+      await scheduler.stop();
       await services.flush();
       await driver.close();
     },

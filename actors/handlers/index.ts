@@ -2,6 +2,14 @@ import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
 import { answerFeedback, leaveFeedback } from './feedback.ts';
 import type { Handlers } from './types.ts';
+import {
+  createInvite,
+  createWorkspace,
+  getWorkspace,
+  listInvites,
+  listWorkspaces,
+  redeemInvite,
+} from './workspaces.ts';
 
 /** The handler of every operation in protocol/operations.ts; the doors look them up by name. */
 export const HANDLERS: Handlers = {
@@ -11,4 +19,10 @@ export const HANDLERS: Handlers = {
   wait_for_changes: waitForChanges,
   leave_feedback: leaveFeedback,
   answer_feedback: answerFeedback,
+  create_workspace: createWorkspace,
+  list_workspaces: listWorkspaces,
+  get_workspace: getWorkspace,
+  create_invite: createInvite,
+  list_invites: listInvites,
+  redeem_invite: redeemInvite,
 };

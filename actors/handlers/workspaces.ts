@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { createActor } from 'xstate';
+import {
+  inviteExpiresAt,
+  inviteMachine,
+  redeemOutcome,
+  REDEEM_REFUSALS,
+} from '../../machines/invite.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import {
+  findInvite,
+  findInviteByTokenHash,
+  insertInvite,
+  listInvites as readInvites,
+  settleInvite,
+} from '../../storage/invites.ts';
+import { insertMember, insertWorkspace, listAgentWorkspaces } from '../../storage/workspaces.ts';
+import { persistInvite, restoreInvite } from '../invites.ts';
+import { notFound, visibleOrNotFound, type Principal } from '../principal.ts';
+import type { Services } from '../services.ts';
+import { hashToken, INVITE_TOKEN_PREFIX, newInviteToken } from '../tokens.ts';
+import type { WorkspaceActor } from '../workspace-actor.ts';
+import type { Handler } from './types.ts';
+import { decodePageCursor, encodePageCursor } from '../page-cursor.ts';
+
+const DEFAULT_LIMIT = 50;
+const WORKSPACE = 'workspace';
+
+/** The workspace if the caller may read it; else the same 404 as for none at all. */
+async function readable(
+  services: Services,
+  principal: Principal,
+  workspaceId: string,
+): Promise<WorkspaceActor> {
+  const workspace = await services.workspaces.get(workspaceId);
+  return visibleOrNotFound(workspace, (w) => w.canRead(principal), WORKSPACE);
+}
+
+/** Refuses a caller who may see the workspace but not invite to it. */
+function assertMayInvite(workspace: WorkspaceActor, principal: Principal): void {
+  if (!workspace.canRead(principal)) throw notFound(WORKSPACE);
+  if (!workspace.canInvite(principal)) {
+    throw new ServiceError(
+      'forbidden',
+      workspace.record.visibility === 'public'
+        ? 'Only the owner of a public workspace may invite to it.'
+        : 'Only members of this workspace may invite to it.',
+    );
+  }
+}
+
+export const createWorkspace: Handler<'create_workspace'> = async (
+  { services, principal },
+  input,
+) => {
+  const workspaceId = randomUUID();
+  const visibility = input.visibility ?? 'private';
+  const name = input.name ?? null;
+  await services.workspaces.create(async (tx) => {
+    await insertWorkspace(tx, { workspaceId, ownerAgentId: principal.agentId, visibility, name });
+    return { result: undefined };
+  });
+  return { workspace_id: workspaceId, visibility, name, owner_agent_id: principal.agentId };
+};
+
+export const listWorkspaces: Handler<'list_workspaces'> = async (
+  { services, principal },
+  input,
+) => {
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const after =
+    input.cursor === undefined
+      ? null
+      : (decodePageCursor(input.cursor, 'w', ['uuid'])[0] as string);
+  const rows = await listAgentWorkspaces(services.db(), principal.agentId, after, limit + 1);
+  const page = rows.slice(0, limit);
+  return {
+    workspaces: page.map((row) => ({
+      workspace_id: row.workspaceId,
+      visibility: row.visibility,
+      name: row.name,
+      owner_agent_id: row.ownerAgentId,
+      role: row.role,
+    })),
+    next_cursor:
+      rows.length > limit
+        ? encodePageCursor('w', [(page.at(-1) as { workspaceId: string }).workspaceId])
+        : null,
+  };
+};
+
+export const getWorkspace: Handler<'get_workspace'> = async ({ services, principal }, input) => {
+  const workspace = await readable(services, principal, input.workspace_id);
+  const owner = workspace.members.find((member) => member.role === 'owner');
+  return {
+    workspace_id: workspace.workspaceId,
+    visibility: workspace.record.visibility,
+    name: workspace.record.name,
+    owner: {
+      agent_id: workspace.record.ownerAgentId,
+      name: owner?.name ?? '',
+    },
+    members: workspace.members.map((member) => ({
+      agent_id: member.agentId,
+      name: member.name,
+      role: member.role,
+    })),
+  };
+};
+
+export const createInvite: Handler<'create_invite'> = async ({ services, principal }, input) => {
+  const created = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
+    assertMayInvite(workspace, principal);
+    const inviteId = randomUUID();
+    const token = newInviteToken();
+    const createdAt = services.clock.now();
+    const expiresAt = inviteExpiresAt(createdAt, input.expires_in_hours);
+    const snapshot = createActor(inviteMachine, {
+      input: {
+        invite_id: inviteId,
+        workspace_id: workspace.workspaceId,
+        created_by: principal.agentId,
+        created_at: createdAt,
+        expires_at: expiresAt,
+      },
+    }).getSnapshot();
+    await insertInvite(tx, {
+      inviteId,
+      workspaceId: workspace.workspaceId,
+      tokenHash: hashToken(token),
+      createdBy: principal.agentId,
+      createdAt: new Date(createdAt),
+      expiresAt: new Date(expiresAt),
+      machine: persistInvite(snapshot),
+    });
+    return {
+      result: {
+        invite_id: inviteId,
+        invite_token: token,
+        expires_at: new Date(expiresAt).toISOString(),
+      },
+    };
+  });
+  if (!created) throw notFound(WORKSPACE);
+  return created;
+};
+
+export const listInvites: Handler<'list_invites'> = async ({ services, principal }, input) => {
+  const workspace = await services.workspaces.get(input.workspace_id);
+  if (!workspace) throw notFound(WORKSPACE);
+  assertMayInvite(workspace, principal);
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const after =
+    input.cursor === undefined
+      ? null
+      : (([at, inviteId]) => ({ createdAt: new Date(at as string), inviteId: inviteId as string }))(
+          decodePageCursor(input.cursor, 'i', ['time', 'uuid']),
+        );
+  const rows = await readInvites(services.db(), workspace.workspaceId, after, limit + 1);
+  const page = rows.slice(0, limit);
+  const now = services.clock.now();
+  const last = page.at(-1);
+  return {
+    invites: page.map((row) => ({
+      invite_id: row.inviteId,
+      // `expired` as soon as the time has passed, whether or not the expiry job has run.
+      status: row.status === 'pending' && now >= row.expiresAt.getTime() ? 'expired' : row.status,
+      created_at: row.createdAt.toISOString(),
+      expires_at: row.expiresAt.toISOString(),
+      ...(row.joinedAgentId ? { joined_agent_id: row.joinedAgentId } : {}),
+    })),
+    next_cursor:
+      rows.length > limit && last
+        ? encodePageCursor('i', [last.createdAt.toISOString(), last.inviteId])
+        : null,
+  };
+};
+
+export const redeemInvite: Handler<'redeem_invite'> = async ({ services, principal }, input) => {
+  const unknown = () => notFound('invite');
+  if (!input.invite_token.startsWith(INVITE_TOKEN_PREFIX)) throw unknown();
+  const found = await findInviteByTokenHash(services.db(), hashToken(input.invite_token));
+  if (!found) throw unknown();
+  const joined = await services.workspaces.command(found.workspaceId, async (workspace, tx) => {
+    const role = workspace.roleOf(principal.agentId);
+    // Already in: the invite stays unused for whoever it was meant for.
+    if (role) return { result: { workspace_id: workspace.workspaceId, role } };
+    const row = await findInvite(tx, found.inviteId);
+    if (!row) throw unknown();
+    const { next, outcome } = redeemOutcome(restoreInvite(row.machine), {
+      type: 'redeem',
+      agentId: principal.agentId,
+      at: services.clock.now(),
+    });
+    if (outcome !== 'joined') {
+      const refusal = REDEEM_REFUSALS[outcome];
+      throw new ServiceError(refusal.code, refusal.detail);
+    }
+    if (!(await settleInvite(tx, row.inviteId, 'joined', principal.agentId, persistInvite(next)))) {
+      const refusal = REDEEM_REFUSALS.already_used;
+      throw new ServiceError(refusal.code, refusal.detail);
+    }
+    await insertMember(tx, workspace.workspaceId, principal.agentId, 'member');
+    const after = workspace.withMember({
+      agentId: principal.agentId,
+      name: principal.name,
+      role: 'member',
+    });
+    const members = after?.members ?? workspace.members;
+    return {
+      result: { workspace_id: workspace.workspaceId, role: 'member' as const },
+      next: after,
+      changes: members.map((member) => ({
+        agentId: member.agentId,
+        type: 'invite.joined',
+        workspaceId: workspace.workspaceId,
+        actor: principal.agent,
+        data: {
+          invite_id: row.inviteId,
+          agent_id: principal.agentId,
+          name: principal.name,
+          role: 'member',
+        },
+      })),
+    };
+  });
+  if (!joined) throw unknown();
+  return joined;
+};

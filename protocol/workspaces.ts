@@ -1,0 +1,208 @@
+import { z } from 'zod';
+import { MAX_INVITE_HOURS } from './invite-limits.ts';
+import { defineOperation } from './operation.ts';
+
+/** A workspace name: optional; 1 to 128 characters, no control characters. */
+const workspaceName = z
+  .string()
+  .min(1, 'name must not be empty')
+  .max(128, 'name must be at most 128 characters')
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'name may not hold control characters')
+  .describe('A name for people and agents to recognise it by; not unique.');
+
+const visibility = z
+  .enum(['private', 'public'])
+  .describe(
+    '`private`: only members read and write. `public`: every signed-up agent reads, only the owner writes.',
+  );
+
+const limit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(500)
+  .optional()
+  .describe('How many at most (default 50, max 500).');
+
+const cursor = z
+  .string()
+  .max(200)
+  .optional()
+  .describe('The `next_cursor` of the previous page; leave it out for the first page.');
+
+const member = z.object({
+  agent_id: z.uuid(),
+  name: z.string(),
+  role: z.enum(['owner', 'member']),
+});
+
+const workspaceSummary = z
+  .object({
+    workspace_id: z.uuid(),
+    visibility,
+    name: z.string().nullable(),
+    owner_agent_id: z.uuid(),
+  })
+  .meta({ id: 'WorkspaceSummary' });
+
+export const createWorkspace = defineOperation({
+  name: 'create_workspace',
+  method: 'POST',
+  path: '/workspaces',
+  auth: 'agent',
+  status: 201,
+  maxBodyBytes: 4096,
+  summary: 'Create a workspace (private by default, or public) that you own.',
+  description: [
+    'Creates a workspace and makes you its owner. A private workspace (the default) is seen only',
+    'by its members, who read and write its files; invite others with `create_invite`. A public',
+    'workspace is read by every signed-up agent and written only by you: use it to publish.',
+    '`name` is optional and need not be unique. Answers the new `workspace_id`.',
+  ].join(' '),
+  input: z.strictObject({ visibility: visibility.optional(), name: workspaceName.optional() }),
+  output: workspaceSummary,
+  errors: [],
+});
+
+export const listWorkspaces = defineOperation({
+  name: 'list_workspaces',
+  method: 'GET',
+  path: '/workspaces',
+  auth: 'agent',
+  status: 200,
+  readOnly: true,
+  summary: 'The workspaces you own or are a member of.',
+  description: [
+    'Lists the workspaces you belong to, with your `role` in each (`owner` or `member`), a page at',
+    'a time: pass `next_cursor` as `cursor` for the next page; it is null at the end.',
+  ].join(' '),
+  input: z.strictObject({ limit, cursor }),
+  output: z
+    .object({
+      workspaces: z.array(
+        z.object({
+          workspace_id: z.uuid(),
+          visibility,
+          name: z.string().nullable(),
+          owner_agent_id: z.uuid(),
+          role: z.enum(['owner', 'member']),
+        }),
+      ),
+      next_cursor: z.string().nullable(),
+    })
+    .meta({ id: 'WorkspaceList' }),
+  errors: ['invalid_cursor'],
+});
+
+export const getWorkspace = defineOperation({
+  name: 'get_workspace',
+  method: 'GET',
+  path: '/workspaces/:workspace_id',
+  auth: 'agent',
+  status: 200,
+  readOnly: true,
+  summary: 'One workspace: its visibility, name, owner and members.',
+  description: [
+    'Shows a workspace you may read: a private one you are a member of, or any public one. A',
+    'workspace you may not see answers 404, exactly as one that does not exist.',
+  ].join(' '),
+  input: z.strictObject({ workspace_id: z.uuid() }),
+  output: z
+    .object({
+      workspace_id: z.uuid(),
+      visibility,
+      name: z.string().nullable(),
+      owner: z.object({ agent_id: z.uuid(), name: z.string() }),
+      members: z.array(member),
+    })
+    .meta({ id: 'Workspace' }),
+  errors: ['not_found'],
+});
+
+export const createInvite = defineOperation({
+  name: 'create_invite',
+  method: 'POST',
+  path: '/workspaces/:workspace_id/invites',
+  auth: 'agent',
+  status: 201,
+  maxBodyBytes: 4096,
+  summary: 'Make a single-use invite token that lets one agent join the workspace.',
+  description: [
+    'Makes an invite to a workspace: its `invite_token` (shown once; hand it to the agent you',
+    'invite, for example in a message) lets exactly one agent join as a member with',
+    '`redeem_invite`. It lasts `expires_in_hours` (default 168, that is 7 days; fractions allowed;',
+    'at most 720). Members of a private workspace may invite; in a public workspace only its owner.',
+  ].join(' '),
+  input: z.strictObject({
+    workspace_id: z.uuid(),
+    expires_in_hours: z
+      .number()
+      .positive('expires_in_hours must be more than 0')
+      .max(MAX_INVITE_HOURS, `expires_in_hours may be at most ${MAX_INVITE_HOURS}`)
+      .optional()
+      .describe('How long the invite lasts, in hours (default 168; at most 720).'),
+  }),
+  output: z
+    .object({
+      invite_id: z.uuid(),
+      invite_token: z.string().describe('Shown once. Whoever holds it may join, once.'),
+      expires_at: z.iso.datetime(),
+    })
+    .meta({ id: 'Invite' }),
+  errors: ['not_found', 'forbidden'],
+});
+
+export const listInvites = defineOperation({
+  name: 'list_invites',
+  method: 'GET',
+  path: '/workspaces/:workspace_id/invites',
+  auth: 'agent',
+  status: 200,
+  readOnly: true,
+  summary: "A workspace's invites and what became of each.",
+  description: [
+    'Lists the invites of a workspace you may invite to, newest first: `pending`, `joined` (with',
+    'the `joined_agent_id`) or `expired` (shown as soon as `expires_at` has passed). Tokens are',
+    'never shown again.',
+  ].join(' '),
+  input: z.strictObject({ workspace_id: z.uuid(), limit, cursor }),
+  output: z
+    .object({
+      invites: z.array(
+        z.object({
+          invite_id: z.uuid(),
+          status: z.enum(['pending', 'joined', 'expired']),
+          created_at: z.iso.datetime(),
+          expires_at: z.iso.datetime(),
+          joined_agent_id: z.uuid().optional(),
+        }),
+      ),
+      next_cursor: z.string().nullable(),
+    })
+    .meta({ id: 'InviteList' }),
+  errors: ['not_found', 'forbidden', 'invalid_cursor'],
+});
+
+export const redeemInvite = defineOperation({
+  name: 'redeem_invite',
+  method: 'POST',
+  path: '/invites/redeem',
+  auth: 'agent',
+  status: 200,
+  maxBodyBytes: 4096,
+  summary: 'Join a workspace with an invite token.',
+  description: [
+    'Joins the workspace an invite token opens, as a `member`; every member gets an',
+    '`invite.joined` change. Each token admits one agent: used again it answers',
+    '`409 invite_already_used`; past its time `410 invite_expired`; a token that was never issued',
+    '`404`. If you are already a member, it answers your role and leaves the invite unused.',
+  ].join(' '),
+  input: z.strictObject({
+    invite_token: z.string().min(1).max(200).describe('The token from `create_invite`.'),
+  }),
+  output: z
+    .object({ workspace_id: z.uuid(), role: z.enum(['owner', 'member']) })
+    .meta({ id: 'Membership' }),
+  errors: ['not_found', 'invite_already_used', 'invite_expired'],
+});
