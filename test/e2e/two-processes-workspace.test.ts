@@ -1,0 +1,95 @@
+import * as assert from 'uvu/assert';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+
+/**
+ * Two servers on one PostgreSQL serve one workspace: each holds its own WorkspaceActor, and
+ * only the version column and the notices between processes keep them from writing over each
+ * other. Invites redeemed on both at once: every membership is right; one token raced from
+ * both: exactly one agent joins.
+ */
+const test = postgresSuite<{ a: TestServer; b: TestServer }>(
+  'two servers serve one workspace at once',
+);
+
+test.before(async (context) => {
+  const databaseUrl = await freshDatabaseUrl();
+  context.a = await startTestServer({ databaseUrl });
+  context.b = await startTestServer({ databaseUrl });
+});
+test.after(async ({ a, b }) => {
+  await a.close();
+  await b.close();
+});
+
+type Agent = { agent_id: string; api_token: string };
+
+async function post(server: TestServer, path: string, token: string, body: unknown) {
+  const response = await server.post(path, body, token);
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+async function membersOn(server: TestServer, workspaceId: string, token: string) {
+  const shown = (await (await server.get(`/workspaces/${workspaceId}`, token)).json()) as {
+    members: { agent_id: string; role: string }[];
+  };
+  return shown.members.map((m) => m.agent_id).sort();
+}
+
+test('invites redeemed on both servers at once all join, and both servers see every member', async ({
+  a,
+  b,
+}) => {
+  const owner = await a.signUp();
+  const { workspace_id } = (await post(a, '/workspaces', owner.api_token, {})).body as {
+    workspace_id: string;
+  };
+  // Both servers load the workspace before the race, so each holds a copy.
+  await a.get(`/workspaces/${workspace_id}`, owner.api_token);
+  await b.get(`/workspaces/${workspace_id}`, owner.api_token);
+  const guests: Agent[] = await Promise.all(Array.from({ length: 8 }, () => a.signUp()));
+  const tokens: string[] = [];
+  for (const _ of guests) {
+    const made = await post(b, `/workspaces/${workspace_id}/invites`, owner.api_token, {});
+    tokens.push(made.body.invite_token as string);
+  }
+  const answers = await Promise.all(
+    guests.map((guest, i) =>
+      post(i % 2 === 0 ? a : b, '/invites/redeem', guest.api_token, {
+        invite_token: tokens[i],
+      }),
+    ),
+  );
+  assert.equal(
+    answers.map((answer) => answer.status),
+    Array(8).fill(200),
+  );
+  const everyone = [owner, ...guests].map((agent) => agent.agent_id).sort();
+  assert.equal(await membersOn(a, workspace_id, owner.api_token), everyone);
+  assert.equal(await membersOn(b, workspace_id, owner.api_token), everyone);
+  const [row] = await a.services.driver.query<{ version: number }>(
+    'select version from workspaces where workspace_id = $1',
+    [workspace_id],
+  );
+  assert.is(row?.version, 8, 'one version per join: no join wrote over another');
+});
+
+test('one token raced from both servers admits exactly one agent', async ({ a, b }) => {
+  const owner = await a.signUp();
+  const { workspace_id } = (await post(a, '/workspaces', owner.api_token, {})).body as {
+    workspace_id: string;
+  };
+  await b.get(`/workspaces/${workspace_id}`, owner.api_token);
+  const token = (await post(a, `/workspaces/${workspace_id}/invites`, owner.api_token, {})).body
+    .invite_token as string;
+  const rivals = await Promise.all([a.signUp(), a.signUp(), b.signUp(), b.signUp()]);
+  const answers = await Promise.all(
+    rivals.map((rival, i) =>
+      post(i % 2 === 0 ? a : b, '/invites/redeem', rival.api_token, { invite_token: token }),
+    ),
+  );
+  assert.equal(answers.map((answer) => answer.status).sort(), [200, 409, 409, 409]);
+  assert.is((await membersOn(b, workspace_id, owner.api_token)).length, 2);
+});
+
+test.run();
