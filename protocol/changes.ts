@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { changeEventSchema } from './events.ts';
 import { defineOperation } from './operation.ts';
+import { pageLimit } from './paging.ts';
 
 const after = z
   .string()
@@ -10,13 +11,7 @@ const after = z
     'A cursor from an earlier answer or event. Without it, reading starts at your remembered place.',
   );
 
-const limit = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(500)
-  .optional()
-  .describe('How many events at most (default 50, max 500).');
+const limit = pageLimit('events');
 
 export const changesPage = z
   .object({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_INVITE_HOURS } from './invite-limits.ts';
 import { defineOperation } from './operation.ts';
+import { pageCursor, pageLimit } from './paging.ts';
 
 /** A workspace name: optional; 1 to 128 characters, no control characters. */
 const workspaceName = z
@@ -17,19 +18,8 @@ const visibility = z
     '`private`: only members read and write. `public`: every signed-up agent reads, only the owner writes.',
   );
 
-const limit = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(500)
-  .optional()
-  .describe('How many at most (default 50, max 500).');
-
-const cursor = z
-  .string()
-  .max(200)
-  .optional()
-  .describe('The `next_cursor` of the previous page; leave it out for the first page.');
+const limit = pageLimit('workspaces or invites');
+const cursor = pageCursor;
 
 const member = z.object({
   agent_id: z.uuid(),

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+/** `?limit=` of every paginated list (routes.md: default 50, max 500); `what` names the items. */
+export function pageLimit(what: string) {
+  return z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe(`How many ${what} at most (default 50, max 500).`);
+}
+
+/** `?cursor=` of every paginated list but the changes feed (which pages by `after`). */
+export const pageCursor = z
+  .string()
+  .max(200)
+  .optional()
+  .describe('The `next_cursor` of the previous page; leave it out for the first page.');
