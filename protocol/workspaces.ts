@@ -18,7 +18,6 @@ const visibility = z
     '`private`: only members read and write. `public`: every signed-up agent reads, only the owner writes.',
   );
 
-const limit = pageLimit('workspaces or invites');
 const cursor = pageCursor;
 
 const member = z.object({
@@ -67,7 +66,7 @@ export const listWorkspaces = defineOperation({
     'Lists the workspaces you belong to, with your `role` in each (`owner` or `member`), a page at',
     'a time: pass `next_cursor` as `cursor` for the next page; it is null at the end.',
   ].join(' '),
-  input: z.strictObject({ limit, cursor }),
+  input: z.strictObject({ limit: pageLimit('workspaces'), cursor }),
   output: z
     .object({
       workspaces: z.array(
@@ -156,7 +155,7 @@ export const listInvites = defineOperation({
     'the `joined_agent_id`) or `expired` (shown as soon as `expires_at` has passed). Tokens are',
     'never shown again.',
   ].join(' '),
-  input: z.strictObject({ workspace_id: z.uuid(), limit, cursor }),
+  input: z.strictObject({ workspace_id: z.uuid(), limit: pageLimit('invites'), cursor }),
   output: z
     .object({
       invites: z.array(
