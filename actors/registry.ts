@@ -53,6 +53,12 @@ export interface RegistryOptions<A extends PersistentActor> {
   capacity: number;
   /** Told of each actor let go, so caches kept beside the registry can let go too. */
   onEvict?: (id: string) => void;
+  /**
+   * Lock the row (and reload a copy that proves stale) before every command, not only on a
+   * retry: for actors whose commands decide from memory (membership) and write rows a stale
+   * decision could collide with.
+   */
+  lockFirst?: boolean;
   /** Attempts of a command before it answers `409 conflict` (only a row that keeps moving under
    *  a lock, which the lock prevents, gets there). */
   maxAttempts?: number;
@@ -202,7 +208,7 @@ export class ActorRegistry<A extends PersistentActor> {
       if (entry.stale && !(await this.reload(id, entry))) return null;
       try {
         return await this.options.commit(async (tx) => {
-          if (attempt > 1) {
+          if (attempt > 1 || this.options.lockFirst) {
             const version = await lock(id, tx);
             if (version === null) throw new ActorGone();
             if (version !== entry.actor.version) {

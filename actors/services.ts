@@ -73,6 +73,8 @@ export class Services {
       kind: 'workspace',
       load: (workspaceId, db) => loadWorkspaceActor(db, workspaceId),
       lock: (workspaceId, tx) => lockWorkspace(tx, workspaceId),
+      // Joins and invites decide from the members in memory: check the copy before deciding.
+      lockFirst: true,
       db: () => this.db(),
       commit: (work) => this.commit(work),
       capacity: config.actorCapacity,

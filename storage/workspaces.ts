@@ -101,6 +101,15 @@ export async function bumpWorkspace(
   return row?.version ?? null;
 }
 
+/** The workspace row's version now, or null when there is none. */
+export async function workspaceVersion(db: Queryable, workspaceId: string): Promise<number | null> {
+  const [row] = await db.query<{ version: number }>(
+    'select version from workspaces where workspace_id = $1',
+    [workspaceId],
+  );
+  return row?.version ?? null;
+}
+
 export async function lockWorkspace(tx: Queryable, workspaceId: string): Promise<number | null> {
   const [row] = await tx.query<{ version: number }>(
     'select version from workspaces where workspace_id = $1 for update',

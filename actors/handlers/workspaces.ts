@@ -14,7 +14,12 @@ import {
   listInvites as readInvites,
   settleInvite,
 } from '../../storage/invites.ts';
-import { insertMember, insertWorkspace, listAgentWorkspaces } from '../../storage/workspaces.ts';
+import {
+  insertMember,
+  insertWorkspace,
+  listAgentWorkspaces,
+  workspaceVersion,
+} from '../../storage/workspaces.ts';
 import { persistInvite, restoreInvite } from '../invites.ts';
 import { notFound, visibleOrNotFound, type Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
@@ -32,7 +37,16 @@ async function readable(
   principal: Principal,
   workspaceId: string,
 ): Promise<WorkspaceActor> {
-  const workspace = await services.workspaces.get(workspaceId);
+  let workspace = await services.workspaces.get(workspaceId);
+  if (workspace && !workspace.canRead(principal)) {
+    // Before refusing, make sure this copy is current: the caller may have joined through
+    // another process a moment ago, before its notice reached this one.
+    const version = await workspaceVersion(services.db(), workspaceId);
+    if (version !== null && version !== workspace.version) {
+      services.workspaces.invalidate(workspaceId, version);
+      workspace = await services.workspaces.get(workspaceId);
+    }
+  }
   return visibleOrNotFound(workspace, (w) => w.canRead(principal), WORKSPACE);
 }
 
@@ -146,8 +160,7 @@ export const createInvite: Handler<'create_invite'> = async ({ services, princip
 };
 
 export const listInvites: Handler<'list_invites'> = async ({ services, principal }, input) => {
-  const workspace = await services.workspaces.get(input.workspace_id);
-  if (!workspace) throw notFound(WORKSPACE);
+  const workspace = await readable(services, principal, input.workspace_id);
   assertMayInvite(workspace, principal);
   const limit = input.limit ?? DEFAULT_LIMIT;
   const after =

@@ -92,4 +92,25 @@ test('one token raced from both servers admits exactly one agent', async ({ a, b
   assert.is((await membersOn(b, workspace_id, owner.api_token)).length, 2);
 });
 
+test('an agent that joined through one server can read the workspace through the other at once', async ({
+  a,
+  b,
+}) => {
+  const owner = await a.signUp();
+  const guest = await a.signUp();
+  const { workspace_id } = (await post(a, '/workspaces', owner.api_token, {})).body as {
+    workspace_id: string;
+  };
+  // b holds a copy from before the join; the join's notice may not have reached it yet.
+  await b.get(`/workspaces/${workspace_id}`, owner.api_token);
+  const token = (await post(a, `/workspaces/${workspace_id}/invites`, owner.api_token, {})).body
+    .invite_token as string;
+  assert.is(
+    (await post(a, '/invites/redeem', guest.api_token, { invite_token: token })).status,
+    200,
+  );
+  const read = await b.get(`/workspaces/${workspace_id}`, guest.api_token);
+  assert.is(read.status, 200, 'a stale copy is checked against the database before refusing');
+});
+
 test.run();
