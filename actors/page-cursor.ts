@@ -14,12 +14,18 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export function decodePageCursor(
   cursor: string,
   kind: string,
-  shape: readonly ('uuid' | 'time')[],
+  shape: readonly ('uuid' | 'time' | 'text' | 'int')[],
 ): string[] {
   const [found, ...keys] = Buffer.from(cursor, 'base64url').toString('utf8').split('\u0000');
-  const fits = (key: string | undefined, want: 'uuid' | 'time') =>
+  const fits = (key: string | undefined, want: 'uuid' | 'time' | 'text' | 'int') =>
     key !== undefined &&
-    (want === 'uuid' ? UUID.test(key) : !Number.isNaN(new Date(key).getTime()));
+    (want === 'uuid'
+      ? UUID.test(key)
+      : want === 'time'
+        ? !Number.isNaN(new Date(key).getTime())
+        : want === 'int'
+          ? /^[1-9][0-9]{0,9}$/.test(key)
+          : key.length > 0);
   if (
     found !== kind ||
     keys.length !== shape.length ||

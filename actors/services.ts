@@ -16,6 +16,8 @@ import { lockWorkspace } from '../storage/workspaces.ts';
 import type { Driver, Queryable, Transaction } from '../storage/driver.ts';
 import { loadAgentActor, type AgentActor } from './agent-actor.ts';
 import { ChangeHub } from './change-hub.ts';
+import type { SigningKeys } from './signing-keys.ts';
+import type { BlobStore } from '../storage/blobs/blob-store.ts';
 import { realClock, type Clock } from './clock.ts';
 import { currentUnit, type CommitWork } from './commit.ts';
 import { ActorRegistry } from './registry.ts';
@@ -32,6 +34,14 @@ export interface ServiceConfig {
   actorCapacity: number;
   /** Time for the long-poll waits; the real clock when unset. */
   clock?: Clock;
+  /** Bytes of current files one agent may hold (default 1 GiB). */
+  storageQuotaBytes?: number;
+}
+
+/** What files need: where bytes live and what signs receipts (made at start-up). */
+export interface FileServices {
+  blobs: BlobStore;
+  signingKeys: SigningKeys;
 }
 
 /**
@@ -44,6 +54,10 @@ export class Services {
   readonly workspaces: ActorRegistry<WorkspaceActor>;
   /** Time for everything that expires or waits; tests pass a TestClock. */
   readonly clock: Clock;
+  readonly storageQuotaBytes: number;
+  /** Bytes each agent holds, as last read or written here (whoami shows it; the truth is the table). */
+  readonly storageUse = new Map<string, number>();
+  #files: FileServices | undefined;
   readonly tokens: TokenResolver;
   /** This process, as named in its notifications to other processes. */
   private readonly instance = randomUUID();
@@ -55,6 +69,7 @@ export class Services {
     readonly config: ServiceConfig,
   ) {
     this.clock = config.clock ?? realClock;
+    this.storageQuotaBytes = config.storageQuotaBytes ?? 1024 ** 3;
     this.hub = new ChangeHub(this.clock);
     this.agents = new ActorRegistry<AgentActor>({
       kind: 'agent',
@@ -80,6 +95,16 @@ export class Services {
       capacity: config.actorCapacity,
     });
     this.tokens = new TokenResolver(() => this.db());
+  }
+
+  /** The blob store and receipt keys; start-up provides them before any request. */
+  get files(): FileServices {
+    if (!this.#files) throw new Error('file services were not provided at start-up');
+    return this.#files;
+  }
+
+  provideFiles(files: FileServices): void {
+    this.#files = files;
   }
 
   /**

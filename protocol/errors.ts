@@ -48,6 +48,7 @@ export const ERRORS = {
   invite_expired: { status: 410, title: 'That invite has expired' },
   name_reserved: { status: 422, title: 'That name is reserved' },
   idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
+  quota_exceeded: { status: 507, title: 'Your storage quota would be exceeded' },
   rate_limited: { status: 429, title: 'Too many requests' },
   too_many_connections: { status: 429, title: 'Too many open connections for this agent' },
   internal_error: { status: 500, title: 'The service failed; nothing was written' },

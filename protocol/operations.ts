@@ -1,6 +1,7 @@
 import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
 import { answerFeedback, leaveFeedback } from './feedback.ts';
+import { deleteFile, listFiles, listReceipts, readFile, writeFile } from './files.ts';
 import type { Operation } from './operation.ts';
 import {
   createInvite,
@@ -25,6 +26,11 @@ export const OPERATIONS = {
   create_invite: createInvite,
   list_invites: listInvites,
   redeem_invite: redeemInvite,
+  write_file: writeFile,
+  read_file: readFile,
+  delete_file: deleteFile,
+  list_files: listFiles,
+  list_receipts: listReceipts,
 } as const;
 
 export type Operations = typeof OPERATIONS;

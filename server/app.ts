@@ -3,12 +3,13 @@ import { ensureOperator } from '../actors/operator.ts';
 import { expireDueInvites } from '../actors/invites.ts';
 import { databaseJobStore } from '../actors/scheduled-jobs.ts';
 import { Services } from '../actors/services.ts';
+import { SigningKeys } from '../actors/signing-keys.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
-import { openStorage, type Driver } from '../storage/open.ts';
+import { openBlobStore, openStorage, type Driver } from '../storage/open.ts';
 import type { Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
@@ -49,7 +50,8 @@ type Target =
   | { kind: 'operation'; operation: Operation; options: ServeOptions }
   | { kind: 'static'; serve: () => EngineResponse }
   | { kind: 'mcp' }
-  | { kind: 'health' };
+  | { kind: 'health' }
+  | { kind: 'keys' };
 
 function chooseEngine(config: Config, handler: RequestHandler): HttpEngine {
   if (config.httpEngine !== 'node') {
@@ -116,6 +118,11 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       const { target, params } = router.match(request.method, request.path);
       if (target.kind === 'static') return target.serve();
       if (target.kind === 'health') return await health();
+      if (target.kind === 'keys') {
+        const keys = jsonResponse(200, await services.files.signingKeys.jwks(services.driver));
+        Object.assign(keys.headers, PUBLIC_CORS_HEADERS);
+        return keys;
+      }
       const limits = requests.take(request.remoteAddress);
       let response: EngineResponse;
       if (target.kind === 'mcp') response = await serveMcp(request);
@@ -191,6 +198,13 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     mailJoinAddress: config.mailJoinAddress ?? `join@${new URL(baseUrl).hostname}`,
     actorCapacity: config.actorCapacity,
     clock: config.clock,
+    storageQuotaBytes: config.storageQuotaBytes,
+  });
+  const signingKeys = new SigningKeys({ secret: config.receiptKeySecret, clock: services.clock });
+  await signingKeys.start(driver);
+  services.provideFiles({
+    blobs: await openBlobStore({ dataDir: config.dataDir, s3Url: config.s3Url }),
+    signingKeys,
   });
   await ensureOperator(services, config.operatorToken);
   await services.listenToOtherProcesses();
@@ -229,6 +243,8 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   router.add('GET', '/openapi.json', { kind: 'static', serve: () => openApi });
   router.add('OPTIONS', '/openapi.json', { kind: 'static', serve: () => PUBLIC_PREFLIGHT });
   router.add('GET', '/health', { kind: 'health' });
+  // The public keys that verify every receipt; a rotated-out key stays listed.
+  router.add('GET', '/.well-known/service-keys.json', { kind: 'keys' });
   const serveMcp = createMcpDoor(services, baseUrl, logError, admit, config.mcpAllowedOrigins);
   for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS'])
     router.add(method, '/mcp', { kind: 'mcp' });

@@ -27,6 +27,12 @@ export interface Config {
    * with another `Origin` is refused (the MCP spec's DNS-rebinding rule).
    */
   mcpAllowedOrigins: string[];
+  /** An S3-compatible bucket for file bytes (`http(s)://KEY:SECRET@host:port/bucket`); else DATA_DIR/blobs. */
+  s3Url: string | undefined;
+  /** Seals the receipt-signing keys at rest when set (32 random bytes, e.g. base64). */
+  receiptKeySecret: string | undefined;
+  /** Bytes of current files one agent may hold. */
+  storageQuotaBytes: number;
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
   /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
@@ -90,6 +96,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     signUpLimitPerHour: integer(env.SIGNUP_LIMIT_PER_HOUR, 30, 'SIGNUP_LIMIT_PER_HOUR'),
     socketsPerAgent: integer(env.SOCKETS_PER_AGENT, 20, 'SOCKETS_PER_AGENT'),
     mcpAllowedOrigins: origins(env.MCP_ALLOWED_ORIGINS, 'MCP_ALLOWED_ORIGINS'),
+    s3Url: env.S3_URL || undefined,
+    receiptKeySecret: env.RECEIPT_KEY_SECRET || undefined,
+    storageQuotaBytes: integer(env.STORAGE_QUOTA_BYTES, 1024 ** 3, 'STORAGE_QUOTA_BYTES'),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../protocol/errors.ts';
 import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { insertAgent } from '../../storage/agents.ts';
+import { readStorageUse } from '../../storage/files.ts';
 import { hashToken, newToken } from '../tokens.ts';
 import type { Handler } from './types.ts';
-
-export const STORAGE_QUOTA_BYTES = 1024 ** 3;
 
 /** The operator's name may stand in no other agent's name, in any case (spec: Agent). */
 export function assertNameAllowed(name: string, operatorName: string): void {
@@ -49,12 +48,17 @@ export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
     services.agents.peek(principal.agentId) ?? (await services.agents.get(principal.agentId));
   if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
   const head = services.hub.head(agent.agentId) ?? agent.readSeq;
+  let used = services.storageUse.get(agent.agentId);
+  if (used === undefined) {
+    used = await readStorageUse(services.db(), agent.agentId);
+    services.storageUse.set(agent.agentId, used);
+  }
   return {
     agent_id: agent.agentId,
     name: agent.name,
     created_at: agent.createdAt,
     unread: { changes: Math.max(0, head - agent.readSeq), messages: 0, knocks: 0 },
-    storage: { used_bytes: 0, quota_bytes: STORAGE_QUOTA_BYTES },
+    storage: { used_bytes: used, quota_bytes: services.storageQuotaBytes },
     service_version: SERVICE_VERSION,
   };
 };

@@ -31,8 +31,8 @@ import { decodePageCursor, encodePageCursor } from '../page-cursor.ts';
 const DEFAULT_LIMIT = 50;
 const WORKSPACE = 'workspace';
 
-/** The workspace if the caller may read it; else the same 404 as for none at all. */
-async function readable(
+/** The workspace if the caller may read it; else the same 404 as for none at all (files use it too). */
+export async function readable(
   services: Services,
   principal: Principal,
   workspaceId: string,

@@ -31,7 +31,7 @@ test('/openapi.json describes every public operation of the table under its rout
     paths: Record<string, Record<string, { operationId: string }>>;
   };
   for (const operation of OPERATION_LIST) {
-    const path = operation.path.replace(/:([a-z_]+)/g, '{$1}');
+    const path = operation.path.replace(/[:*]([a-z_]+)/g, '{$1}');
     const entry = document.paths[path]?.[operation.method.toLowerCase()];
     if (operation.operatorOnly) {
       assert.not.ok(entry, `${operation.name} is operator-only: no one else may learn of it`);
@@ -74,7 +74,7 @@ test('/llms.txt and /protocol name every operation an agent can call today', asy
     assert.ok(protocol.includes(`\`${operation.name}\``), `/protocol names ${operation.name}`);
     if (!operation.operatorOnly) {
       // The documents write path parameters as `<name>`.
-      const shown = operation.path.replace(/:([a-z_]+)/g, '<$1>');
+      const shown = operation.path.replace(/[:*]([a-z_]+)/g, '<$1>');
       assert.ok(llms.includes(shown), `/llms.txt shows ${shown}`);
     }
   }

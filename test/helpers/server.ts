@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startService, type RunningService } from '../../server/app.ts';
 import { configFromEnv, type Config } from '../../server/config.ts';
+import { onTestsEnd } from './resources.ts';
 import { openTestDriver, TEST_DATABASE_URL } from './storage.ts';
 
 export interface TestServer extends RunningService {
@@ -20,8 +24,12 @@ let names = 0;
  * freshDatabaseUrl() in ./storage.ts.
  */
 export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  // A data directory of its own (file blobs), removed at the end of the run.
+  const dataDir = mkdtempSync(join(tmpdir(), 'agent-service-data-'));
+  onTestsEnd(async () => rmSync(dataDir, { recursive: true, force: true }));
   const config: Config = {
     ...configFromEnv({ HTTP_ENGINE: process.env.HTTP_ENGINE }),
+    dataDir,
     port: 0,
     log: () => undefined,
     // Every test signs up from 127.0.0.1; the limits have a test of their own.

@@ -1,0 +1,236 @@
+import type { Queryable } from './driver.ts';
+
+export interface FileRow {
+  path: string;
+  version: number;
+  sha256: string;
+  size: number;
+  contentType: string;
+  savedAt: Date;
+  savedBy: string;
+  savedByName: string;
+}
+
+interface RawFile extends Record<string, unknown> {
+  path: string;
+  version: number;
+  sha256: string;
+  size: number;
+  content_type: string;
+  saved_at: Date;
+  saved_by: string;
+  saved_by_name: string;
+}
+
+const toFile = (raw: RawFile): FileRow => ({
+  path: raw.path,
+  version: raw.version,
+  sha256: raw.sha256,
+  size: raw.size,
+  contentType: raw.content_type,
+  savedAt: raw.saved_at,
+  savedBy: raw.saved_by,
+  savedByName: raw.saved_by_name,
+});
+
+const fileColumns = `f.path, f.version, f.sha256, f.size, f.content_type, f.saved_at, f.saved_by,
+  a.name as saved_by_name`;
+
+/** The current version of a live path, or null. */
+export async function findFile(db: Queryable, workspaceId: string, path: string) {
+  const [raw] = await db.query<RawFile>(
+    `select ${fileColumns} from files f join agents a on a.agent_id = f.saved_by
+     where f.workspace_id = $1 and f.path = $2`,
+    [workspaceId, path],
+  );
+  return raw ? toFile(raw) : null;
+}
+
+/** One version of a path whose bytes are kept (a save), or null. */
+export async function findKeptVersion(
+  db: Queryable,
+  workspaceId: string,
+  path: string,
+  version: number,
+): Promise<{ sha256: string; size: number } | null> {
+  const [row] = await db.query<{ sha256: string; size: number }>(
+    `select sha256, size from file_versions
+     where workspace_id = $1 and path = $2 and version = $3 and action = 'save' and bytes_kept`,
+    [workspaceId, path, version],
+  );
+  return row ?? null;
+}
+
+/** The newest version number a path has had (saves and deletes), 0 for none. */
+export async function lastVersion(db: Queryable, workspaceId: string, path: string) {
+  const [row] = await db.query<{ version: number }>(
+    `select coalesce(max(version), 0)::int8 as version from file_versions
+     where workspace_id = $1 and path = $2`,
+    [workspaceId, path],
+  );
+  return row?.version ?? 0;
+}
+
+export async function insertFileVersion(
+  tx: Queryable,
+  version: {
+    workspaceId: string;
+    path: string;
+    version: number;
+    action: 'save' | 'delete';
+    sha256: string;
+    size: number;
+    bytesKept: boolean;
+    agentId: string;
+    savedAt: Date;
+    receipt: unknown;
+  },
+): Promise<void> {
+  await tx.query(
+    `insert into file_versions (workspace_id, path, version, action, sha256, size, bytes_kept,
+       agent_id, saved_at, receipt)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb)`,
+    [
+      version.workspaceId,
+      version.path,
+      version.version,
+      version.action,
+      version.sha256,
+      version.size,
+      version.bytesKept,
+      version.agentId,
+      version.savedAt,
+      JSON.stringify(version.receipt),
+    ],
+  );
+}
+
+/** Only the newest version of a path that is not markdown-with-header keeps its bytes. */
+export async function forgetOlderBytes(
+  tx: Queryable,
+  workspaceId: string,
+  path: string,
+  keepVersion: number,
+): Promise<void> {
+  await tx.query(
+    `update file_versions set bytes_kept = false
+     where workspace_id = $1 and path = $2 and version < $3 and bytes_kept`,
+    [workspaceId, path, keepVersion],
+  );
+}
+
+export async function upsertFile(
+  tx: Queryable,
+  file: {
+    workspaceId: string;
+    path: string;
+    version: number;
+    sha256: string;
+    size: number;
+    contentType: string;
+    savedAt: Date;
+    savedBy: string;
+  },
+): Promise<void> {
+  await tx.query(
+    `insert into files (workspace_id, path, version, sha256, size, content_type, saved_at, saved_by)
+     values ($1, $2, $3, $4, $5, $6, $7, $8)
+     on conflict (workspace_id, path) do update set version = excluded.version,
+       sha256 = excluded.sha256, size = excluded.size, content_type = excluded.content_type,
+       saved_at = excluded.saved_at, saved_by = excluded.saved_by`,
+    [
+      file.workspaceId,
+      file.path,
+      file.version,
+      file.sha256,
+      file.size,
+      file.contentType,
+      file.savedAt,
+      file.savedBy,
+    ],
+  );
+}
+
+export async function removeFile(tx: Queryable, workspaceId: string, path: string) {
+  await tx.query('delete from files where workspace_id = $1 and path = $2', [workspaceId, path]);
+}
+
+/** Live files under `prefix`, by path, after `afterPath`. */
+export async function listFiles(
+  db: Queryable,
+  workspaceId: string,
+  prefix: string,
+  afterPath: string | null,
+  limit: number,
+): Promise<FileRow[]> {
+  const rows = await db.query<RawFile>(
+    `select ${fileColumns} from files f join agents a on a.agent_id = f.saved_by
+     where f.workspace_id = $1 and left(f.path, length($2)) = $2
+       and ($3::text is null or f.path > $3::text)
+     order by f.path collate "C" limit $4`,
+    [workspaceId, prefix, afterPath, limit],
+  );
+  return rows.map(toFile);
+}
+
+/** Receipts, newest first (optionally of one path), after the (saved_at, path, version) given. */
+export async function listReceipts(
+  db: Queryable,
+  workspaceId: string,
+  path: string | null,
+  after: { savedAt: Date; path: string; version: number } | null,
+  limit: number,
+): Promise<{ receipt: unknown; savedAt: Date; path: string; version: number }[]> {
+  const rows = await db.query<{ receipt: unknown; saved_at: Date; path: string; version: number }>(
+    `select receipt, saved_at, path, version from file_versions
+     where workspace_id = $1 and ($2::text is null or path = $2::text)
+       and ($3::timestamptz is null
+            or (saved_at, path, version) < ($3::timestamptz, $4::text, $5::int))
+     order by saved_at desc, path desc, version desc limit $6`,
+    [workspaceId, path, after?.savedAt ?? null, after?.path ?? null, after?.version ?? null, limit],
+  );
+  return rows.map((row) => ({
+    receipt: row.receipt,
+    savedAt: row.saved_at,
+    path: row.path,
+    version: row.version,
+  }));
+}
+
+export async function readLastReceipt(tx: Queryable, workspaceId: string): Promise<unknown> {
+  const [row] = await tx.query<{ last_receipt: unknown }>(
+    'select last_receipt from workspaces where workspace_id = $1',
+    [workspaceId],
+  );
+  return row?.last_receipt ?? null;
+}
+
+export async function writeLastReceipt(tx: Queryable, workspaceId: string, receipt: unknown) {
+  await tx.query('update workspaces set last_receipt = $2::text::jsonb where workspace_id = $1', [
+    workspaceId,
+    JSON.stringify(receipt),
+  ]);
+}
+
+/** Adds `delta` bytes to an agent's use; returns its use afterwards. Locks the agent's row. */
+export async function addStorageUse(
+  tx: Queryable,
+  agentId: string,
+  delta: number,
+): Promise<number> {
+  const [row] = await tx.query<{ used_bytes: number }>(
+    `insert into storage_usage (agent_id, used_bytes) values ($1, greatest($2::int8, 0))
+     on conflict (agent_id) do update set used_bytes = greatest(storage_usage.used_bytes + $2::int8, 0)
+     returning used_bytes`,
+    [agentId, delta],
+  );
+  return row?.used_bytes ?? 0;
+}
+
+export async function readStorageUse(db: Queryable, agentId: string): Promise<number> {
+  const [row] = await db.query<{ used_bytes: number }>(
+    'select used_bytes from storage_usage where agent_id = $1',
+    [agentId],
+  );
+  return row?.used_bytes ?? 0;
+}
