@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import * as assert from 'uvu/assert';
+import { canonicalJson } from '../../protocol/jcs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
 
@@ -111,6 +113,47 @@ test('an agent that joined through one server can read the workspace through the
   );
   const read = await b.get(`/workspaces/${workspace_id}`, guest.api_token);
   assert.is(read.status, 200, 'a stale copy is checked against the database before refusing');
+});
+
+test('saves of one path through both servers at once: every version once, receipts in one chain', async ({
+  a,
+  b,
+}) => {
+  const owner = await a.signUp();
+  const { workspace_id } = (await post(a, '/workspaces', owner.api_token, {})).body as {
+    workspace_id: string;
+  };
+  await b.get(`/workspaces/${workspace_id}`, owner.api_token);
+  const saves = await Promise.all(
+    Array.from({ length: 10 }, async (_, i) => {
+      const server = i % 2 === 0 ? a : b;
+      const response = await fetch(server.url(`/workspaces/${workspace_id}/files/shared.txt`), {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${owner.api_token}` },
+        body: `save ${i}`,
+      });
+      return response.status;
+    }),
+  );
+  assert.equal(saves, Array(10).fill(201));
+  const listed = (await (
+    await b.get(`/workspaces/${workspace_id}/receipts?limit=500`, owner.api_token)
+  ).json()) as { receipts: Record<string, unknown>[] };
+  const receipts = listed.receipts.reverse();
+  assert.equal(
+    receipts.map((receipt) => receipt.version),
+    Array.from({ length: 10 }, (_, i) => i + 1),
+    'versions 1..10, each once',
+  );
+  let previous: Record<string, unknown> | null = null;
+  for (const receipt of receipts) {
+    assert.is(
+      receipt.prev_hash,
+      previous ? createHash('sha256').update(canonicalJson(previous)).digest('hex') : null,
+      'each receipt follows the one before: the chain never forks',
+    );
+    previous = receipt;
+  }
 });
 
 test.run();
