@@ -19,6 +19,7 @@ import {
   listFiles as readFiles,
   listReceipts as readReceipts,
   readLastReceipt,
+  readStorageUse,
   removeFile,
   upsertFile,
   writeLastReceipt,
@@ -117,13 +118,17 @@ async function moveStorageUse(
     used.set(agentId, await addStorageUse(tx, agentId, deltas.get(agentId) ?? 0));
   }
   if ((used.get(saver) ?? 0) > services.storageQuotaBytes && (deltas.get(saver) ?? 0) > 0) {
-    throw new ServiceError(
-      'quota_exceeded',
-      `This save would take your storage past its ${services.storageQuotaBytes} bytes. Delete files you no longer need, then retry.`,
-      { quota_bytes: services.storageQuotaBytes },
-    );
+    throw quotaExceeded(services);
   }
   return used;
+}
+
+function quotaExceeded(services: Services): ServiceError {
+  return new ServiceError(
+    'quota_exceeded',
+    `This save would take your storage past its ${services.storageQuotaBytes} bytes. Delete files you no longer need, then retry.`,
+    { quota_bytes: services.storageQuotaBytes },
+  );
 }
 
 function fileChange(
@@ -152,6 +157,16 @@ export const writeFile: Handler<'write_file'> = async (call, input) => {
   const path = parseFilePath(input.path);
   const visible = await readable(services, principal, input.workspace_id);
   assertMayWrite(visible, principal);
+  // A declared length past the quota is refused before a byte is read (the commit checks again).
+  if (call.body.declaredLength !== null) {
+    const db = services.db();
+    const replaced = await findFile(db, visible.workspaceId, path);
+    const credit = replaced?.savedBy === principal.agentId ? replaced.size : 0;
+    const used = await readStorageUse(db, principal.agentId);
+    if (used - credit + call.body.declaredLength > services.storageQuotaBytes) {
+      throw quotaExceeded(services);
+    }
+  }
   // The bytes go to the blob store first, with no database connection held meanwhile.
   let head = Buffer.alloc(0);
   const body = call.body;

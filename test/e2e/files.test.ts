@@ -288,6 +288,59 @@ test('a body over 100 MB is refused with 413 before it is read', async ({ server
   assert.equal(files.files, []);
 });
 
+test('a save whose declared length is past the quota answers 507 and saves nothing', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const id = await workspace(server, owner);
+  const response = await fetch(server.url(`/workspaces/${id}/files/too-much.bin`), {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${owner.api_token}` },
+    body: 'x'.repeat(QUOTA + 1),
+  });
+  assert.is(response.status, 507);
+  assert.is(((await response.json()) as { code: string }).code, 'quota_exceeded');
+  const files = (await (await server.get(`/workspaces/${id}/files`, owner.api_token)).json()) as {
+    files: unknown[];
+  };
+  assert.equal(files.files, []);
+});
+
+test('a client that goes away mid-upload leaves no file, no receipt and no storage used', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const id = await workspace(server, owner);
+  const request = httpRequest(server.url(`/workspaces/${id}/files/half.bin`), {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${owner.api_token}`, 'content-length': '32768' },
+    agent: false,
+  });
+  request.on('error', () => undefined);
+  request.write('x'.repeat(4096));
+  const turns = async (until: () => boolean) => {
+    for (let i = 0; i < 20_000 && !until(); i++) await new Promise((r) => setImmediate(r));
+    assert.ok(until());
+  };
+  await turns(() => server.openHttpRequests() === 1);
+  request.destroy();
+  await turns(() => server.openHttpRequests() === 0);
+  const files = (await (await server.get(`/workspaces/${id}/files`, owner.api_token)).json()) as {
+    files: unknown[];
+  };
+  assert.equal(files.files, []);
+  const receipts = (await (
+    await server.get(`/workspaces/${id}/receipts`, owner.api_token)
+  ).json()) as {
+    receipts: unknown[];
+  };
+  assert.equal(receipts.receipts, []);
+  const who = (await (await server.get('/whoami', owner.api_token)).json()) as {
+    storage: { used_bytes: number };
+  };
+  assert.is(who.storage.used_bytes, 0);
+});
+
 test('over MCP a file is saved from text and read back as text', async ({ server }) => {
   const owner = await server.signUp();
   const id = await workspace(server, owner);
