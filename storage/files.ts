@@ -166,7 +166,7 @@ export async function listFiles(
   const rows = await db.query<RawFile>(
     `select ${fileColumns} from files f join agents a on a.agent_id = f.saved_by
      where f.workspace_id = $1 and left(f.path, length($2)) = $2
-       and ($3::text is null or f.path > $3::text)
+       and ($3::text is null or f.path collate "C" > $3::text collate "C")
      order by f.path collate "C" limit $4`,
     [workspaceId, prefix, afterPath, limit],
   );

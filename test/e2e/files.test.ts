@@ -341,6 +341,26 @@ test('a client that goes away mid-upload leaves no file, no receipt and no stora
   assert.is(who.storage.used_bytes, 0);
 });
 
+test('files are listed a page at a time, each once, under a prefix', async ({ server }) => {
+  const owner = await server.signUp();
+  const id = await workspace(server, owner);
+  const names = ['docs/b.txt', 'docs/a.txt', 'docs/%C3%A9t%C3%A9.txt', 'docs/Z.txt', 'other.txt'];
+  for (const name of names) await save(server, owner, id, name, name);
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = (await (
+      await server.get(
+        `/workspaces/${id}/files?prefix=docs/&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+        owner.api_token,
+      )
+    ).json()) as { files: { path: string }[]; next_cursor: string | null };
+    seen.push(...page.files.map((file) => file.path));
+    cursor = page.next_cursor;
+  } while (cursor);
+  assert.equal(seen.sort(), ['docs/Z.txt', 'docs/a.txt', 'docs/b.txt', 'docs/été.txt']);
+});
+
 test('over MCP a file is saved from text and read back as text', async ({ server }) => {
   const owner = await server.signUp();
   const id = await workspace(server, owner);
