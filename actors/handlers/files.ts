@@ -152,6 +152,73 @@ function fileChange(
   }));
 }
 
+/**
+ * Records one version of a path (a save or a delete) in the command's transaction: its receipt,
+ * signed and chained after the workspace's last one, the version row, and the new last receipt.
+ */
+async function recordVersion(
+  tx: Transaction,
+  services: Services,
+  workspace: WorkspaceActor,
+  principal: Principal,
+  version: {
+    path: string;
+    version: number;
+    action: 'save' | 'delete';
+    sha256: string;
+    size: number;
+    bytesKept: boolean;
+  },
+): Promise<{ signed: FileReceipt; savedAt: Date }> {
+  const savedAt = new Date(services.clock.now());
+  const signed: FileReceipt = await issueReceipt(
+    tx,
+    services.files.signingKeys,
+    {
+      receipt_id: randomUUID(),
+      workspace_id: workspace.workspaceId,
+      path: version.path,
+      action: version.action,
+      version: version.version,
+      size: version.size,
+      sha256: version.sha256,
+      agent_id: principal.agentId,
+      agent_name: principal.name,
+      saved_at: savedAt.toISOString(),
+    },
+    (await readLastReceipt(tx, workspace.workspaceId)) as SignedReceipt | null,
+  );
+  await insertFileVersion(tx, {
+    workspaceId: workspace.workspaceId,
+    ...version,
+    agentId: principal.agentId,
+    savedAt,
+    receipt: signed,
+  });
+  await writeLastReceipt(tx, workspace.workspaceId, signed);
+  return { signed, savedAt };
+}
+
+/** What a file command answers: the receipt, one change per member, the storage use after. */
+function outcome(
+  services: Services,
+  workspace: WorkspaceActor,
+  principal: Principal,
+  type: 'file.saved' | 'file.deleted',
+  signed: FileReceipt,
+  used: Map<string, number>,
+) {
+  return {
+    result: signed,
+    // The receipt chain is the workspace's: file commands take their turn in its row's order.
+    next: workspace.unchanged,
+    changes: fileChange(workspace, principal, type, signed),
+    afterCommit: () => {
+      for (const [agentId, bytes] of used) services.storageUse.set(agentId, bytes);
+    },
+  };
+}
+
 export const writeFile: Handler<'write_file'> = async (call, input) => {
   const { services, principal, signal } = call;
   const path = parseFilePath(input.path);
@@ -189,35 +256,13 @@ export const writeFile: Handler<'write_file'> = async (call, input) => {
     const deltas = new Map<string, number>([[principal.agentId, stored.size]]);
     if (current) deltas.set(current.savedBy, (deltas.get(current.savedBy) ?? 0) - current.size);
     const used = await moveStorageUse(tx, services, deltas, principal.agentId);
-    const savedAt = new Date(services.clock.now());
-    const signed: FileReceipt = await issueReceipt(
-      tx,
-      services.files.signingKeys,
-      {
-        receipt_id: randomUUID(),
-        workspace_id: workspace.workspaceId,
-        path,
-        action: 'save' as const,
-        version,
-        size: stored.size,
-        sha256: stored.sha256,
-        agent_id: principal.agentId,
-        agent_name: principal.name,
-        saved_at: savedAt.toISOString(),
-      },
-      (await readLastReceipt(tx, workspace.workspaceId)) as SignedReceipt | null,
-    );
-    await insertFileVersion(tx, {
-      workspaceId: workspace.workspaceId,
+    const { signed, savedAt } = await recordVersion(tx, services, workspace, principal, {
       path,
       version,
       action: 'save',
       sha256: stored.sha256,
       size: stored.size,
       bytesKept: true,
-      agentId: principal.agentId,
-      savedAt,
-      receipt: signed,
     });
     if (!keepAll) await forgetOlderBytes(tx, workspace.workspaceId, path, version);
     await upsertFile(tx, {
@@ -230,16 +275,7 @@ export const writeFile: Handler<'write_file'> = async (call, input) => {
       savedAt,
       savedBy: principal.agentId,
     });
-    await writeLastReceipt(tx, workspace.workspaceId, signed);
-    return {
-      result: signed,
-      // The receipt chain is the workspace's: saves take their turn in its row's order.
-      next: workspace.unchanged,
-      changes: fileChange(workspace, principal, 'file.saved', signed),
-      afterCommit: () => {
-        for (const [agentId, bytes] of used) services.storageUse.set(agentId, bytes);
-      },
-    };
+    return outcome(services, workspace, principal, 'file.saved', signed, used);
   });
   if (!receipt) throw notFound('workspace');
   return { receipt };
@@ -289,48 +325,18 @@ export const deleteFile: Handler<'delete_file'> = async ({ services, principal }
       new Map([[current.savedBy, -current.size]]),
       principal.agentId,
     );
-    const savedAt = new Date(services.clock.now());
-    const signed: FileReceipt = await issueReceipt(
-      tx,
-      services.files.signingKeys,
-      {
-        receipt_id: randomUUID(),
-        workspace_id: workspace.workspaceId,
-        path,
-        action: 'delete' as const,
-        version,
-        // What was deleted: the size and fingerprint of the version that goes.
-        size: current.size,
-        sha256: current.sha256,
-        agent_id: principal.agentId,
-        agent_name: principal.name,
-        saved_at: savedAt.toISOString(),
-      },
-      (await readLastReceipt(tx, workspace.workspaceId)) as SignedReceipt | null,
-    );
-    await insertFileVersion(tx, {
-      workspaceId: workspace.workspaceId,
+    // A delete's receipt carries the size and fingerprint of the version that goes.
+    const { signed } = await recordVersion(tx, services, workspace, principal, {
       path,
       version,
       action: 'delete',
       sha256: current.sha256,
       size: current.size,
       bytesKept: false,
-      agentId: principal.agentId,
-      savedAt,
-      receipt: signed,
     });
     if (!/\.md$/i.test(path)) await forgetOlderBytes(tx, workspace.workspaceId, path, version);
     await removeFile(tx, workspace.workspaceId, path);
-    await writeLastReceipt(tx, workspace.workspaceId, signed);
-    return {
-      result: signed,
-      next: workspace.unchanged,
-      changes: fileChange(workspace, principal, 'file.deleted', signed),
-      afterCommit: () => {
-        for (const [agentId, bytes] of used) services.storageUse.set(agentId, bytes);
-      },
-    };
+    return outcome(services, workspace, principal, 'file.deleted', signed, used);
   });
   if (!receipt) throw notFound('workspace');
   return { receipt };
