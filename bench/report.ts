@@ -1,5 +1,6 @@
 import { availableParallelism, loadavg } from 'node:os';
 import type { CommandFigure, WritePath } from './commands.ts';
+import type { FileBench, TransferFigure } from './files.ts';
 import type { IdleRss } from './idle-rss-section.ts';
 import { LOAD_GENERATOR, type LoadResult } from './load.ts';
 import { emptySamples, type PushSamples } from './push-latency.ts';
@@ -22,6 +23,8 @@ export function emptyResults() {
     commandShape: '',
     /** Why the write benchmark did not run on PostgreSQL, when it did not. */
     commandsPostgresSkipped: undefined as string | undefined,
+    /** File PUT/GET through the service beside a raw uWS upload sink and a file copy. */
+    files: undefined as FileBench | undefined,
     idleRss: undefined as IdleRss | undefined,
     notes: [] as string[],
     /** What the servers logged as internal errors (first lines only). */
@@ -190,6 +193,75 @@ function commandSection(results: Results): string[] {
   return lines;
 }
 
+const megabytes = (value: number) => `${value.toFixed(1)} MB`;
+const sizeLabel = (bytes: number) => `${bytes / 1024 / 1024} MiB`;
+/** The targets: a 100 MiB PUT at 70% of the raw sink's MB/s or more, under 150 MB extra RSS. */
+const PUT_TARGET = 0.7;
+const RSS_TARGET_MB = 150;
+
+function fileRow(figure: TransferFigure): string[] {
+  return [
+    figure.path,
+    sizeLabel(figure.bytes),
+    String(figure.runs),
+    `${figure.medianMbPerSecond.toFixed(0)} MB/s`,
+    `${figure.bestMbPerSecond.toFixed(0)} MB/s`,
+    figure.peakExtraRssMb === undefined ? '-' : megabytes(figure.peakExtraRssMb),
+  ];
+}
+
+function fileSection(files: FileBench | undefined): string[] {
+  const lines = [
+    '',
+    'Files: PUT and GET through the service (uWS engine, PGlite, a fresh workspace) beside a raw',
+    'uWS upload sink (a bare app writing each body to a file, pausing the socket while the file',
+    'is full) and a file copy on the same disk. Client: node:http in this process, one keep-alive',
+    'socket, the body streamed in 256 KiB pieces (it never holds a file). Each run a new version;',
+    'service and sink take turns run by run, after one untimed round. MB = 10^6 bytes. The',
+    'sink + sha256 + fsync row adds the work every service PUT must do (hash, durable write).',
+    'peak extra RSS: this process above its level before the PUT, sampled every 20 ms, worst run.',
+  ];
+  if (!files || files.figures.length === 0) return [...lines, '(no figures)'];
+  lines.push(
+    table([
+      ['path', 'size', 'runs', 'median', 'best', 'peak extra RSS'],
+      ...files.figures.map(fileRow),
+    ]),
+  );
+  if (files.firstLargePut) {
+    lines.push(
+      `First 100 MiB PUT of the run (untimed): peak extra RSS ${megabytes(files.firstLargePut.serviceMb)} ` +
+        `through the service, ${megabytes(files.firstLargePut.sinkMb)} through the raw sink.`,
+    );
+  }
+  if (files.fewestRssSamples !== undefined) {
+    lines.push(`RSS samples in the shortest sampled PUT: ${files.fewestRssSamples}.`);
+  }
+  return lines;
+}
+
+/** The 100 MiB PUT against the raw sink, and the worst extra RSS of any 100 MiB service PUT. */
+function fileRatios(files: FileBench | undefined): string[] {
+  const large = (path: string) =>
+    files?.figures.find((f) => f.path === path && f.bytes === 100 * 1024 * 1024);
+  const service = large('service PUT (uWS)');
+  const sink = large('raw uWS upload sink PUT (baseline)');
+  if (!service || !sink) return ['100 MiB file PUT vs raw uWS upload sink: not measured'];
+  const ratio = service.medianMbPerSecond / sink.medianMbPerSecond;
+  const durable = large('raw uWS sink + sha256 + fsync PUT (for reference)');
+  const againstDurable = durable
+    ? `; ${percent(service.medianMbPerSecond / durable.medianMbPerSecond)} of the sink with sha256 + fsync`
+    : '';
+  const rss = Math.max(service.peakExtraRssMb ?? 0, files?.firstLargePut?.serviceMb ?? 0);
+  return [
+    `100 MiB file PUT (uWS) vs raw uWS upload sink: ${service.medianMbPerSecond.toFixed(0)} / ` +
+      `${sink.medianMbPerSecond.toFixed(0)} MB/s = ${percent(ratio)} ` +
+      `(target >= ${percent(PUT_TARGET)}: ${verdict(ratio >= PUT_TARGET)})${againstDurable}`,
+    `peak extra RSS during a 100 MiB file PUT: ${megabytes(rss)} ` +
+      `(target < ${RSS_TARGET_MB} MB: ${verdict(rss < RSS_TARGET_MB)})`,
+  ];
+}
+
 function idleRssLines(results: Results): string[] {
   const idle = results.idleRss;
   if (!idle) return ['idle RSS: not measured (bench/idle-rss.ts is not there)'];
@@ -261,6 +333,7 @@ export function report(results: Results): void {
     ]),
     ...commandSection(results),
   );
+  lines.push(...fileSection(results.files));
   if (results.idleRss) lines.push('', 'Idle RSS (bench/idle-rss.ts):', ...results.idleRss.lines);
   const loadAfter = (loadavg()[0] ?? 0).toFixed(2);
   lines.push(
@@ -272,6 +345,7 @@ export function report(results: Results): void {
       ...(commandRatios(results.commands).length > 0
         ? commandRatios(results.commands)
         : ['write path: not measured']),
+      ...fileRatios(results.files),
       ...idleRssLines(results),
     ].map((line) => `- ${line}`),
     '',

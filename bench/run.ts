@@ -1,8 +1,8 @@
 /**
- * `npm run bench`: whoami throughput, write-to-push latency, the write path (commands per
- * second through the registry) and idle memory, each beside a baseline measured in the same run
- * on the same machine. It prints figures and never fails: a run that breaks or overruns prints
- * what it has and exits 0.
+ * `npm run bench`: whoami throughput, write-to-push latency, file PUT/GET, the write path
+ * (commands per second through the registry) and idle memory, each beside a baseline measured
+ * in the same run on the same machine. It prints figures and never fails: a run that breaks or
+ * overruns prints what it has and exits 0.
  */
 import { execSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -12,6 +12,7 @@ import { startTestServer } from '../test/helpers/server.ts';
 import { startRawSocketIo } from './baselines.ts';
 import { closeAll, connectMany, signUpMany, type PushClient } from './clients.ts';
 import { measureCommands, type CommandBenchOptions, type CommandFigure } from './commands.ts';
+import { measureFiles } from './files.ts';
 import { idleRssAvailable, measureIdleRss } from './idle-rss-section.ts';
 import { emitPoster, feedbackPoster, timeLongPolls, timeSocketPushes } from './push-latency.ts';
 import { emptyResults, report } from './report.ts';
@@ -75,6 +76,12 @@ async function throughput(): Promise<void> {
   });
   await section('GET /whoami on node:http', async () => {
     results.whoamiNode = await measureWhoami('node', serverLog, stop.signal);
+  });
+}
+
+async function files(): Promise<void> {
+  await section('file PUT/GET, 1 MiB and 100 MiB, with raw baselines', async () => {
+    results.files = await measureFiles(stop.signal, log, serverLog);
   });
 }
 
@@ -182,6 +189,8 @@ log(
 // After that, a node:http socket.io server here crashes on its first connection.
 await section(`write-to-push, raw socket.io baseline, ${CLIENTS} sockets`, baselinePushes);
 await throughput();
+// Early, and short (a few seconds): the later sections can run into BENCH_LIMIT_S.
+await files();
 await section(`write-to-push, service, ${CLIENTS} sockets`, servicePushes);
 await writePath();
 await idleMemory();
