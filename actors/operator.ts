@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { findOperator, insertAgent, setOperatorTokenHash } from '../storage/agents.ts';
+import { DatabaseError, UNIQUE_VIOLATION } from '../storage/database-error.ts';
 import type { Services } from './services.ts';
 import { hashToken, tokenShape } from './tokens.ts';
 
@@ -18,23 +19,33 @@ export async function ensureOperator(
     );
   }
   const tokenHash = operatorToken === undefined ? null : hashToken(operatorToken);
-  const existing = await findOperator(driver);
-  if (existing) {
-    if (tokenHash) {
-      await driver.transaction(async (tx) => {
-        await setOperatorTokenHash(tx, tokenHash);
-        // Other processes may hold the old token in their caches.
-        await services.noticeTokenChange(tx, existing.agentId);
+  let operator = await findOperator(driver);
+  if (!operator) {
+    try {
+      await services.agents.create(async (tx) => {
+        await insertAgent(tx, {
+          agentId: randomUUID(),
+          name: config.operatorName,
+          tokenHash,
+          isOperator: true,
+        });
+        return { result: undefined };
       });
+    } catch (error) {
+      // Several processes starting at once on a new database: one of them makes it.
+      if (!(error instanceof DatabaseError && error.sqlState === UNIQUE_VIOLATION)) throw error;
     }
-    services.operatorId = existing.agentId;
-    return existing.agentId;
+    operator = await findOperator(driver);
+    if (!operator) throw new Error('the operator agent could not be made');
   }
-  const agentId = randomUUID();
-  await services.agents.create(async (tx) => {
-    await insertAgent(tx, { agentId, name: config.operatorName, tokenHash, isOperator: true });
-    return { result: undefined };
-  });
+  const { agentId } = operator;
+  if (tokenHash) {
+    await driver.transaction(async (tx) => {
+      await setOperatorTokenHash(tx, tokenHash);
+      // Other processes may hold the old token in their caches.
+      await services.noticeTokenChange(tx, agentId);
+    });
+  }
   services.operatorId = agentId;
   return agentId;
 }

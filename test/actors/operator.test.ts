@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { ensureOperator } from '../../actors/operator.ts';
 import { Services } from '../../actors/services.ts';
 import { newToken } from '../../actors/tokens.ts';
-import { openTestDriver } from '../helpers/storage.ts';
+import { driverKinds, openTestDriver } from '../helpers/storage.ts';
 
 const test = suite<{ services: Services }>('the operator agent');
 
@@ -37,6 +37,34 @@ test('the operator is made once; later starts find it and take a new token', asy
   const second = await ensureOperator(services, token);
   assert.is(second, first);
   assert.is(await services.tokens.resolve(token), first);
+});
+
+test('processes starting at once on a new database make one operator, and all find it', async () => {
+  for (const kind of driverKinds()) {
+    const driver = await openTestDriver(kind);
+    try {
+      const starts = Array.from(
+        { length: 4 },
+        () =>
+          new Services(driver, {
+            baseUrl: 'http://service.test',
+            operatorName: 'service',
+            termsUrl: 'http://service.test/terms',
+            privacyUrl: 'http://service.test/privacy',
+            mailJoinAddress: 'join@service.test',
+            actorCapacity: 10,
+          }),
+      );
+      const ids = await Promise.all(starts.map((services) => ensureOperator(services, undefined)));
+      assert.is(new Set(ids).size, 1, kind);
+      const [row] = await driver.query<{ n: number }>(
+        'select count(*)::int8 as n from agents where is_operator',
+      );
+      assert.is(row?.n, 1);
+    } finally {
+      await driver.close();
+    }
+  }
 });
 
 test.run();
