@@ -52,8 +52,11 @@ export class WorkspaceActor implements PersistentActor<WorkspaceState> {
     return this.record.visibility === 'public' || this.roles.has(principal.agentId);
   }
 
-  /** Who may save and delete files: in a private workspace its members, in a public one its owner. */
-  canWrite(principal: Principal): boolean {
+  /**
+   * Who may change it (save and delete files, invite): in a private workspace its members, in a
+   * public one its owner.
+   */
+  canChange(principal: Principal): boolean {
     const role = this.roles.get(principal.agentId);
     return this.record.visibility === 'public' ? role === 'owner' : role !== undefined;
   }
@@ -61,12 +64,6 @@ export class WorkspaceActor implements PersistentActor<WorkspaceState> {
   /** The same state, to be written anew: commands that must take their turn in the row's order. */
   get unchanged(): WorkspaceState {
     return { members: this.state.members };
-  }
-
-  /** Who may invite: in a private workspace its members, in a public one its owner. */
-  canInvite(principal: Principal): boolean {
-    const role = this.roles.get(principal.agentId);
-    return this.record.visibility === 'public' ? role === 'owner' : role !== undefined;
   }
 
   /** The state with `member` added (undefined when already a member: nothing to change). */

@@ -86,8 +86,12 @@ export function storedStatus(snapshot: InviteSnapshot): InviteStatus {
  * or not the expiry job has run (routes.md, list_invites).
  */
 export function inviteStatus(snapshot: InviteSnapshot, now: number): InviteStatus {
-  const stored = storedStatus(snapshot);
-  return stored === 'pending' && now >= snapshot.context.expires_at ? 'expired' : stored;
+  return shownStatus(storedStatus(snapshot), snapshot.context.expires_at, now);
+}
+
+/** The same rule from a stored status and expiry, for lists read from the table. */
+export function shownStatus(stored: InviteStatus, expiresAt: number, now: number): InviteStatus {
+  return stored === 'pending' && now >= expiresAt ? 'expired' : stored;
 }
 
 /** When an invite made at `createdAt` for `hours` runs out (fractions of an hour allowed). */

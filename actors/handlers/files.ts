@@ -24,61 +24,16 @@ import {
   upsertFile,
   writeLastReceipt,
 } from '../../storage/files.ts';
+import { contentTypeOf } from '../content-type.ts';
 import { decodePageCursor, encodePageCursor } from '../page-cursor.ts';
 import { notFound, type Principal } from '../principal.ts';
 import { issueReceipt, type FileReceipt, type SignedReceipt } from '../receipts.ts';
 import type { Services } from '../services.ts';
 import type { WorkspaceActor } from '../workspace-actor.ts';
 import type { Handler } from './types.ts';
-import { readable } from './workspaces.ts';
+import { assertMayChange, readable } from './workspaces.ts';
 
 const DEFAULT_LIMIT = 50;
-
-/** Refuses a caller who may see the workspace but not write to it. */
-function assertMayWrite(workspace: WorkspaceActor, principal: Principal): void {
-  if (!workspace.canRead(principal)) throw notFound('workspace');
-  if (!workspace.canWrite(principal)) {
-    throw new ServiceError(
-      'forbidden',
-      workspace.record.visibility === 'public'
-        ? 'Only the owner of a public workspace may write to it.'
-        : 'Only members of this workspace may write to it.',
-    );
-  }
-}
-
-/**
- * The content type a file is served with, from its name; unknown kinds are plain bytes. HTML
- * and SVG are served as text, never as a page a browser would run.
- */
-function contentTypeOf(path: string): string {
-  const extension = /\.([a-z0-9]+)$/i.exec(path)?.[1]?.toLowerCase();
-  switch (extension) {
-    case 'md':
-      return 'text/markdown; charset=utf-8';
-    case 'txt':
-    case 'csv':
-    case 'yaml':
-    case 'yml':
-    case 'html':
-    case 'htm':
-    case 'svg':
-      return 'text/plain; charset=utf-8';
-    case 'json':
-      return 'application/json';
-    case 'png':
-      return 'image/png';
-    case 'jpg':
-    case 'jpeg':
-      return 'image/jpeg';
-    case 'gif':
-      return 'image/gif';
-    case 'pdf':
-      return 'application/pdf';
-    default:
-      return 'application/octet-stream';
-  }
-}
 
 /** Markdown files with a YAML header keep every version's bytes: deals pin exact versions. */
 function keepsEveryVersion(path: string, head: Buffer): boolean {
@@ -223,7 +178,7 @@ export const writeFile: Handler<'write_file'> = async (call, input) => {
   const { services, principal, signal } = call;
   const path = parseFilePath(input.path);
   const visible = await readable(services, principal, input.workspace_id);
-  assertMayWrite(visible, principal);
+  assertMayChange(visible, principal, 'write to');
   // A declared length past the quota is refused before a byte is read (the commit checks again).
   if (call.body.declaredLength !== null) {
     const db = services.db();
@@ -250,7 +205,7 @@ export const writeFile: Handler<'write_file'> = async (call, input) => {
     });
   const keepAll = keepsEveryVersion(path, head);
   const receipt = await services.workspaces.command(visible.workspaceId, async (workspace, tx) => {
-    assertMayWrite(workspace, principal);
+    assertMayChange(workspace, principal, 'write to');
     const current = await findFile(tx, workspace.workspaceId, path);
     const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
     const deltas = new Map<string, number>([[principal.agentId, stored.size]]);
@@ -313,9 +268,9 @@ export const readFile: Handler<'read_file'> = async ({ services, principal }, in
 export const deleteFile: Handler<'delete_file'> = async ({ services, principal }, input) => {
   const path = parseFilePath(input.path);
   const visible = await readable(services, principal, input.workspace_id);
-  assertMayWrite(visible, principal);
+  assertMayChange(visible, principal, 'write to');
   const receipt = await services.workspaces.command(visible.workspaceId, async (workspace, tx) => {
-    assertMayWrite(workspace, principal);
+    assertMayChange(workspace, principal, 'write to');
     const current = await findFile(tx, workspace.workspaceId, path);
     if (!current) throw notFound('file');
     const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createActor } from 'xstate';
 import {
   inviteExpiresAt,
+  shownStatus,
   inviteMachine,
   redeemOutcome,
   REDEEM_REFUSALS,
@@ -50,15 +51,22 @@ export async function readable(
   return visibleOrNotFound(workspace, (w) => w.canRead(principal), WORKSPACE);
 }
 
-/** Refuses a caller who may see the workspace but not invite to it. */
-function assertMayInvite(workspace: WorkspaceActor, principal: Principal): void {
+/**
+ * Refuses a caller who may not change the workspace: 404 when it may not even see it, 403 when
+ * it may see but not change it. `doing` names the change ("invite to", "write to").
+ */
+export function assertMayChange(
+  workspace: WorkspaceActor,
+  principal: Principal,
+  doing: string,
+): void {
   if (!workspace.canRead(principal)) throw notFound(WORKSPACE);
-  if (!workspace.canInvite(principal)) {
+  if (!workspace.canChange(principal)) {
     throw new ServiceError(
       'forbidden',
       workspace.record.visibility === 'public'
-        ? 'Only the owner of a public workspace may invite to it.'
-        : 'Only members of this workspace may invite to it.',
+        ? `Only the owner of a public workspace may ${doing} it.`
+        : `Only members of this workspace may ${doing} it.`,
     );
   }
 }
@@ -124,7 +132,7 @@ export const getWorkspace: Handler<'get_workspace'> = async ({ services, princip
 
 export const createInvite: Handler<'create_invite'> = async ({ services, principal }, input) => {
   const created = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
-    assertMayInvite(workspace, principal);
+    assertMayChange(workspace, principal, 'invite to');
     const inviteId = randomUUID();
     const token = newInviteToken();
     const createdAt = services.clock.now();
@@ -161,7 +169,7 @@ export const createInvite: Handler<'create_invite'> = async ({ services, princip
 
 export const listInvites: Handler<'list_invites'> = async ({ services, principal }, input) => {
   const workspace = await readable(services, principal, input.workspace_id);
-  assertMayInvite(workspace, principal);
+  assertMayChange(workspace, principal, 'invite to');
   const limit = input.limit ?? DEFAULT_LIMIT;
   const after =
     input.cursor === undefined
@@ -177,7 +185,7 @@ export const listInvites: Handler<'list_invites'> = async ({ services, principal
     invites: page.map((row) => ({
       invite_id: row.inviteId,
       // `expired` as soon as the time has passed, whether or not the expiry job has run.
-      status: row.status === 'pending' && now >= row.expiresAt.getTime() ? 'expired' : row.status,
+      status: shownStatus(row.status, row.expiresAt.getTime(), now),
       created_at: row.createdAt.toISOString(),
       expires_at: row.expiresAt.toISOString(),
       ...(row.joinedAgentId ? { joined_agent_id: row.joinedAgentId } : {}),
