@@ -17,6 +17,7 @@ import type { Driver, Queryable, Transaction } from '../storage/driver.ts';
 import { loadAgentActor, type AgentActor } from './agent-actor.ts';
 import { ChangeHub } from './change-hub.ts';
 import type { SigningKeys } from './signing-keys.ts';
+import type { StorageLinks } from './storage-links.ts';
 import type { BlobStore } from '../storage/blobs/blob-store.ts';
 import { realClock, type Clock } from './clock.ts';
 import { currentUnit, type CommitWork } from './commit.ts';
@@ -42,6 +43,8 @@ export interface ServiceConfig {
 export interface FileServices {
   blobs: BlobStore;
   signingKeys: SigningKeys;
+  /** Signs and checks storage links. */
+  links: StorageLinks;
 }
 
 /**

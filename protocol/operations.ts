@@ -3,6 +3,7 @@ import { changes, waitForChanges } from './changes.ts';
 import { answerFeedback, leaveFeedback } from './feedback.ts';
 import { deleteFile, listFiles, listReceipts, readFile, writeFile } from './files.ts';
 import type { Operation } from './operation.ts';
+import { getStorageLink } from './storage-links.ts';
 import {
   createInvite,
   createWorkspace,
@@ -31,6 +32,7 @@ export const OPERATIONS = {
   delete_file: deleteFile,
   list_files: listFiles,
   list_receipts: listReceipts,
+  get_storage_link: getStorageLink,
 } as const;
 
 export type Operations = typeof OPERATIONS;

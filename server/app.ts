@@ -4,10 +4,13 @@ import { expireDueInvites } from '../actors/invites.ts';
 import { databaseJobStore } from '../actors/scheduled-jobs.ts';
 import { Services } from '../actors/services.ts';
 import { SigningKeys } from '../actors/signing-keys.ts';
+import { expireStagedBlocks } from '../actors/staged-blocks.ts';
+import { StorageLinks } from '../actors/storage-links.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
+import { STORAGE_LINK_PREFIX } from '../protocol/storage-links.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import { openBlobStore, openStorage, type Driver } from '../storage/open.ts';
 import type { Config } from './config.ts';
@@ -30,9 +33,12 @@ import { createUwsEngine, loadUws } from './http/uws-engine.ts';
 import { createMcpDoor } from './mcp.ts';
 import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket.ts';
+import { createStorageLinkDoor } from './storage-link/door.ts';
 
 /** How often pending invites past their time are expired (list_invites shows them at once). */
 const INVITE_EXPIRY_EVERY_MS = 60_000;
+/** How often staged blocks past their time are dropped (a commit ignores them at once). */
+const BLOCK_EXPIRY_EVERY_MS = 10 * 60_000;
 
 export interface RunningService {
   port: number;
@@ -114,6 +120,10 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
           'service_unavailable',
           `The service is ${stopping ? 'stopping' : 'starting'}; try again in a moment.`,
         );
+      }
+      // Storage links speak Azure's protocol, errors included: a door of their own.
+      if (request.path.startsWith(`${STORAGE_LINK_PREFIX}/`)) {
+        return await serveStorageLink(request, () => requests.take(request.remoteAddress));
       }
       const { target, params } = router.match(request.method, request.path);
       if (target.kind === 'static') return target.serve();
@@ -205,6 +215,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   services.provideFiles({
     blobs: await openBlobStore({ dataDir: config.dataDir, s3Url: config.s3Url }),
     signingKeys,
+    links: await StorageLinks.start(driver),
   });
   await ensureOperator(services, config.operatorToken);
   await services.listenToOtherProcesses();
@@ -245,6 +256,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   router.add('GET', '/health', { kind: 'health' });
   // The public keys that verify every receipt; a rotated-out key stays listed.
   router.add('GET', '/.well-known/service-keys.json', { kind: 'keys' });
+  const serveStorageLink = createStorageLinkDoor(services, logError);
   const serveMcp = createMcpDoor(services, baseUrl, logError, admit, config.mcpAllowedOrigins);
   for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS'])
     router.add(method, '/mcp', { kind: 'mcp' });
@@ -260,6 +272,11 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
         name: 'invites.expire',
         everyMs: INVITE_EXPIRY_EVERY_MS,
         run: async (now) => void (await expireDueInvites(services, now)),
+      },
+      {
+        name: 'blocks.expire',
+        everyMs: BLOCK_EXPIRY_EVERY_MS,
+        run: async (now) => void (await expireStagedBlocks(services, now)),
       },
     ],
     store: databaseJobStore(services.driver),

@@ -117,12 +117,12 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
         for (const [name, value] of Object.entries(response.headers)) res.writeHeader(name, value);
         // uWS writes a body for HEAD if given one, and Content-Length: 0 for 204/304 unless
         // told there is no body.
-        if (response.stream) res.endWithoutBody(response.stream.length, close);
+        if (response.stream) endHeadersOnly(res, response.stream.length, close);
         // (No length argument at all: `undefined` is taken as a number.)
         else if (isBodyless(response.status)) {
           if (close) res.endWithoutBody(0, true);
           else res.endWithoutBody();
-        } else if (method === 'HEAD') res.endWithoutBody(Buffer.byteLength(response.body), close);
+        } else if (method === 'HEAD') endHeadersOnly(res, Buffer.byteLength(response.body), close);
         else res.end(response.body, close);
       });
     };
@@ -155,6 +155,21 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
       return open.size;
     },
   };
+}
+
+/**
+ * Ends an answer with headers only, saying `length` (HEAD, or an empty body). uWS's
+ * `endWithoutBody(n)` with n > 0 leaves the response waiting for n bytes that never come, and
+ * drops the next request on the kept-alive connection: so the length is written here and the
+ * response ended as bodiless. (Where the connection closes anyway, that does not matter.)
+ */
+function endHeadersOnly(res: uWS.HttpResponse, length: number, close: boolean): void {
+  if (close || length === 0) {
+    res.endWithoutBody(length, close);
+    return;
+  }
+  res.writeHeader('content-length', String(length));
+  res.endWithoutBody();
 }
 
 /**

@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import { MAX_FILE_BYTES } from '../protocol/files.ts';
+import type { ByteBody } from '../protocol/binding.ts';
+import { ServiceError } from '../protocol/errors.ts';
+import type { StoredBlob } from '../storage/blobs/blob-store.ts';
+import {
+  BlobStoreFullError,
+  BlobStoreUnavailableError,
+  BlobTooLargeError,
+} from '../storage/blobs/errors.ts';
+import type { Transaction } from '../storage/driver.ts';
+import {
+  addStorageUse,
+  findFile,
+  forgetOlderBytes,
+  insertFileVersion,
+  lastVersion,
+  readLastReceipt,
+  readStorageUse,
+  upsertFile,
+  writeLastReceipt,
+} from '../storage/files.ts';
+import { contentTypeOf } from './content-type.ts';
+import { notFound, type Principal } from './principal.ts';
+import { issueReceipt, type FileReceipt, type SignedReceipt } from './receipts.ts';
+import type { Services } from './services.ts';
+import type { WorkspaceActor } from './workspace-actor.ts';
+import { assertMayChange } from './handlers/workspaces.ts';
+
+/**
+ * Versions of files: how bytes become a saved version with its receipt, and what a save or a
+ * delete records. Every door that saves (PUT, MCP, storage links and their blocks) comes here.
+ */
+
+/** Bytes already in the blob store, about to become a version of a path. */
+export interface StoredFile extends StoredBlob {
+  /** Markdown with a YAML header: every version's bytes are kept. */
+  keepsEveryVersion: boolean;
+}
+
+/** Markdown files with a YAML header keep every version's bytes: deals pin exact versions. */
+export function keepsEveryVersion(path: string, head: Buffer): boolean {
+  return /\.md$/i.test(path) && /^---\r?\n/.test(head.toString('latin1'));
+}
+
+/** Blob-store failures as the caller sees them. */
+export function blobFailure(error: unknown, maxBytes: number): unknown {
+  if (error instanceof BlobTooLargeError) {
+    return new ServiceError(
+      'payload_too_large',
+      maxBytes === MAX_FILE_BYTES
+        ? `A file may be at most ${MAX_FILE_BYTES} bytes (100 MB) per PUT; larger files go through a storage link (get_storage_link).`
+        : `This upload may be at most ${maxBytes} bytes.`,
+      { limit_bytes: maxBytes },
+    );
+  }
+  if (error instanceof BlobStoreFullError || error instanceof BlobStoreUnavailableError) {
+    return new ServiceError(
+      'storage_unavailable',
+      "The service's file storage cannot take bytes just now; nothing was saved. Retry later.",
+    );
+  }
+  return error;
+}
+
+/**
+ * Moves bytes of use between agents, in agent-id order (two saves over each other's files
+ * in two workspaces never lock the two rows in opposite orders), and refuses past the quota.
+ */
+export async function moveStorageUse(
+  tx: Transaction,
+  services: Services,
+  deltas: Map<string, number>,
+  saver: string,
+): Promise<Map<string, number>> {
+  const used = new Map<string, number>();
+  for (const agentId of [...deltas.keys()].sort()) {
+    used.set(agentId, await addStorageUse(tx, agentId, deltas.get(agentId) ?? 0));
+  }
+  if ((used.get(saver) ?? 0) > services.storageQuotaBytes && (deltas.get(saver) ?? 0) > 0) {
+    throw quotaExceeded(services);
+  }
+  return used;
+}
+
+export function quotaExceeded(services: Services): ServiceError {
+  return new ServiceError(
+    'quota_exceeded',
+    `This save would take your storage past its ${services.storageQuotaBytes} bytes. Delete files you no longer need, then retry.`,
+    { quota_bytes: services.storageQuotaBytes },
+  );
+}
+
+function fileChange(
+  workspace: WorkspaceActor,
+  principal: Principal,
+  type: 'file.saved' | 'file.deleted',
+  receipt: FileReceipt,
+) {
+  return workspace.members.map((member) => ({
+    agentId: member.agentId,
+    type,
+    workspaceId: workspace.workspaceId,
+    actor: principal.agent,
+    data: {
+      path: receipt.path,
+      version: receipt.version,
+      size: receipt.size,
+      sha256: receipt.sha256,
+      receipt_id: receipt.receipt_id,
+    },
+  }));
+}
+
+/**
+ * Records one version of a path (a save or a delete) in the command's transaction: its receipt,
+ * signed and chained after the workspace's last one, the version row, and the new last receipt.
+ */
+export async function recordVersion(
+  tx: Transaction,
+  services: Services,
+  workspace: WorkspaceActor,
+  principal: Principal,
+  version: {
+    path: string;
+    version: number;
+    action: 'save' | 'delete';
+    sha256: string;
+    size: number;
+    bytesKept: boolean;
+  },
+): Promise<{ signed: FileReceipt; savedAt: Date }> {
+  const savedAt = new Date(services.clock.now());
+  const signed: FileReceipt = await issueReceipt(
+    tx,
+    services.files.signingKeys,
+    {
+      receipt_id: randomUUID(),
+      workspace_id: workspace.workspaceId,
+      path: version.path,
+      action: version.action,
+      version: version.version,
+      size: version.size,
+      sha256: version.sha256,
+      agent_id: principal.agentId,
+      agent_name: principal.name,
+      saved_at: savedAt.toISOString(),
+    },
+    (await readLastReceipt(tx, workspace.workspaceId)) as SignedReceipt | null,
+  );
+  await insertFileVersion(tx, {
+    workspaceId: workspace.workspaceId,
+    ...version,
+    agentId: principal.agentId,
+    savedAt,
+    receipt: signed,
+  });
+  await writeLastReceipt(tx, workspace.workspaceId, signed);
+  return { signed, savedAt };
+}
+
+/** What a file command answers: the receipt, one change per member, the storage use after. */
+export function outcome(
+  services: Services,
+  workspace: WorkspaceActor,
+  principal: Principal,
+  type: 'file.saved' | 'file.deleted',
+  signed: FileReceipt,
+  used: Map<string, number>,
+) {
+  return {
+    result: signed,
+    // The receipt chain is the workspace's: file commands take their turn in its row's order.
+    next: workspace.unchanged,
+    changes: fileChange(workspace, principal, type, signed),
+    afterCommit: () => {
+      for (const [agentId, bytes] of used) services.storageUse.set(agentId, bytes);
+    },
+  };
+}
+
+/**
+ * Streams a file's bytes into the blob store, hashing them, with no database connection held
+ * meanwhile. A declared length past the caller's quota is refused before a byte is read (the
+ * commit checks again, exactly).
+ */
+export async function storeFileBytes(
+  services: Services,
+  principal: Principal,
+  workspace: WorkspaceActor,
+  path: string,
+  body: ByteBody,
+  options: { maxBytes: number; signal?: AbortSignal },
+): Promise<StoredFile> {
+  if (body.declaredLength !== null) {
+    const db = services.db();
+    const replaced = await findFile(db, workspace.workspaceId, path);
+    const credit = replaced?.savedBy === principal.agentId ? replaced.size : 0;
+    const used = await readStorageUse(db, principal.agentId);
+    if (used - credit + body.declaredLength > services.storageQuotaBytes) {
+      throw quotaExceeded(services);
+    }
+  }
+  let head = Buffer.alloc(0);
+  const source = (async function* () {
+    for await (const chunk of body) {
+      if (head.length < 5) head = Buffer.concat([head, Buffer.from(chunk.subarray(0, 5))]);
+      yield chunk;
+    }
+  })();
+  const stored = await services.files.blobs
+    .put(source, { maxBytes: options.maxBytes, ...(options.signal && { signal: options.signal }) })
+    .catch((error: unknown) => {
+      throw blobFailure(error, options.maxBytes);
+    });
+  return { ...stored, keepsEveryVersion: keepsEveryVersion(path, head) };
+}
+
+/**
+ * Records bytes already stored as the next version of `path`, in one workspace command: the
+ * storage use moved (and the quota held), the signed receipt, the version row, the file row,
+ * a `file.saved` change for every member. `alsoInTx` runs in the same transaction (a block
+ * commit drops its staged blocks there).
+ */
+export async function commitSave(
+  services: Services,
+  principal: Principal,
+  workspaceId: string,
+  path: string,
+  stored: StoredFile,
+  alsoInTx?: (tx: Transaction) => Promise<void>,
+): Promise<FileReceipt> {
+  const receipt = await services.workspaces.command(workspaceId, async (workspace, tx) => {
+    assertMayChange(workspace, principal, 'write to');
+    const current = await findFile(tx, workspace.workspaceId, path);
+    const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
+    const deltas = new Map<string, number>([[principal.agentId, stored.size]]);
+    if (current) deltas.set(current.savedBy, (deltas.get(current.savedBy) ?? 0) - current.size);
+    const used = await moveStorageUse(tx, services, deltas, principal.agentId);
+    const { signed, savedAt } = await recordVersion(tx, services, workspace, principal, {
+      path,
+      version,
+      action: 'save',
+      sha256: stored.sha256,
+      size: stored.size,
+      bytesKept: true,
+    });
+    if (!stored.keepsEveryVersion) await forgetOlderBytes(tx, workspace.workspaceId, path, version);
+    await upsertFile(tx, {
+      workspaceId: workspace.workspaceId,
+      path,
+      version,
+      sha256: stored.sha256,
+      size: stored.size,
+      contentType: contentTypeOf(path),
+      savedAt,
+      savedBy: principal.agentId,
+    });
+    await alsoInTx?.(tx);
+    return outcome(services, workspace, principal, 'file.saved', signed, used);
+  });
+  if (!receipt) throw notFound('workspace');
+  return receipt;
+}

@@ -1,0 +1,161 @@
+import type { ByteBody } from '../protocol/binding.ts';
+import { MAX_BLOCK_BYTES, STAGED_BLOCK_LIFETIME_MS } from '../protocol/storage-links.ts';
+import { BlobNotFoundError } from '../storage/blobs/errors.ts';
+import { addStorageUse, readStorageUse } from '../storage/files.ts';
+import {
+  dropExpiredBlocks,
+  dropStagedBlocks,
+  findStagedBlocks,
+  stageBlock as recordStagedBlock,
+  stagedBytes,
+  type BlockOwner,
+} from '../storage/staged-blocks.ts';
+import {
+  blobFailure,
+  commitSave,
+  keepsEveryVersion,
+  quotaExceeded,
+  type StoredFile,
+} from './file-versions.ts';
+import { notFound, type Principal } from './principal.ts';
+import type { FileReceipt } from './receipts.ts';
+import type { Services } from './services.ts';
+import { LinkRefused } from './storage-links.ts';
+import type { WorkspaceActor } from './workspace-actor.ts';
+import { assertMayChange } from './handlers/workspaces.ts';
+
+/**
+ * Blocks: how Azure clients upload a large file in parts (Put Block, then Put Block List).
+ * A staged block is bytes in the blob store and a row in `staged_blocks` under the workspace,
+ * the path and the agent that staged it. It is never visible as a file; its bytes count
+ * against the agent's quota while it is staged; it expires after STAGED_BLOCK_LIFETIME_MS.
+ * Put Block List concatenates the named blocks into one blob and saves it as the next version
+ * of the path, with its receipt, exactly as a PUT does; every block staged for that path is
+ * then dropped (Azure discards the ones a commit leaves out).
+ */
+
+/** Azure block ids: base64 of at most 64 bytes, the same length within one blob. */
+const BLOCK_ID = /^[A-Za-z0-9+/=_-]{1,88}$/;
+
+export async function stageBlock(
+  services: Services,
+  principal: Principal,
+  workspace: WorkspaceActor,
+  path: string,
+  blockId: string,
+  body: ByteBody,
+  signal: AbortSignal,
+): Promise<void> {
+  if (!BLOCK_ID.test(blockId)) {
+    throw new LinkRefused(
+      400,
+      'InvalidQueryParameterValue',
+      'The blockid must be base64 of at most 64 bytes.',
+    );
+  }
+  assertMayChange(workspace, principal, 'write to');
+  const owner: BlockOwner = {
+    workspaceId: workspace.workspaceId,
+    path,
+    agentId: principal.agentId,
+  };
+  const now = new Date(services.clock.now());
+  if (body.declaredLength !== null) {
+    const db = services.db();
+    const held =
+      (await readStorageUse(db, principal.agentId)) +
+      (await stagedBytes(db, principal.agentId, now, { ...owner, blockId }));
+    if (held + body.declaredLength > services.storageQuotaBytes) throw quotaExceeded(services);
+  }
+  const stored = await services.files.blobs
+    .put(body, { maxBytes: MAX_BLOCK_BYTES, signal })
+    .catch((error: unknown) => {
+      throw blobFailure(error, MAX_BLOCK_BYTES);
+    });
+  const staged = await services.workspaces.command(workspace.workspaceId, async (current, tx) => {
+    assertMayChange(current, principal, 'write to');
+    const at = new Date(services.clock.now());
+    // The agent's usage row, locked: concurrent stages and saves of one agent take turns here.
+    const used = await addStorageUse(tx, principal.agentId, 0);
+    const held = used + (await stagedBytes(tx, principal.agentId, at, { ...owner, blockId }));
+    if (held + stored.size > services.storageQuotaBytes) throw quotaExceeded(services);
+    await recordStagedBlock(tx, owner, {
+      blockId,
+      sha256: stored.sha256,
+      size: stored.size,
+      stagedAt: at,
+      expiresAt: new Date(at.getTime() + STAGED_BLOCK_LIFETIME_MS),
+    });
+    return { result: true, next: current.unchanged };
+  });
+  if (!staged) throw notFound('workspace');
+}
+
+/**
+ * Saves the blocks named, in order, as the next version of the path. Every id must name a
+ * block this agent staged for this path (Azure's `Latest` and `Uncommitted`; committed blocks
+ * are not kept once their file is saved, so `Committed` finds only staged ones too).
+ */
+export async function commitBlocks(
+  services: Services,
+  principal: Principal,
+  workspace: WorkspaceActor,
+  path: string,
+  blockIds: string[],
+  signal: AbortSignal,
+): Promise<FileReceipt> {
+  assertMayChange(workspace, principal, 'write to');
+  const owner: BlockOwner = {
+    workspaceId: workspace.workspaceId,
+    path,
+    agentId: principal.agentId,
+  };
+  const staged = await findStagedBlocks(services.db(), owner, new Date(services.clock.now()));
+  const blocks = blockIds.map((blockId) => {
+    const block = staged.get(blockId);
+    if (!block) {
+      throw new LinkRefused(
+        400,
+        'InvalidBlockList',
+        `The specified block list is invalid: block ${blockId} was never staged for this file by this link's agent, or it expired.`,
+      );
+    }
+    return block;
+  });
+  const total = blocks.reduce((sum, block) => sum + block.size, 0);
+  if (total > services.storageQuotaBytes) throw quotaExceeded(services);
+  const blobs = services.files.blobs;
+  let head = Buffer.alloc(0);
+  const joined = (async function* () {
+    for (const block of blocks) {
+      const content = await blobs.open(block.sha256).catch((error: unknown) => {
+        if (error instanceof BlobNotFoundError) {
+          throw new LinkRefused(400, 'InvalidBlockList', `Block ${block.blockId} expired.`);
+        }
+        throw error;
+      });
+      try {
+        for await (const chunk of content) {
+          if (head.length < 5) head = Buffer.concat([head, Buffer.from(chunk.subarray(0, 5))]);
+          yield chunk;
+        }
+      } finally {
+        await content.close();
+      }
+    }
+  })();
+  const stored = await blobs
+    .put(joined, { maxBytes: services.storageQuotaBytes, signal })
+    .catch((error: unknown) => {
+      throw blobFailure(error, services.storageQuotaBytes);
+    });
+  const file: StoredFile = { ...stored, keepsEveryVersion: keepsEveryVersion(path, head) };
+  return commitSave(services, principal, workspace.workspaceId, path, file, (tx) =>
+    dropStagedBlocks(tx, owner),
+  );
+}
+
+/** Drops staged blocks past their time (the blocks.expire job); their blobs are collected. */
+export async function expireStagedBlocks(services: Services, now: Date): Promise<number> {
+  return services.driver.transaction((tx) => dropExpiredBlocks(tx, now));
+}
