@@ -9,7 +9,7 @@ import { ensureServiceSecret } from '../storage/service-secrets.ts';
 
 /**
  * Storage links: the service's own HMAC-signed URLs, shaped like an Azure service SAS so that
- * Azure Blob clients use them as they are (interface.md, "Files"; docs/storage-links.md).
+ * Azure Blob clients use them as they are (the "Storage links" section of /protocol; docs/architecture.md).
  *
  * The SAS query carries Azure's names: `sv` (version), `sr` (`c` the workspace, `b` one file),
  * `sp` (`r`, or `rcw`), `st`/`se` (start, expiry; ISO 8601 to the second), `saoid` (the agent

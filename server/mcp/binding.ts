@@ -16,10 +16,11 @@ import { ServiceError } from '../../protocol/errors.ts';
  */
 
 /**
- * The most bytes one MCP call carries either way. A tool call is one JSON message held whole in
- * memory (base64 adds a third), so past this a byte body or reply goes over HTTP, which streams.
+ * The most bytes one MCP call carries either way (1 MiB). A tool call is one JSON message held
+ * whole in memory and in the agent's context (base64 adds a third), so past this a byte body or
+ * reply goes through a storage link (get_storage_link) or plain HTTP, which stream.
  */
-export const MCP_MAX_CONTENT_BYTES = 16 * 1024 * 1024;
+export const MCP_MAX_CONTENT_BYTES = 1024 * 1024;
 
 /** The arguments a byte body adds to a tool's input schema. */
 export function bytesArguments(maxBytes: number): Record<string, Record<string, unknown>> {
@@ -77,7 +78,7 @@ export function takeBody(
     throw new ServiceError(
       'payload_too_large',
       limit < binding.body.maxBytes
-        ? `The body is larger than an MCP call carries (${limit} bytes); send it over HTTP, which takes up to ${binding.body.maxBytes}.`
+        ? `The body is larger than an MCP call carries (${limit} bytes). Ask get_storage_link for a readwrite link with this path and PUT the bytes there (header x-ms-blob-type: BlockBlob; any size up to your quota), or send them over HTTP (up to ${binding.body.maxBytes} bytes).`
         : `The body is larger than this operation takes (${limit} bytes at most).`,
       { limit_bytes: limit },
     );
@@ -154,7 +155,7 @@ async function byteResult(reply: ByteReply, resourceUri: () => string): Promise<
   if (reply.size > MCP_MAX_CONTENT_BYTES) {
     throw new ServiceError(
       'payload_too_large',
-      `These ${reply.size} bytes are more than an MCP answer carries (${MCP_MAX_CONTENT_BYTES}); read them over HTTP.`,
+      `These ${reply.size} bytes are more than an MCP answer carries (${MCP_MAX_CONTENT_BYTES}). Ask get_storage_link for a read link with this path and GET its file_url (byte ranges work), or read them over HTTP.`,
       { limit_bytes: MCP_MAX_CONTENT_BYTES, size: reply.size },
     );
   }

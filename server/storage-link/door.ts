@@ -18,7 +18,7 @@ import { enumerationResultsXml, errorXml, parseBlockList } from './azure-xml.ts'
 
 /**
  * The storage-link door: the calls Azure Blob clients make with a SAS, served for the
- * service's own links (actors/storage-links.ts; docs/storage-links.md). It sits beside the
+ * service's own links (actors/storage-links.ts; the "Storage links" section of /protocol). It sits beside the
  * REST, MCP and socket doors and reaches files through the same handlers and version-recording
  * functions they use, acting as the agent the link was made for:
  *
