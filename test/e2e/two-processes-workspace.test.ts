@@ -1,4 +1,8 @@
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BlockBlobClient } from '@azure/storage-blob';
 import * as assert from 'uvu/assert';
 import { canonicalJson } from '../../protocol/jcs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -14,14 +18,18 @@ const test = postgresSuite<{ a: TestServer; b: TestServer }>(
   'two servers serve one workspace at once',
 );
 
+// Two processes of one deployment share their blob store too (a volume, or S3).
+const dataDir = mkdtempSync(join(tmpdir(), 'agent-service-shared-'));
+
 test.before(async (context) => {
   const databaseUrl = await freshDatabaseUrl();
-  context.a = await startTestServer({ databaseUrl });
-  context.b = await startTestServer({ databaseUrl });
+  context.a = await startTestServer({ databaseUrl, dataDir });
+  context.b = await startTestServer({ databaseUrl, dataDir });
 });
 test.after(async ({ a, b }) => {
   await a.close();
   await b.close();
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 type Agent = { agent_id: string; api_token: string };
@@ -154,6 +162,48 @@ test('saves of one path through both servers at once: every version once, receip
     );
     previous = receipt;
   }
+});
+
+test('a storage link made by one server works on the other, blocks staged through both join into one file', async ({
+  a,
+  b,
+}) => {
+  const owner = await a.signUp();
+  const { workspace_id } = (await post(a, '/workspaces', owner.api_token, {})).body as {
+    workspace_id: string;
+  };
+  const made = await post(a, `/workspaces/${workspace_id}/sas`, owner.api_token, {
+    access: 'readwrite',
+    path: 'joined.bin',
+  });
+  const onA = new URL(made.body.file_url as string);
+  const onB = new URL(`${b.baseUrl}${onA.pathname}${onA.search}`);
+  const blockIds = ['AAAA', 'AAAB', 'AAAC', 'AAAD'];
+  const parts = blockIds.map((_, i) => Buffer.alloc(1000 + i, 65 + i));
+  // Every block through alternate servers, and the list through B: one file, one receipt.
+  await Promise.all(
+    blockIds.map((id, i) =>
+      new BlockBlobClient((i % 2 === 0 ? onA : onB).href, undefined, {
+        retryOptions: { maxTries: 1 },
+      }).stageBlock(id, parts[i] as Buffer, (parts[i] as Buffer).length),
+    ),
+  );
+  await new BlockBlobClient(onB.href, undefined, { retryOptions: { maxTries: 1 } }).commitBlockList(
+    blockIds,
+  );
+  const joined = Buffer.concat(parts);
+  const read = await fetch(a.url(`/workspaces/${workspace_id}/files/joined.bin`), {
+    headers: { authorization: `Bearer ${owner.api_token}` },
+  });
+  assert.is(read.status, 200);
+  assert.ok(Buffer.from(await read.arrayBuffer()).equals(joined));
+  const receipts = (await (
+    await b.get(`/workspaces/${workspace_id}/receipts?path=joined.bin`, owner.api_token)
+  ).json()) as { receipts: { size: number; agent_id: string }[] };
+  assert.equal(
+    receipts.receipts.map((receipt) => [receipt.size, receipt.agent_id]),
+    [[joined.length, owner.agent_id]],
+  );
 });
 
 test.run();
