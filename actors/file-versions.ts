@@ -20,6 +20,7 @@ import {
   upsertFile,
   writeLastReceipt,
 } from '../storage/files.ts';
+import { holdBlob } from './blob-collector.ts';
 import { contentTypeOf } from './content-type.ts';
 import { notFound, type Principal } from './principal.ts';
 import { issueReceipt, type FileReceipt, type SignedReceipt } from './receipts.ts';
@@ -232,6 +233,8 @@ export async function commitSave(
 ): Promise<FileReceipt> {
   const receipt = await services.workspaces.command(workspaceId, async (workspace, tx) => {
     assertMayChange(workspace, principal, 'write to');
+    // The bytes were stored before this transaction: make sure the collector has not taken them.
+    await holdBlob(tx, services.files.blobs, stored.sha256);
     const current = await findFile(tx, workspace.workspaceId, path);
     const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
     const deltas = new Map<string, number>([[principal.agentId, stored.size]]);

@@ -10,6 +10,7 @@ import {
   stagedBytes,
   type BlockOwner,
 } from '../storage/staged-blocks.ts';
+import { holdBlob } from './blob-collector.ts';
 import {
   blobFailure,
   commitSave,
@@ -74,6 +75,7 @@ export async function stageBlock(
     });
   const staged = await services.workspaces.command(workspace.workspaceId, async (current, tx) => {
     assertMayChange(current, principal, 'write to');
+    await holdBlob(tx, services.files.blobs, stored.sha256);
     const at = new Date(services.clock.now());
     // The agent's usage row, locked: concurrent stages and saves of one agent take turns here.
     const used = await addStorageUse(tx, principal.agentId, 0);

@@ -1,5 +1,6 @@
 import { Server as SocketIoServer } from 'socket.io';
 import { ensureOperator } from '../actors/operator.ts';
+import { collectUnusedBlobs } from '../actors/blob-collector.ts';
 import { expireDueInvites } from '../actors/invites.ts';
 import { databaseJobStore } from '../actors/scheduled-jobs.ts';
 import { Services } from '../actors/services.ts';
@@ -39,6 +40,8 @@ import { createStorageLinkDoor } from './storage-link/door.ts';
 const INVITE_EXPIRY_EVERY_MS = 60_000;
 /** How often staged blocks past their time are dropped (a commit ignores them at once). */
 const BLOCK_EXPIRY_EVERY_MS = 10 * 60_000;
+/** How often blobs no version or staged block uses are collected. */
+const BLOB_COLLECTION_EVERY_MS = 60 * 60_000;
 
 export interface RunningService {
   port: number;
@@ -277,6 +280,13 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
         name: 'blocks.expire',
         everyMs: BLOCK_EXPIRY_EVERY_MS,
         run: async (now) => void (await expireStagedBlocks(services, now)),
+      },
+      {
+        name: 'blobs.collect',
+        everyMs: BLOB_COLLECTION_EVERY_MS,
+        // Blob ages are the store's own times (file mtime, S3 Last-Modified): wall-clock time,
+        // whatever clock the service runs on.
+        run: async () => void (await collectUnusedBlobs(services, new Date())),
       },
     ],
     store: databaseJobStore(services.driver),

@@ -26,6 +26,15 @@ export interface StoredBlob {
   size: number;
 }
 
+export interface BlobStat {
+  size: number;
+  /**
+   * When the blob was last put (the first time or again), by the store's own clock: the file's
+   * mtime, the object's Last-Modified (whole seconds on S3).
+   */
+  modifiedAt: Date;
+}
+
 /** A byte range of a blob, both ends inclusive (as in HTTP `Range: bytes=start-end`). */
 export interface ByteRange {
   start: number;
@@ -56,7 +65,9 @@ export interface BlobStore {
    * Streams `source` into the store while hashing it, then makes it visible under its SHA-256.
    * Either the whole blob becomes visible or nothing does: on a refusal, an abort, a failing
    * source or a failing store, no partial blob is ever visible and the temporary copy is gone.
-   * Putting bytes already stored is harmless and answers the same address.
+   * Putting bytes already stored is harmless and answers the same address; it makes the blob's
+   * `modifiedAt` now again, because the collector of unused blobs spares blobs modified lately
+   * (actors/blob-collector.ts): a save in progress puts its bytes before its row commits.
    * Rejects with `BlobTooLargeError`, `BlobStoreFullError`, `BlobStoreUnavailableError`, the
    * signal's reason, or the source's own error.
    */
@@ -66,8 +77,8 @@ export interface BlobStore {
    * when `range.start` lies past the last byte, `BlobRangeNotSatisfiableError`.
    */
   open(sha256: Sha256, range?: ByteRange): Promise<BlobContent>;
-  /** The blob's size, or null when the store does not hold it. */
-  stat(sha256: Sha256): Promise<{ size: number } | null>;
+  /** The blob's size and last put, or null when the store does not hold it. */
+  stat(sha256: Sha256): Promise<BlobStat | null>;
   /** Removes the blob; removing one the store does not hold is not an error. */
   delete(sha256: Sha256): Promise<void>;
   /** Every blob the store holds, in no particular order (for the collector of unused blobs). */

@@ -14,6 +14,7 @@ import {
   isSha256,
   resolveRange,
   type BlobContent,
+  type BlobStat,
   type BlobStore,
   type ByteRange,
   type PutOptions,
@@ -59,11 +60,9 @@ export async function openFilesystemBlobStore(
     try {
       put.signal?.throwIfAborted();
       const target = pathOf(blob.sha256);
-      if (await exists(target)) {
-        // The same bytes are stored already: the address is the content, so keep the first.
-        await rm(tempPath, { force: true });
-        return blob;
-      }
+      // Bytes stored already are replaced by the same bytes, atomically: the new file's mtime
+      // tells the collector of unused blobs that a save wants them now. (A reader of the old file
+      // keeps its handle on the same bytes.)
       const dir = dirname(target);
       const created = await mkdir(dir, { recursive: true });
       await rename(tempPath, target);
@@ -103,10 +102,11 @@ export async function openFilesystemBlobStore(
     }
   }
 
-  async function statBlob(sha256: string): Promise<{ size: number } | null> {
+  async function statBlob(sha256: string): Promise<BlobStat | null> {
     const path = pathOf(sha256);
     try {
-      return { size: (await stat(path)).size };
+      const info = await stat(path);
+      return { size: info.size, modifiedAt: info.mtime };
     } catch (error) {
       if (systemErrorCode(error) === 'ENOENT') return null;
       throw fileSystemFailure(error);
@@ -189,16 +189,6 @@ function fileContent(
       return chunks();
     },
   };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if (systemErrorCode(error) === 'ENOENT') return false;
-    throw error;
-  }
 }
 
 async function readdirIfAny(dir: string): Promise<string[]> {

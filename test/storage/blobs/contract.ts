@@ -16,11 +16,16 @@ export interface BlobStoreHarness {
   leftovers(): Promise<string[]>;
   /** How many file handles or connections onto the store's bytes are open, once settled. */
   openHandles(): Promise<number>;
+  /** Makes the blob look last put at `at`, by changing what the store keeps underneath. */
+  backdate(sha256: string, at: Date): Promise<void>;
   close(): Promise<void>;
 }
 
 const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const MB = 1024 * 1024;
+// S3's Last-Modified has whole seconds: a time read from it may lie up to a second back.
+const SECOND = 1_000;
+const HOUR = 60 * 60 * 1_000;
 
 /** The blob-store contract: every store runs this same suite. */
 export function blobStoreContract(name: string, open: () => Promise<BlobStoreHarness>): void {
@@ -40,9 +45,13 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
     store,
   }) => {
     const bytes = randomBytes(300_000);
+    const before = Date.now();
     const blob = await store.put(chunksOf(bytes, 7_000), { maxBytes: MB });
     assert.equal(blob, { sha256: sha256Of(bytes), size: bytes.length });
-    assert.equal(await store.stat(blob.sha256), { size: bytes.length });
+    const stat = await store.stat(blob.sha256);
+    assert.is(stat?.size, bytes.length);
+    const modifiedAt = stat?.modifiedAt.getTime() ?? NaN;
+    assert.ok(modifiedAt >= before - SECOND && modifiedAt <= Date.now(), 'modified by the put');
     const content = await store.open(blob.sha256);
     assert.equal(
       [content.offset, content.length, content.blobSize],
@@ -54,7 +63,7 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
   test('an empty blob is stored and read back as no bytes', async ({ store }) => {
     const blob = await store.put(chunksOf(new Uint8Array(0)), { maxBytes: 10 });
     assert.equal(blob, { sha256: sha256Of(new Uint8Array(0)), size: 0 });
-    assert.equal(await store.stat(blob.sha256), { size: 0 });
+    assert.is((await store.stat(blob.sha256))?.size, 0);
     assert.is((await readAll(await store.open(blob.sha256))).length, 0);
   });
 
@@ -99,6 +108,23 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
     assert.equal(second, first);
     assert.equal(await harness.leftovers(), [first.sha256]);
     assert.ok((await readAll(await store.open(first.sha256))).equals(bytes));
+  });
+
+  test('putting bytes already stored makes them modified now again, and stat says so', async ({
+    store,
+    harness,
+  }) => {
+    const bytes = randomBytes(20_000);
+    const { sha256 } = await store.put(chunksOf(bytes), { maxBytes: MB });
+    const anHourAgo = new Date(Date.now() - HOUR);
+    await harness.backdate(sha256, anHourAgo);
+    const aged = (await store.stat(sha256))?.modifiedAt.getTime() ?? NaN;
+    assert.ok(Math.abs(aged - anHourAgo.getTime()) <= SECOND, 'stat reports the older time');
+    const before = Date.now();
+    await store.put(chunksOf(bytes), { maxBytes: MB });
+    const again = (await store.stat(sha256))?.modifiedAt.getTime() ?? NaN;
+    assert.ok(again >= before - SECOND, `modified ${before - again} ms before the second put`);
+    assert.equal(await harness.leftovers(), [sha256]);
   });
 
   test('bytes past maxBytes are refused and nothing is left behind', async ({ store, harness }) => {

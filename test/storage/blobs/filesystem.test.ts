@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BLOB_CHUNK_BYTES } from '../../../storage/blobs/blob-store.ts';
+import { BLOB_CHUNK_BYTES, blobKey } from '../../../storage/blobs/blob-store.ts';
 import { BlobStoreFullError, BlobStoreUnavailableError } from '../../../storage/blobs/errors.ts';
 import { openFilesystemBlobStore } from '../../../storage/blobs/filesystem-store.ts';
 import { openTempFile, type OpenTempFile } from '../../../storage/blobs/temp-file.ts';
@@ -45,6 +45,7 @@ async function openHarness(openTemp?: OpenTempFile): Promise<BlobStoreHarness & 
     store,
     leftovers: async () => filesUnder(root).map((path) => path.slice(path.lastIndexOf('/') + 1)),
     openHandles: async () => descriptorsInto(root),
+    backdate: async (sha256, at) => utimesSync(join(root, blobKey(sha256)), at, at),
     close: async () => rmSync(root, { recursive: true, force: true }),
   };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { Client } from 'minio';
 import S3rver from 's3rver';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { blobKey } from '../../../storage/blobs/blob-store.ts';
 import { BlobStoreFullError, BlobStoreUnavailableError } from '../../../storage/blobs/errors.ts';
 import { openBlobStore } from '../../../storage/blobs/open.ts';
 import { openS3BlobStore } from '../../../storage/blobs/s3-store.ts';
@@ -23,6 +24,8 @@ import { chunksOf } from './sources.ts';
 interface S3Server {
   port: number;
   client: Client;
+  /** Where s3rver keeps each object, as `<bucket>/<key>._S3rver_object`. */
+  directory: string;
 }
 
 let server: Promise<S3Server> | undefined;
@@ -45,7 +48,7 @@ function s3Server(): Promise<S3Server> {
       region: 'us-east-1',
       pathStyle: true,
     });
-    return { port, client };
+    return { port, client, directory };
   })();
   return server;
 }
@@ -77,7 +80,7 @@ async function busySockets(agent: Agent): Promise<number> {
 let buckets = 0;
 
 async function openHarness(): Promise<BlobStoreHarness & { stagingDir: string }> {
-  const { port, client } = await s3Server();
+  const { port, client, directory } = await s3Server();
   const agent = new Agent({ keepAlive: true });
   const bucket = `blobs-${++buckets}`;
   await client.makeBucket(bucket, 'us-east-1');
@@ -102,6 +105,9 @@ async function openHarness(): Promise<BlobStoreHarness & { stagingDir: string }>
       ...readdirSync(stagingDir),
     ],
     openHandles: () => busySockets(agent),
+    // s3rver answers Last-Modified from the mtime of the file it keeps the object in.
+    backdate: async (sha256, at) =>
+      utimesSync(join(directory, bucket, `some/prefix/${blobKey(sha256)}._S3rver_object`), at, at),
     close: async () => {
       agent.destroy();
       rmSync(stagingDir, { recursive: true, force: true });
