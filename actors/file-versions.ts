@@ -182,8 +182,10 @@ export function outcome(
 
 /**
  * Streams a file's bytes into the blob store, hashing them, with no database connection held
- * meanwhile. A declared length past the caller's quota is refused before a byte is read (the
- * commit checks again, exactly).
+ * meanwhile. The caller's room left in its quota (replacing its own file gives that file's
+ * bytes back) caps the upload: a declared length past it is refused before a byte is read, and
+ * a body without one is stopped as soon as it passes it. The commit checks again, exactly, so
+ * concurrent uploads never take more than the quota between them.
  */
 export async function storeFileBytes(
   services: Services,
@@ -193,15 +195,12 @@ export async function storeFileBytes(
   body: ByteBody,
   options: { maxBytes: number; signal?: AbortSignal },
 ): Promise<StoredFile> {
-  if (body.declaredLength !== null) {
-    const db = services.db();
-    const replaced = await findFile(db, workspace.workspaceId, path);
-    const credit = replaced?.savedBy === principal.agentId ? replaced.size : 0;
-    const used = await readStorageUse(db, principal.agentId);
-    if (used - credit + body.declaredLength > services.storageQuotaBytes) {
-      throw quotaExceeded(services);
-    }
-  }
+  const db = services.db();
+  const replaced = await findFile(db, workspace.workspaceId, path);
+  const credit = replaced?.savedBy === principal.agentId ? replaced.size : 0;
+  const room = services.storageQuotaBytes - (await readStorageUse(db, principal.agentId)) + credit;
+  if (body.declaredLength !== null && body.declaredLength > room) throw quotaExceeded(services);
+  const maxBytes = Math.max(0, Math.min(options.maxBytes, room));
   let head = Buffer.alloc(0);
   const source = (async function* () {
     for await (const chunk of body) {
@@ -210,8 +209,11 @@ export async function storeFileBytes(
     }
   })();
   const stored = await services.files.blobs
-    .put(source, { maxBytes: options.maxBytes, ...(options.signal && { signal: options.signal }) })
+    .put(source, { maxBytes, ...(options.signal && { signal: options.signal }) })
     .catch((error: unknown) => {
+      if (error instanceof BlobTooLargeError && maxBytes < options.maxBytes) {
+        throw quotaExceeded(services);
+      }
       throw blobFailure(error, options.maxBytes);
     });
   return { ...stored, keepsEveryVersion: keepsEveryVersion(path, head) };

@@ -306,6 +306,41 @@ test('a save whose declared length is past the quota answers 507 and saves nothi
   assert.equal(files.files, []);
 });
 
+test('a save with no declared length is stopped as soon as it passes the quota: 507, nothing saved', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const id = await workspace(server, owner);
+  let sent = 0;
+  // Chunked, with no Content-Length, and far longer than the quota (yet under 100 MB): the
+  // service must stop reading near the quota, not take it all and refuse at the end.
+  const ENDLESS = 64 * 1024 * 1024;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent >= ENDLESS) return controller.close();
+      sent += 16 * 1024;
+      controller.enqueue(new Uint8Array(16 * 1024).fill(120));
+    },
+  });
+  const response = await fetch(server.url(`/workspaces/${id}/files/endless.bin`), {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${owner.api_token}` },
+    body,
+    duplex: 'half',
+  } as RequestInit);
+  assert.is(response.status, 507);
+  assert.is(((await response.json()) as { code: string }).code, 'quota_exceeded');
+  assert.ok(sent < ENDLESS / 2, `the client sent ${sent} bytes before the refusal`);
+  const who = (await (await server.get('/whoami', owner.api_token)).json()) as {
+    storage: { used_bytes: number };
+  };
+  assert.is(who.storage.used_bytes, 0);
+  const files = (await (await server.get(`/workspaces/${id}/files`, owner.api_token)).json()) as {
+    files: unknown[];
+  };
+  assert.equal(files.files, []);
+});
+
 test('a client that goes away mid-upload leaves no file, no receipt and no storage used', async ({
   server,
 }) => {
