@@ -20,6 +20,7 @@ import {
   upsertFile,
   writeLastReceipt,
 } from '../storage/files.ts';
+import { stagedBytes } from '../storage/staged-blocks.ts';
 import { holdBlob } from './blob-collector.ts';
 import { contentTypeOf } from './content-type.ts';
 import { notFound, type Principal } from './principal.ts';
@@ -198,7 +199,10 @@ export async function storeFileBytes(
   const db = services.db();
   const replaced = await findFile(db, workspace.workspaceId, path);
   const credit = replaced?.savedBy === principal.agentId ? replaced.size : 0;
-  const room = services.storageQuotaBytes - (await readStorageUse(db, principal.agentId)) + credit;
+  // Blocks staged through storage links hold room too, until committed or expired.
+  const staged = await stagedBytes(db, principal.agentId, new Date(services.clock.now()));
+  const room =
+    services.storageQuotaBytes - (await readStorageUse(db, principal.agentId)) - staged + credit;
   if (body.declaredLength !== null && body.declaredLength > room) throw quotaExceeded(services);
   const maxBytes = Math.max(0, Math.min(options.maxBytes, room));
   let head = Buffer.alloc(0);

@@ -111,6 +111,9 @@ async function serve(
   log: (error: unknown) => void,
 ): Promise<EngineResponse> {
   const { request, query } = call;
+  // A file link's signature names its file, so on the container it could only fail as a bad
+  // signature: say instead which kind of link it is.
+  if (call.path === undefined && query.get('sr') === 'b') throw fileLinkOnContainer();
   const link = services.files.links.verify(
     query,
     call.workspaceId,
@@ -127,13 +130,7 @@ async function serve(
     if (query.get('restype') !== 'container' || (method !== 'GET' && method !== 'HEAD')) {
       throw unsupported(request);
     }
-    if (link.resource !== 'c') {
-      throw new LinkRefused(
-        403,
-        'AuthorizationResourceTypeMismatch',
-        'This link is for one file, not the whole workspace: ask for a container link (get_storage_link without path).',
-      );
-    }
+    if (link.resource !== 'c') throw fileLinkOnContainer();
     need(link.canRead, 'read');
     await readableByLink(services, principal, call.workspaceId);
     if (comp === 'list') return listBlobs(services, principal, call);
@@ -175,10 +172,11 @@ async function serve(
         'Only block blobs are kept here: send x-ms-blob-type: BlockBlob.',
       );
     }
-    // Larger than a PUT's 100 MB is allowed, up to the agent's quota (checked again on commit).
-    const body = request.stream(services.storageQuotaBytes);
+    // No 100 MB cap here: the agent's room in its quota is the only limit, so a body past it
+    // is QuotaExceeded (checked again, exactly, on commit).
+    const body = request.stream(Number.MAX_SAFE_INTEGER);
     const stored = await storeFileBytes(services, principal, workspace, path, body, {
-      maxBytes: services.storageQuotaBytes,
+      maxBytes: Number.MAX_SAFE_INTEGER,
       signal: request.signal,
     });
     return saved(await commitSave(services, principal, workspace.workspaceId, path, stored));
@@ -243,7 +241,24 @@ function unsupported(request: EngineRequest): LinkRefused {
   return new LinkRefused(
     400,
     'UnsupportedHttpVerb',
-    `Storage links take Put Blob, Put Block, Put Block List, Get Blob, Get Blob Properties and List Blobs; not ${request.method} with ${request.query || 'no query'}.`,
+    `Storage links take Put Blob, Put Block, Put Block List, Get Blob, Get Blob Properties and List Blobs; not ${request.method}${described(request)}.`,
+  );
+}
+
+/** The operation a request names (comp, restype), never its signature. */
+function described(request: EngineRequest): string {
+  const query = new URLSearchParams(request.query);
+  const named = ['restype', 'comp']
+    .filter((name) => query.has(name))
+    .map((name) => `${name}=${query.get(name)}`);
+  return named.length === 0 ? '' : ` with ${named.join('&')}`;
+}
+
+function fileLinkOnContainer(): LinkRefused {
+  return new LinkRefused(
+    403,
+    'AuthorizationResourceTypeMismatch',
+    'This link is for one file, not the whole workspace: ask for a container link (get_storage_link without path).',
   );
 }
 
