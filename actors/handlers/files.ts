@@ -1,6 +1,7 @@
 import { MAX_FILE_BYTES } from '../../protocol/files.ts';
 import { parseFilePath } from '../../protocol/file-path.ts';
 import type { ByteReply } from '../../protocol/binding.ts';
+import { BlobNotFoundError } from '../../storage/blobs/errors.ts';
 import {
   findFile,
   findKeptVersion,
@@ -56,7 +57,11 @@ export const readFile: Handler<'read_file'> = async ({ services, principal }, in
     // The door stops iterating when the client goes: the blob's handle is closed then too.
     open: (range) =>
       (async function* () {
-        const content = await blobs.open(wanted.sha256, range);
+        const content = await blobs.open(wanted.sha256, range).catch((error: unknown) => {
+          // Replaced a moment ago and its bytes collected since: that version is gone.
+          if (error instanceof BlobNotFoundError) throw notFound('file version');
+          throw error;
+        });
         try {
           yield* content;
         } finally {

@@ -167,6 +167,21 @@ test('holdBlob holds bytes that are there, and refuses with storage_unavailable 
   assert.match((error as ServiceError).message, /nothing was saved/);
 });
 
+test('a read whose bytes were collected after it found its version answers 404, not 500', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const id = await workspace(server, owner);
+  await save(server, owner, id, 'gone.txt', 'bytes that go');
+  // What a read racing the collector sees: the row still names bytes the store no longer has.
+  await server.services.files.blobs.delete(sha256('bytes that go'));
+  const response = await fetch(server.url(`/workspaces/${id}/files/gone.txt`), {
+    headers: { authorization: `Bearer ${owner.api_token}` },
+  });
+  assert.is(response.status, 404);
+  assert.is(((await response.json()) as { code: string }).code, 'not_found');
+});
+
 test.run();
 
 /**
