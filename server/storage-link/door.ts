@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { contentTypeOf } from '../../actors/content-type.ts';
 import { commitSave, storeFileBytes } from '../../actors/file-versions.ts';
 import { readable } from '../../actors/handlers/workspaces.ts';
 import type { Principal } from '../../actors/principal.ts';
@@ -14,7 +13,15 @@ import { AZURE_STORAGE_VERSION, STORAGE_LINK_PREFIX } from '../../protocol/stora
 import { byteResponse } from '../http/byte-reply.ts';
 import type { EngineRequest, EngineResponse } from '../http/engine.ts';
 import { run } from '../invoke.ts';
-import { enumerationResultsXml, errorXml, parseBlockList } from './azure-xml.ts';
+import { errorXml, parseBlockList } from './azure-xml.ts';
+import { listBlobs } from './list-blobs.ts';
+import {
+  asRefusal,
+  fileLinkOnContainer,
+  need,
+  permissionMismatch,
+  unsupported,
+} from './refusals.ts';
 
 /**
  * The storage-link door: the calls Azure Blob clients make with a SAS, served for the
@@ -37,7 +44,6 @@ import { enumerationResultsXml, errorXml, parseBlockList } from './azure-xml.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BLOCK_LIST_MAX_BYTES = 8 * 1024 * 1024;
-const LIST_MAX_RESULTS = 500;
 
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
@@ -219,49 +225,6 @@ async function readableByLink(services: Services, principal: Principal, workspac
   }
 }
 
-function need(allowed: boolean, doing: string): void {
-  if (!allowed) {
-    throw permissionMismatch(
-      doing === 'delete'
-        ? 'Storage links do not delete; use delete_file with your API token.'
-        : `This link does not permit ${doing === 'write' ? 'writing: it is a read link' : 'reading'}.`,
-    );
-  }
-}
-
-function permissionMismatch(message: string): LinkRefused {
-  return new LinkRefused(
-    403,
-    'AuthorizationPermissionMismatch',
-    `This request is not authorized to perform this operation using this permission. ${message}`,
-  );
-}
-
-function unsupported(request: EngineRequest): LinkRefused {
-  return new LinkRefused(
-    400,
-    'UnsupportedHttpVerb',
-    `Storage links take Put Blob, Put Block, Put Block List, Get Blob, Get Blob Properties and List Blobs; not ${request.method}${described(request)}.`,
-  );
-}
-
-/** The operation a request names (comp, restype), never its signature. */
-function described(request: EngineRequest): string {
-  const query = new URLSearchParams(request.query);
-  const named = ['restype', 'comp']
-    .filter((name) => query.has(name))
-    .map((name) => `${name}=${query.get(name)}`);
-  return named.length === 0 ? '' : ` with ${named.join('&')}`;
-}
-
-function fileLinkOnContainer(): LinkRefused {
-  return new LinkRefused(
-    403,
-    'AuthorizationResourceTypeMismatch',
-    'This link is for one file, not the whole workspace: ask for a container link (get_storage_link without path).',
-  );
-}
-
 function saved(receipt: { sha256: string; saved_at: string; version: number }): EngineResponse {
   return {
     status: 201,
@@ -313,71 +276,6 @@ async function readBlob(
   return response;
 }
 
-async function listBlobs(
-  services: Services,
-  principal: Principal,
-  call: LinkRequest,
-): Promise<EngineResponse> {
-  const { query } = call;
-  const prefix = query.get('prefix') ?? '';
-  const delimiter = query.get('delimiter') ?? undefined;
-  const marker = query.get('marker') ?? '';
-  const asked = query.get('maxresults');
-  const maxResults = asked === null ? undefined : Number(asked);
-  if (maxResults !== undefined && !(Number.isInteger(maxResults) && maxResults > 0)) {
-    throw new LinkRefused(
-      400,
-      'OutOfRangeQueryParameterValue',
-      'maxresults must be a positive integer.',
-    );
-  }
-  const page = (await run(
-    services,
-    OPERATIONS.list_files,
-    principal,
-    {
-      workspace_id: call.workspaceId,
-      limit: Math.min(maxResults ?? LIST_MAX_RESULTS, LIST_MAX_RESULTS),
-      ...(prefix !== '' && { prefix }),
-      ...(marker !== '' && { cursor: marker }),
-    },
-    { signal: call.request.signal },
-  )) as {
-    files: { path: string; size: number; sha256: string; saved_at: string }[];
-    next_cursor: string | null;
-  };
-  const blobs = [];
-  const prefixes = new Set<string>();
-  for (const file of page.files) {
-    const cut = delimiter ? file.path.indexOf(delimiter, prefix.length) : -1;
-    if (delimiter && cut >= 0) prefixes.add(file.path.slice(0, cut + delimiter.length));
-    else
-      blobs.push({
-        name: file.path,
-        size: file.size,
-        etag: `"${file.sha256}"`,
-        contentType: contentTypeOf(file.path),
-        modifiedAt: new Date(file.saved_at),
-      });
-  }
-  const base = services.config.baseUrl;
-  return {
-    status: 200,
-    headers: { 'content-type': 'application/xml' },
-    body: enumerationResultsXml({
-      serviceEndpoint: `${base}${STORAGE_LINK_PREFIX}/`,
-      containerName: call.workspaceId,
-      prefix,
-      marker,
-      maxResults,
-      delimiter,
-      blobs,
-      prefixes: [...prefixes],
-      nextMarker: page.next_cursor ?? '',
-    }),
-  };
-}
-
 function preflight(request: EngineRequest, headers: Record<string, string>): EngineResponse {
   return {
     status: 200,
@@ -389,52 +287,6 @@ function preflight(request: EngineRequest, headers: Record<string, string>): Eng
     },
     body: '',
   };
-}
-
-/** Every failure as Azure would name it. */
-function asRefusal(
-  error: unknown,
-  log: (error: unknown) => void,
-): LinkRefused & { headers: Record<string, string> } {
-  const refusal = toRefusal(error, log);
-  return Object.assign(refusal, {
-    headers: error instanceof ServiceError ? { ...error.responseHeaders } : {},
-  });
-}
-
-function toRefusal(error: unknown, log: (error: unknown) => void): LinkRefused {
-  if (error instanceof LinkRefused) return error;
-  if (!(error instanceof ServiceError)) {
-    log(error);
-    return new LinkRefused(500, 'InternalError', 'The server encountered an internal error.');
-  }
-  const as = (status: number, code: string) => new LinkRefused(status, code, error.message);
-  switch (error.code) {
-    case 'payload_too_large':
-      return as(413, 'RequestBodyTooLarge');
-    case 'quota_exceeded':
-      return as(507, 'QuotaExceeded');
-    case 'not_found':
-      return as(404, 'BlobNotFound');
-    case 'forbidden':
-      return as(403, 'AuthorizationPermissionMismatch');
-    case 'invalid_path':
-      return as(400, 'InvalidResourceName');
-    case 'range_not_satisfiable':
-      return as(416, 'InvalidRange');
-    case 'invalid_cursor':
-      return as(400, 'InvalidQueryParameterValue');
-    case 'rate_limited':
-    case 'conflict':
-    case 'storage_unavailable':
-    case 'service_unavailable':
-      return as(503, 'ServerBusy');
-    default:
-      return as(
-        error.status >= 500 ? 500 : 400,
-        error.status >= 500 ? 'InternalError' : 'InvalidInput',
-      );
-  }
 }
 
 function decode(segment: string): string {

@@ -1,0 +1,82 @@
+import type { Principal } from '../../actors/principal.ts';
+import type { Services } from '../../actors/services.ts';
+import { contentTypeOf } from '../../actors/content-type.ts';
+import { LinkRefused } from '../../actors/storage-links.ts';
+import { OPERATIONS } from '../../protocol/operations.ts';
+import { STORAGE_LINK_PREFIX } from '../../protocol/storage-links.ts';
+import type { EngineRequest, EngineResponse } from '../http/engine.ts';
+import { run } from '../invoke.ts';
+import { enumerationResultsXml } from './azure-xml.ts';
+
+/** The most blobs one List Blobs page answers (list_files' own page limit). */
+const LIST_MAX_RESULTS = 500;
+
+/**
+ * List Blobs on a container link (`?restype=container&comp=list`): list_files as the link's
+ * agent, in Azure's `EnumerationResults`. `marker` is list_files' cursor; `delimiter` folds
+ * names into `BlobPrefix` entries within the page.
+ */
+export async function listBlobs(
+  services: Services,
+  principal: Principal,
+  call: { request: EngineRequest; query: URLSearchParams; workspaceId: string },
+): Promise<EngineResponse> {
+  const { query } = call;
+  const prefix = query.get('prefix') ?? '';
+  const delimiter = query.get('delimiter') ?? undefined;
+  const marker = query.get('marker') ?? '';
+  const asked = query.get('maxresults');
+  const maxResults = asked === null ? undefined : Number(asked);
+  if (maxResults !== undefined && !(Number.isInteger(maxResults) && maxResults > 0)) {
+    throw new LinkRefused(
+      400,
+      'OutOfRangeQueryParameterValue',
+      'maxresults must be a positive integer.',
+    );
+  }
+  const page = (await run(
+    services,
+    OPERATIONS.list_files,
+    principal,
+    {
+      workspace_id: call.workspaceId,
+      limit: Math.min(maxResults ?? LIST_MAX_RESULTS, LIST_MAX_RESULTS),
+      ...(prefix !== '' && { prefix }),
+      ...(marker !== '' && { cursor: marker }),
+    },
+    { signal: call.request.signal },
+  )) as {
+    files: { path: string; size: number; sha256: string; saved_at: string }[];
+    next_cursor: string | null;
+  };
+  const blobs = [];
+  const prefixes = new Set<string>();
+  for (const file of page.files) {
+    const cut = delimiter ? file.path.indexOf(delimiter, prefix.length) : -1;
+    if (delimiter && cut >= 0) prefixes.add(file.path.slice(0, cut + delimiter.length));
+    else
+      blobs.push({
+        name: file.path,
+        size: file.size,
+        etag: `"${file.sha256}"`,
+        contentType: contentTypeOf(file.path),
+        modifiedAt: new Date(file.saved_at),
+      });
+  }
+  const base = services.config.baseUrl;
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/xml' },
+    body: enumerationResultsXml({
+      serviceEndpoint: `${base}${STORAGE_LINK_PREFIX}/`,
+      containerName: call.workspaceId,
+      prefix,
+      marker,
+      maxResults,
+      delimiter,
+      blobs,
+      prefixes: [...prefixes],
+      nextMarker: page.next_cursor ?? '',
+    }),
+  };
+}

@@ -1,0 +1,94 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import { LinkRefused } from '../../actors/storage-links.ts';
+import type { EngineRequest } from '../http/engine.ts';
+
+/** How the storage-link door refuses: Azure's error codes for every failure it can meet. */
+
+export function need(allowed: boolean, doing: string): void {
+  if (!allowed) {
+    throw permissionMismatch(
+      doing === 'delete'
+        ? 'Storage links do not delete; use delete_file with your API token.'
+        : `This link does not permit ${doing === 'write' ? 'writing: it is a read link' : 'reading'}.`,
+    );
+  }
+}
+
+export function permissionMismatch(message: string): LinkRefused {
+  return new LinkRefused(
+    403,
+    'AuthorizationPermissionMismatch',
+    `This request is not authorized to perform this operation using this permission. ${message}`,
+  );
+}
+
+export function unsupported(request: EngineRequest): LinkRefused {
+  return new LinkRefused(
+    400,
+    'UnsupportedHttpVerb',
+    `Storage links take Put Blob, Put Block, Put Block List, Get Blob, Get Blob Properties and List Blobs; not ${request.method}${described(request)}.`,
+  );
+}
+
+/** The operation a request names (comp, restype), never its signature. */
+export function described(request: EngineRequest): string {
+  const query = new URLSearchParams(request.query);
+  const named = ['restype', 'comp']
+    .filter((name) => query.has(name))
+    .map((name) => `${name}=${query.get(name)}`);
+  return named.length === 0 ? '' : ` with ${named.join('&')}`;
+}
+
+export function fileLinkOnContainer(): LinkRefused {
+  return new LinkRefused(
+    403,
+    'AuthorizationResourceTypeMismatch',
+    'This link is for one file, not the whole workspace: ask for a container link (get_storage_link without path).',
+  );
+}
+
+/** Every failure as Azure would name it. */
+export function asRefusal(
+  error: unknown,
+  log: (error: unknown) => void,
+): LinkRefused & { headers: Record<string, string> } {
+  const refusal = toRefusal(error, log);
+  return Object.assign(refusal, {
+    headers: error instanceof ServiceError ? { ...error.responseHeaders } : {},
+  });
+}
+
+export function toRefusal(error: unknown, log: (error: unknown) => void): LinkRefused {
+  if (error instanceof LinkRefused) return error;
+  if (!(error instanceof ServiceError)) {
+    log(error);
+    return new LinkRefused(500, 'InternalError', 'The server encountered an internal error.');
+  }
+  const as = (status: number, code: string) => new LinkRefused(status, code, error.message);
+  switch (error.code) {
+    case 'payload_too_large':
+      return as(413, 'RequestBodyTooLarge');
+    case 'quota_exceeded':
+      return as(507, 'QuotaExceeded');
+    case 'not_found':
+      return as(404, 'BlobNotFound');
+    case 'forbidden':
+      return as(403, 'AuthorizationPermissionMismatch');
+    case 'invalid_path':
+      return as(400, 'InvalidResourceName');
+    case 'range_not_satisfiable':
+      return as(416, 'InvalidRange');
+    case 'invalid_cursor':
+      return as(400, 'InvalidQueryParameterValue');
+    case 'rate_limited':
+    case 'conflict':
+    case 'storage_unavailable':
+    case 'service_unavailable':
+      return as(503, 'ServerBusy');
+    default:
+      return as(
+        error.status >= 500 ? 500 : 400,
+        error.status >= 500 ? 'InternalError' : 'InvalidInput',
+      );
+  }
+}
