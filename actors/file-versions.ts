@@ -223,11 +223,21 @@ export async function storeFileBytes(
   return { ...stored, keepsEveryVersion: keepsEveryVersion(path, head) };
 }
 
+/** What else a save does in its transaction. */
+export interface SaveOptions {
+  /**
+   * Checked first, against the file as it is in the transaction (null: none): throws to save
+   * nothing (the conditional headers of Azure clients: `If-None-Match: *`, `If-Match`).
+   */
+  precondition?: (current: { sha256: string } | null) => void;
+  /** Runs last, in the same transaction (a block commit drops its staged blocks there). */
+  alsoInTx?: (tx: Transaction) => Promise<void>;
+}
+
 /**
  * Records bytes already stored as the next version of `path`, in one workspace command: the
  * storage use moved (and the quota held), the signed receipt, the version row, the file row,
- * a `file.saved` change for every member. `alsoInTx` runs in the same transaction (a block
- * commit drops its staged blocks there).
+ * a `file.saved` change for every member.
  */
 export async function commitSave(
   services: Services,
@@ -235,13 +245,14 @@ export async function commitSave(
   workspaceId: string,
   path: string,
   stored: StoredFile,
-  alsoInTx?: (tx: Transaction) => Promise<void>,
+  options: SaveOptions = {},
 ): Promise<FileReceipt> {
   const receipt = await services.workspaces.command(workspaceId, async (workspace, tx) => {
     assertMayChange(workspace, principal, 'write to');
+    const current = await findFile(tx, workspace.workspaceId, path);
+    options.precondition?.(current);
     // The bytes were stored before this transaction: make sure the collector has not taken them.
     await holdBlob(tx, services.files.blobs, stored.sha256);
-    const current = await findFile(tx, workspace.workspaceId, path);
     const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
     const deltas = new Map<string, number>([[principal.agentId, stored.size]]);
     if (current) deltas.set(current.savedBy, (deltas.get(current.savedBy) ?? 0) - current.size);
@@ -265,7 +276,7 @@ export async function commitSave(
       savedAt,
       savedBy: principal.agentId,
     });
-    await alsoInTx?.(tx);
+    await options.alsoInTx?.(tx);
     return outcome(services, workspace, principal, 'file.saved', signed, used);
   });
   if (!receipt) throw notFound('workspace');

@@ -16,6 +16,7 @@ import {
   commitSave,
   keepsEveryVersion,
   quotaExceeded,
+  type SaveOptions,
   type StoredFile,
 } from './file-versions.ts';
 import { notFound, type Principal } from './principal.ts';
@@ -105,6 +106,7 @@ export async function commitBlocks(
   path: string,
   blockIds: string[],
   signal: AbortSignal,
+  precondition?: SaveOptions['precondition'],
 ): Promise<FileReceipt> {
   assertMayChange(workspace, principal, 'write to');
   const owner: BlockOwner = {
@@ -152,9 +154,10 @@ export async function commitBlocks(
       throw blobFailure(error, services.storageQuotaBytes);
     });
   const file: StoredFile = { ...stored, keepsEveryVersion: keepsEveryVersion(path, head) };
-  return commitSave(services, principal, workspace.workspaceId, path, file, (tx) =>
-    dropStagedBlocks(tx, owner),
-  );
+  return commitSave(services, principal, workspace.workspaceId, path, file, {
+    ...(precondition && { precondition }),
+    alsoInTx: (tx) => dropStagedBlocks(tx, owner),
+  });
 }
 
 /** Drops staged blocks past their time (the blocks.expire job); their blobs are collected. */

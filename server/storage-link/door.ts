@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { commitSave, storeFileBytes } from '../../actors/file-versions.ts';
+import { commitSave, storeFileBytes, type SaveOptions } from '../../actors/file-versions.ts';
 import { readable } from '../../actors/handlers/workspaces.ts';
 import type { Principal } from '../../actors/principal.ts';
 import type { Services } from '../../actors/services.ts';
@@ -159,7 +159,15 @@ async function serve(
         throw new LinkRefused(400, 'InvalidXmlDocument', 'The body is not a <BlockList> document.');
       }
       const ids = entries.map((entry) => entry.blockId);
-      const receipt = await commitBlocks(services, principal, workspace, path, ids, request.signal);
+      const receipt = await commitBlocks(
+        services,
+        principal,
+        workspace,
+        path,
+        ids,
+        request.signal,
+        writeCondition(request),
+      );
       return saved(receipt);
     }
     if (comp !== null) throw unsupported(request);
@@ -185,7 +193,12 @@ async function serve(
       maxBytes: Number.MAX_SAFE_INTEGER,
       signal: request.signal,
     });
-    return saved(await commitSave(services, principal, workspace.workspaceId, path, stored));
+    const condition = writeCondition(request);
+    return saved(
+      await commitSave(services, principal, workspace.workspaceId, path, stored, {
+        ...(condition && { precondition: condition }),
+      }),
+    );
   }
   if (method === 'GET' || method === 'HEAD') {
     if (comp !== null) throw unsupported(request);
@@ -202,6 +215,33 @@ async function serve(
   }
   if (method === 'DELETE') need(false, 'delete');
   throw unsupported(request);
+}
+
+/**
+ * A write's conditional headers, as Azure clients send them: `If-None-Match: *` (create only;
+ * the Python SDK's default, `overwrite=False`) answers 409 BlobAlreadyExists over an existing
+ * file; `If-Match` with another ETag answers 412 ConditionNotMet. Checked in the commit's
+ * transaction, so two racing creates cannot both win.
+ */
+function writeCondition(request: EngineRequest): SaveOptions['precondition'] {
+  const ifNoneMatch = request.headers['if-none-match']?.trim();
+  const ifMatch = request.headers['if-match']?.trim();
+  if (ifNoneMatch === undefined && ifMatch === undefined) return undefined;
+  const names = (header: string, etag: string) =>
+    header === '*' || header.split(',').some((tag) => tag.trim() === etag);
+  return (current) => {
+    const etag = current ? `"${current.sha256}"` : null;
+    if (ifNoneMatch !== undefined && etag !== null && names(ifNoneMatch, etag)) {
+      throw new LinkRefused(409, 'BlobAlreadyExists', 'The specified blob already exists.');
+    }
+    if (ifMatch !== undefined && (etag === null || !names(ifMatch, etag))) {
+      throw new LinkRefused(
+        412,
+        'ConditionNotMet',
+        'The condition specified using HTTP conditional header(s) is not met.',
+      );
+    }
+  };
 }
 
 /** The agent the link acts for, as it is now (a link outlives nothing it was not given). */

@@ -50,6 +50,17 @@ async function get(server: TestServer, agent: Agent, path: string) {
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
+/** The status and Azure code an SDK call was refused with. */
+async function refusal(call: Promise<unknown>): Promise<[number, string]> {
+  try {
+    await call;
+  } catch (error) {
+    const { statusCode, code } = error as { statusCode: number; code: string };
+    return [statusCode, code];
+  }
+  throw new Error('the call was not refused');
+}
+
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 function bytesOf(size: number, seed: number): Buffer {
@@ -239,6 +250,35 @@ test('List Blobs on a container link pages with prefix, maxresults and marker, a
   assert.equal(tree, ['prefix:a/', 'prefix:b/', 'blob:top.txt']);
   const text = await reader.getBlobClient('b/x.txt').downloadToBuffer();
   assert.is(text.toString(), 'b/x.txt');
+});
+
+test('conditional writes: If-None-Match * creates only (409 BlobAlreadyExists), If-Match with another ETag answers 412', async ({
+  server,
+}) => {
+  const agent = await server.signUp();
+  const id = await workspace(server, agent);
+  const answer = await link(server, agent, id, { access: 'readwrite', path: 'once.txt' });
+  const client = new BlockBlobClient(answer.file_url as string, undefined, NO_RETRY);
+  const created = await client.upload('first', 5, { conditions: { ifNoneMatch: '*' } });
+  assert.is(created._response.status, 201);
+  const again = await refusal(client.upload('second', 6, { conditions: { ifNoneMatch: '*' } }));
+  assert.equal(again, [409, 'BlobAlreadyExists']);
+  const stale = await refusal(
+    client.upload('third', 5, { conditions: { ifMatch: '"not-the-etag"' } }),
+  );
+  assert.equal(stale, [412, 'ConditionNotMet']);
+  const current = await client.upload('fourth', 6, { conditions: { ifMatch: created.etag } });
+  assert.is(current._response.status, 201);
+  // In blocks too: the SDK carries the conditions on Put Block List.
+  await client.stageBlock('QUFBQQ==', Buffer.from('fifth'), 5);
+  const listed = await refusal(
+    client.commitBlockList(['QUFBQQ=='], { conditions: { ifNoneMatch: '*' } }),
+  );
+  assert.equal(listed, [409, 'BlobAlreadyExists']);
+  const text = await client.downloadToBuffer();
+  assert.is(text.toString(), 'fourth');
+  const receipts = await get(server, agent, `/workspaces/${id}/receipts`);
+  assert.is((receipts.json.receipts as unknown[]).length, 2, 'the refused writes left no receipt');
 });
 
 test('answers echo x-ms-client-request-id and carry x-ms-request-id and x-ms-version', async ({
