@@ -66,12 +66,12 @@ export async function openFilesystemBlobStore(
       const dir = dirname(target);
       const created = await mkdir(dir, { recursive: true });
       await rename(tempPath, target);
-      await syncDirectory(dir);
-      // New directories must be durable in their parents too, or the rename could be lost.
-      if (created !== undefined) {
-        await syncDirectory(dirname(dir));
-        await syncDirectory(root);
-      }
+      // New directories must be durable in their parents too, or the rename could be lost. The
+      // fsyncs go together: on one filesystem they share a journal commit.
+      const synced = [syncDirectory(dir)];
+      if (created !== undefined) synced.push(syncDirectory(dirname(dir)));
+      if (created !== undefined && created !== dir) synced.push(syncDirectory(root));
+      await Promise.all(synced);
       return blob;
     } catch (error) {
       await rm(tempPath, { force: true }).catch(() => undefined);

@@ -1,17 +1,23 @@
 /**
  * Writing a blob's bytes to a temporary file while hashing them: the one place bytes come in,
- * shared by both stores. The file is the seam tests use to make the disk fail (ENOSPC).
+ * shared by both stores. The file is the seam tests use to make the disk fail (ENOSPC): one
+ * with a descriptor is written by the blob thread, one without through its own `write`.
  */
-import { createHash } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
-import { BLOB_CHUNK_BYTES, type PutOptions, type StoredBlob } from './blob-store.ts';
+import type { PutOptions, StoredBlob } from './blob-store.ts';
 import { BlobTooLargeError, fileSystemFailure } from './errors.ts';
+import { HashedWriter } from './hashed-writer.ts';
 
 /** A file being written: bytes appended in order, then made durable, then closed. */
 export interface TempFile {
   write(chunk: Uint8Array): Promise<void>;
   sync(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * The file's descriptor, when the blob thread may write to it directly (the main thread then
+   * only hands the bytes over); a file without one is written through `write`.
+   */
+  readonly fd?: number;
 }
 
 /** Creates a new file at `path` (failing if one is there). Tests pass one that fails. */
@@ -29,6 +35,7 @@ export const openTempFile: OpenTempFile = async (path) => {
       }
     },
     sync: () => handle.sync(),
+    fd: handle.fd,
     close: () => handle.close(),
   };
 };
@@ -48,26 +55,11 @@ export async function writeTempFile(
   const file = await options.openFile(path).catch((error: unknown) => {
     throw fileSystemFailure(error);
   });
-  const hash = createHash('sha256');
+  const writer = new HashedWriter(file, options.sync);
   const iterator = source[Symbol.asyncIterator]();
   let exhausted = false;
   let size = 0;
-  // Small chunks are gathered into one buffer so that a source of tiny chunks costs one write
-  // per BLOB_CHUNK_BYTES, not one per chunk; large ones are written as they come.
-  const gather = Buffer.allocUnsafe(BLOB_CHUNK_BYTES);
-  let gathered = 0;
-  const toDisk = async (chunk: Uint8Array) => {
-    try {
-      await file.write(chunk);
-    } catch (error) {
-      throw fileSystemFailure(error);
-    }
-  };
-  const flush = async () => {
-    if (gathered === 0) return;
-    await toDisk(gather.subarray(0, gathered));
-    gathered = 0;
-  };
+  let sha256: string;
   try {
     for (;;) {
       const step = await nextUnlessAborted(iterator, signal);
@@ -78,33 +70,16 @@ export async function writeTempFile(
       const chunk = step.value;
       if (size + chunk.length > maxBytes) throw new BlobTooLargeError(maxBytes);
       size += chunk.length;
-      hash.update(chunk);
-      if (gathered + chunk.length <= BLOB_CHUNK_BYTES) {
-        gather.set(chunk, gathered);
-        gathered += chunk.length;
-      } else {
-        await flush();
-        if (chunk.length >= BLOB_CHUNK_BYTES) await toDisk(chunk);
-        else {
-          gather.set(chunk, 0);
-          gathered = chunk.length;
-        }
-      }
+      await writer.add(chunk);
       signal?.throwIfAborted();
     }
-    await flush();
-    if (options.sync) {
-      try {
-        await file.sync();
-      } catch (error) {
-        throw fileSystemFailure(error);
-      }
-    }
+    sha256 = await writer.finish();
     signal?.throwIfAborted();
   } catch (error) {
     // Tell the source we stop reading; not awaited, as a source stuck in next() would hold
     // its return() behind it forever.
     if (!exhausted) void iterator.return?.().catch(() => undefined);
+    await writer.abandon();
     await file.close().catch(() => undefined);
     await rm(path, { force: true }).catch(() => undefined);
     throw error;
@@ -115,7 +90,7 @@ export async function writeTempFile(
     await rm(path, { force: true }).catch(() => undefined);
     throw fileSystemFailure(error);
   }
-  return { sha256: hash.digest('hex'), size };
+  return { sha256, size };
 }
 
 /** The source's next chunk, unless the signal fires first (a stalled source cannot hold us). */
