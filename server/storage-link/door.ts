@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { commitSave, storeFileBytes, type SaveOptions } from '../../actors/file-versions.ts';
-import { readable } from '../../actors/handlers/workspaces.ts';
+import { assertMayChange, readable } from '../../actors/handlers/workspaces.ts';
 import type { Principal } from '../../actors/principal.ts';
 import type { Services } from '../../actors/services.ts';
 import { commitBlocks, stageBlock } from '../../actors/staged-blocks.ts';
@@ -188,6 +188,7 @@ async function serve(
     }
     // No 100 MB cap here: the agent's room in its quota is the only limit, so a body past it
     // is QuotaExceeded (checked again, exactly, on commit).
+    assertMayChange(workspace, principal, 'write to');
     const body = request.stream(Number.MAX_SAFE_INTEGER);
     const stored = await storeFileBytes(services, principal, workspace, path, body, {
       maxBytes: Number.MAX_SAFE_INTEGER,
