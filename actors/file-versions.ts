@@ -20,9 +20,11 @@ import {
   upsertFile,
   writeLastReceipt,
 } from '../storage/files.ts';
+import { insertIndexedVersion } from '../storage/file-index.ts';
 import { stagedBytes } from '../storage/staged-blocks.ts';
 import { holdBlob } from './blob-collector.ts';
 import { contentTypeOf } from './content-type.ts';
+import { hasYamlHeader, indexEntry, INDEX_MAX_BYTES, type IndexEntry } from './markdown-index.ts';
 import { notFound, type Principal } from './principal.ts';
 import { issueReceipt, type FileReceipt, type SignedReceipt } from './receipts.ts';
 import type { Services } from './services.ts';
@@ -38,11 +40,42 @@ import { assertMayChange } from './handlers/workspaces.ts';
 export interface StoredFile extends StoredBlob {
   /** Markdown with a YAML header: every version's bytes are kept. */
   keepsEveryVersion: boolean;
+  /** What the index keeps of it (markdown with a YAML header), or null. */
+  index: IndexEntry | null;
 }
 
-/** Markdown files with a YAML header keep every version's bytes: deals pin exact versions. */
-export function keepsEveryVersion(path: string, head: Buffer): boolean {
-  return /\.md$/i.test(path) && /^---\r?\n/.test(head.toString('latin1'));
+/**
+ * Watches a file's bytes go by on their way to the blob store and keeps what the index reads:
+ * the first bytes of any file (is it markdown with a YAML header?), and a markdown file whole,
+ * up to the index's cap.
+ */
+export class IndexCapture {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  private readonly wanted: number;
+
+  constructor(private readonly path: string) {
+    this.wanted = /\.md$/i.test(path) ? INDEX_MAX_BYTES + 1 : 5;
+  }
+
+  see(chunk: Uint8Array): void {
+    const want = this.wanted - this.kept;
+    if (want <= 0) return;
+    const part = Buffer.from(chunk.subarray(0, want));
+    this.chunks.push(part);
+    this.kept += part.length;
+  }
+
+  /** The stored blob as a file: which versions it keeps, and its index entry. */
+  file(stored: StoredBlob): StoredFile {
+    const bytes = Buffer.concat(this.chunks);
+    const header = hasYamlHeader(this.path, bytes.subarray(0, 5));
+    return {
+      ...stored,
+      keepsEveryVersion: header,
+      index: header ? indexEntry(bytes, stored.size) : null,
+    };
+  }
 }
 
 /** Blob-store failures as the caller sees them. */
@@ -205,10 +238,10 @@ export async function storeFileBytes(
     services.storageQuotaBytes - (await readStorageUse(db, principal.agentId)) - staged + credit;
   if (body.declaredLength !== null && body.declaredLength > room) throw quotaExceeded(services);
   const maxBytes = Math.max(0, Math.min(options.maxBytes, room));
-  let head = Buffer.alloc(0);
+  const capture = new IndexCapture(path);
   const source = (async function* () {
     for await (const chunk of body) {
-      if (head.length < 5) head = Buffer.concat([head, Buffer.from(chunk.subarray(0, 5))]);
+      capture.see(chunk);
       yield chunk;
     }
   })();
@@ -220,7 +253,7 @@ export async function storeFileBytes(
       }
       throw blobFailure(error, options.maxBytes);
     });
-  return { ...stored, keepsEveryVersion: keepsEveryVersion(path, head) };
+  return capture.file(stored);
 }
 
 /** What else a save does in its transaction. */
@@ -275,7 +308,20 @@ export async function commitSave(
       contentType: contentTypeOf(path),
       savedAt,
       savedBy: principal.agentId,
+      indexError: stored.index && 'error' in stored.index ? stored.index.error : null,
     });
+    if (stored.index && !('error' in stored.index)) {
+      await insertIndexedVersion(tx, {
+        workspaceId: workspace.workspaceId,
+        path,
+        version,
+        sha256: stored.sha256,
+        authorId: principal.agentId,
+        savedAt,
+        visibility: workspace.record.visibility,
+        ...stored.index,
+      });
+    }
     await options.alsoInTx?.(tx);
     return outcome(services, workspace, principal, 'file.saved', signed, used);
   });

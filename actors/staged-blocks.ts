@@ -14,7 +14,7 @@ import { holdBlob } from './blob-collector.ts';
 import {
   blobFailure,
   commitSave,
-  keepsEveryVersion,
+  IndexCapture,
   quotaExceeded,
   type SaveOptions,
   type StoredFile,
@@ -129,7 +129,7 @@ export async function commitBlocks(
   const total = blocks.reduce((sum, block) => sum + block.size, 0);
   if (total > services.storageQuotaBytes) throw quotaExceeded(services);
   const blobs = services.files.blobs;
-  let head = Buffer.alloc(0);
+  const capture = new IndexCapture(path);
   const joined = (async function* () {
     for (const block of blocks) {
       const content = await blobs.open(block.sha256).catch((error: unknown) => {
@@ -140,7 +140,7 @@ export async function commitBlocks(
       });
       try {
         for await (const chunk of content) {
-          if (head.length < 5) head = Buffer.concat([head, Buffer.from(chunk.subarray(0, 5))]);
+          capture.see(chunk);
           yield chunk;
         }
       } finally {
@@ -153,7 +153,7 @@ export async function commitBlocks(
     .catch((error: unknown) => {
       throw blobFailure(error, services.storageQuotaBytes);
     });
-  const file: StoredFile = { ...stored, keepsEveryVersion: keepsEveryVersion(path, head) };
+  const file: StoredFile = capture.file(stored);
   return commitSave(services, principal, workspace.workspaceId, path, file, {
     ...(precondition && { precondition }),
     alsoInTx: (tx) => dropStagedBlocks(tx, owner),

@@ -133,6 +133,12 @@ export const listFiles = defineOperation({
           version: z.int().positive(),
           saved_at: z.iso.datetime(),
           saved_by: z.object({ agent_id: z.uuid(), name: z.string() }),
+          index_error: z
+            .string()
+            .nullable()
+            .describe(
+              'Why this markdown file is not in the index (its YAML header is not valid, not a mapping, or the file is over 1 MiB); null when it is, or when it is not markdown with a header.',
+            ),
         }),
       ),
       next_cursor: z.string().nullable(),

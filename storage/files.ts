@@ -9,6 +9,8 @@ export interface FileRow {
   savedAt: Date;
   savedBy: string;
   savedByName: string;
+  /** Why the current version is not in the index, or null. */
+  indexError: string | null;
 }
 
 interface RawFile extends Record<string, unknown> {
@@ -20,6 +22,7 @@ interface RawFile extends Record<string, unknown> {
   saved_at: Date;
   saved_by: string;
   saved_by_name: string;
+  index_error: string | null;
 }
 
 const toFile = (raw: RawFile): FileRow => ({
@@ -31,10 +34,11 @@ const toFile = (raw: RawFile): FileRow => ({
   savedAt: raw.saved_at,
   savedBy: raw.saved_by,
   savedByName: raw.saved_by_name,
+  indexError: raw.index_error,
 });
 
 const fileColumns = `f.path, f.version, f.sha256, f.size, f.content_type, f.saved_at, f.saved_by,
-  a.name as saved_by_name`;
+  a.name as saved_by_name, f.index_error`;
 
 /** The current version of a live path, or null. */
 export async function findFile(db: Queryable, workspaceId: string, path: string) {
@@ -130,14 +134,17 @@ export async function upsertFile(
     contentType: string;
     savedAt: Date;
     savedBy: string;
+    indexError: string | null;
   },
 ): Promise<void> {
   await tx.query(
-    `insert into files (workspace_id, path, version, sha256, size, content_type, saved_at, saved_by)
-     values ($1, $2, $3, $4, $5, $6, $7, $8)
+    `insert into files (workspace_id, path, version, sha256, size, content_type, saved_at, saved_by,
+       index_error)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      on conflict (workspace_id, path) do update set version = excluded.version,
        sha256 = excluded.sha256, size = excluded.size, content_type = excluded.content_type,
-       saved_at = excluded.saved_at, saved_by = excluded.saved_by`,
+       saved_at = excluded.saved_at, saved_by = excluded.saved_by,
+       index_error = excluded.index_error`,
     [
       file.workspaceId,
       file.path,
@@ -147,6 +154,7 @@ export async function upsertFile(
       file.contentType,
       file.savedAt,
       file.savedBy,
+      file.indexError,
     ],
   );
 }

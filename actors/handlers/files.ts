@@ -128,6 +128,7 @@ export const listFiles: Handler<'list_files'> = async ({ services, principal }, 
       version: row.version,
       saved_at: row.savedAt.toISOString(),
       saved_by: { agent_id: row.savedBy, name: row.savedByName },
+      index_error: row.indexError,
     })),
     next_cursor: rows.length > limit && last ? encodePageCursor('f', [last.path]) : null,
   };
