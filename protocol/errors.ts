@@ -49,6 +49,11 @@ export const ERRORS = {
   name_reserved: { status: 422, title: 'That name is reserved' },
   idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
   quota_exceeded: { status: 507, title: 'Your storage quota would be exceeded' },
+  sql_not_allowed: {
+    status: 400,
+    title: 'The query uses something the index does not allow (detail names it)',
+  },
+  sql_timeout: { status: 408, title: 'The query ran past its time limit and was stopped' },
   rate_limited: { status: 429, title: 'Too many requests' },
   too_many_connections: { status: 429, title: 'Too many open connections for this agent' },
   internal_error: { status: 500, title: 'The service failed; nothing was written' },
