@@ -16,12 +16,11 @@ import {
   insertFileVersion,
   lastVersion,
   readLastReceipt,
-  readStorageUse,
+  readHeldBytes,
   upsertFile,
   writeLastReceipt,
 } from '../storage/files.ts';
 import { insertIndexedVersion } from '../storage/file-index.ts';
-import { stagedBytes } from '../storage/staged-blocks.ts';
 import { holdBlob } from './blob-collector.ts';
 import { contentTypeOf } from './content-type.ts';
 import { hasYamlHeader, indexEntry, INDEX_MAX_BYTES, type IndexEntry } from './markdown-index.ts';
@@ -229,13 +228,14 @@ export async function storeFileBytes(
   body: ByteBody,
   options: { maxBytes: number; signal?: AbortSignal },
 ): Promise<StoredFile> {
-  const db = services.db();
-  const replaced = await findFile(db, workspace.workspaceId, path);
-  const credit = replaced?.savedBy === principal.agentId ? replaced.size : 0;
   // Blocks staged through storage links hold room too, until committed or expired.
-  const staged = await stagedBytes(db, principal.agentId, new Date(services.clock.now()));
-  const room =
-    services.storageQuotaBytes - (await readStorageUse(db, principal.agentId)) - staged + credit;
+  const held = await readHeldBytes(services.db(), {
+    workspaceId: workspace.workspaceId,
+    path,
+    agentId: principal.agentId,
+    now: new Date(services.clock.now()),
+  });
+  const room = services.storageQuotaBytes - held.used - held.staged + held.replaced;
   if (body.declaredLength !== null && body.declaredLength > room) throw quotaExceeded(services);
   const maxBytes = Math.max(0, Math.min(options.maxBytes, room));
   const capture = new IndexCapture(path);

@@ -235,6 +235,27 @@ export async function addStorageUse(
   return row?.used_bytes ?? 0;
 }
 
+/**
+ * In one round trip, what an agent holds before it saves `path`: its storage use, its staged
+ * blocks live at `now`, and the size of its own current file at `path` (which the save gives
+ * back).
+ */
+export async function readHeldBytes(
+  db: Queryable,
+  at: { workspaceId: string; path: string; agentId: string; now: Date },
+): Promise<{ used: number; staged: number; replaced: number }> {
+  const [row] = await db.query<{ used: number; staged: number; replaced: number }>(
+    `select
+       coalesce((select used_bytes from storage_usage where agent_id = $3), 0)::int8 as used,
+       coalesce((select sum(size) from staged_blocks where agent_id = $3 and expires_at > $4),
+         0)::int8 as staged,
+       coalesce((select size from files
+         where workspace_id = $1 and path = $2 and saved_by = $3), 0)::int8 as replaced`,
+    [at.workspaceId, at.path, at.agentId, at.now],
+  );
+  return row ?? { used: 0, staged: 0, replaced: 0 };
+}
+
 export async function readStorageUse(db: Queryable, agentId: string): Promise<number> {
   const [row] = await db.query<{ used_bytes: number }>(
     'select used_bytes from storage_usage where agent_id = $1',
