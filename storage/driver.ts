@@ -26,8 +26,19 @@ export interface Queryable {
   script(text: string): Promise<void>;
 }
 
+/**
+ * A result as a table: columns in order (names may repeat, as SQL allows) and rows as arrays.
+ * For agents' own SQL (the index), whose column names the service does not choose.
+ */
+export interface Table {
+  columns: { name: string; typeOid: number }[];
+  rows: unknown[][];
+}
+
 /** What a transaction callback gets; it refuses every call once the callback has settled. */
 export interface Transaction extends Queryable {
+  /** Like `query`, but the answer is a Table; never prepared (each text runs once). */
+  queryTable(text: string, params?: readonly unknown[]): Promise<Table>;
   /**
    * Runs `work` inside a SAVEPOINT: if it rejects, or a statement inside it failed, only its
    * own writes are rolled back, the rejection propagates, and the enclosing transaction may go

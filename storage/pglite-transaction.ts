@@ -1,4 +1,4 @@
-import type { Row, Transaction, TransactionOptions } from './driver.ts';
+import type { Row, Table, Transaction, TransactionOptions } from './driver.ts';
 import {
   DatabaseError,
   IN_FAILED_SQL_TRANSACTION,
@@ -63,6 +63,10 @@ export class PgliteTransaction {
         this.execute(scope, { text, params }) as Promise<T[]>,
       script: async (text: string) => {
         await this.execute(scope, { text, script: true });
+      },
+      queryTable: async (text: string, params: readonly unknown[] = []) => {
+        const [row] = await this.execute(scope, { text, params, table: true });
+        return (row as { table: Table }).table;
       },
       savepoint: (work) => this.savepoint(work),
     };

@@ -11,6 +11,8 @@ export interface Statement {
   params?: readonly unknown[];
   /** Several statements without parameters, or a control statement (BEGIN, SAVEPOINT...). */
   script?: boolean;
+  /** Answer one row `{table}` holding the result as a Table (driver.ts), rows as arrays. */
+  table?: boolean;
 }
 
 /**
@@ -39,6 +41,17 @@ const statements = new PreparedStatements(db);
 async function runAll(batch: Statement[]): Promise<Record<string, unknown>[]> {
   let rows: Record<string, unknown>[] = [];
   for (const statement of batch) {
+    if (statement.table) {
+      const result = await db.query(statement.text, statement.params as unknown[], {
+        rowMode: 'array',
+      });
+      const columns = result.fields.map((field) => ({
+        name: field.name,
+        typeOid: field.dataTypeID,
+      }));
+      rows = [{ table: { columns, rows: result.rows } }];
+      continue;
+    }
     rows = statement.script
       ? (await statements.script(statement.text), [])
       : await statements.query(statement.text, statement.params);

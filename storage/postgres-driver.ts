@@ -68,6 +68,20 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   });
   const inside = (tx: postgres.TransactionSql, ended: { now: boolean }): Transaction => ({
     ...wrap(tx, ended),
+    async queryTable(text, params = []) {
+      if (ended.now) throw new Error(ENDED);
+      try {
+        const result = await tx
+          .unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: false })
+          .values();
+        return {
+          columns: result.columns.map((column) => ({ name: column.name, typeOid: column.type })),
+          rows: [...result] as unknown[][],
+        };
+      } catch (error) {
+        throw translatePostgresError(error);
+      }
+    },
     async savepoint(work) {
       if (ended.now) throw new Error(ENDED);
       try {

@@ -230,5 +230,41 @@ export function transactionContract(kind: DriverKind): void {
     await driver.ping();
   });
 
+  test('queryTable answers columns in order, repeated names kept, rows as arrays of parsed values', async ({
+    driver,
+  }) => {
+    const table = await driver.transaction(
+      (tx) =>
+        tx.queryTable(
+          `select 1::int8 as n, 'a'::text as n, $1::text::jsonb as doc,
+             '2026-01-02T03:04:05Z'::timestamptz as at, null::text as nothing`,
+          ['{"city":"Berlin"}'],
+        ),
+      { readOnly: true },
+    );
+    assert.equal(
+      table.columns.map((column) => column.name),
+      ['n', 'n', 'doc', 'at', 'nothing'],
+    );
+    assert.equal(
+      table.columns.map((column) => column.typeOid),
+      [20, 25, 3802, 1184, 25],
+    );
+    const [row] = table.rows;
+    assert.equal(row?.slice(0, 3), [1, 'a', { city: 'Berlin' }]);
+    assert.equal((row?.[3] as Date).toISOString(), '2026-01-02T03:04:05.000Z');
+    assert.is(row?.[4], null);
+    const empty = await driver.transaction((tx) =>
+      tx.queryTable('select id, body from notes where false'),
+    );
+    assert.equal(empty, {
+      columns: [
+        { name: 'id', typeOid: 25 },
+        { name: 'body', typeOid: 25 },
+      ],
+      rows: [],
+    });
+  });
+
   test.run();
 }
