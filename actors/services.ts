@@ -37,6 +37,8 @@ export interface ServiceConfig {
   clock?: Clock;
   /** Bytes of current files one agent may hold (default 1 GiB). */
   storageQuotaBytes?: number;
+  /** The time limit of one index SQL query; unset or 0: 2 s on PostgreSQL, 0.5 s on PGlite. */
+  sqlTimeoutMs?: number;
 }
 
 /** What files need: where bytes live and what signs receipts (made at start-up). */
@@ -58,6 +60,8 @@ export class Services {
   /** Time for everything that expires or waits; tests pass a TestClock. */
   readonly clock: Clock;
   readonly storageQuotaBytes: number;
+  /** PGlite has one connection that writes wait behind: user SQL gets a shorter leash there. */
+  readonly sqlTimeoutMs: number;
   /** Bytes each agent holds, as last read or written here (whoami shows it; the truth is the table). */
   readonly storageUse = new Map<string, number>();
   #files: FileServices | undefined;
@@ -73,6 +77,7 @@ export class Services {
   ) {
     this.clock = config.clock ?? realClock;
     this.storageQuotaBytes = config.storageQuotaBytes ?? 1024 ** 3;
+    this.sqlTimeoutMs = config.sqlTimeoutMs || (driver.kind === 'pglite' ? 500 : 2000);
     this.hub = new ChangeHub(this.clock);
     this.agents = new ActorRegistry<AgentActor>({
       kind: 'agent',

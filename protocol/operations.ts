@@ -2,6 +2,7 @@ import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
 import { answerFeedback, leaveFeedback } from './feedback.ts';
 import { deleteFile, listFiles, listReceipts, readFile, writeFile } from './files.ts';
+import { queryIndex } from './index.ts';
 import type { Operation } from './operation.ts';
 import { getStorageLink } from './storage-links.ts';
 import {
@@ -33,6 +34,7 @@ export const OPERATIONS = {
   list_files: listFiles,
   list_receipts: listReceipts,
   get_storage_link: getStorageLink,
+  query_index: queryIndex,
 } as const;
 
 export type Operations = typeof OPERATIONS;

@@ -212,6 +212,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     actorCapacity: config.actorCapacity,
     clock: config.clock,
     storageQuotaBytes: config.storageQuotaBytes,
+    sqlTimeoutMs: config.sqlTimeoutMs,
   });
   const signingKeys = new SigningKeys({ secret: config.receiptKeySecret, clock: services.clock });
   await signingKeys.start(driver);

@@ -33,6 +33,8 @@ export interface Config {
   receiptKeySecret: string | undefined;
   /** Bytes of current files one agent may hold. */
   storageQuotaBytes: number;
+  /** The time limit of one index SQL query; 0: the driver's default (2 s on PostgreSQL, 0.5 s on PGlite). */
+  sqlTimeoutMs: number;
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
   /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
@@ -99,6 +101,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     s3Url: env.S3_URL || undefined,
     receiptKeySecret: env.RECEIPT_KEY_SECRET || undefined,
     storageQuotaBytes: integer(env.STORAGE_QUOTA_BYTES, 1024 ** 3, 'STORAGE_QUOTA_BYTES'),
+    sqlTimeoutMs: integer(env.SQL_TIMEOUT_MS, 0, 'SQL_TIMEOUT_MS'),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

@@ -2,6 +2,7 @@ import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
 import { answerFeedback, leaveFeedback } from './feedback.ts';
 import { deleteFile, listFiles, listReceipts, readFile, writeFile } from './files.ts';
+import { queryIndex } from './index-sql.ts';
 import { getStorageLink } from './storage-links.ts';
 import type { Handlers } from './types.ts';
 import {
@@ -33,4 +34,5 @@ export const HANDLERS: Handlers = {
   list_files: listFiles,
   list_receipts: listReceipts,
   get_storage_link: getStorageLink,
+  query_index: queryIndex,
 };

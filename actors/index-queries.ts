@@ -1,0 +1,89 @@
+import { INDEX_ROW_CAP } from '../protocol/index.ts';
+import { ServiceError } from '../protocol/errors.ts';
+import { DatabaseError, QUERY_CANCELED } from '../storage/database-error.ts';
+import { scopedQuery, type IndexScope } from '../storage/index-scope.ts';
+import type { Principal } from './principal.ts';
+import type { Services } from './services.ts';
+import { checkUserSql } from './sql-policy.ts';
+
+/** Type names agents see for the columns of an answer (PostgreSQL type OIDs). */
+const TYPE_NAMES: Record<number, string> = {
+  16: 'boolean',
+  20: 'bigint',
+  21: 'smallint',
+  23: 'integer',
+  25: 'text',
+  114: 'json',
+  700: 'real',
+  701: 'double precision',
+  1009: 'text[]',
+  1043: 'text',
+  1082: 'date',
+  1114: 'timestamp',
+  1184: 'timestamptz',
+  1186: 'interval',
+  1700: 'numeric',
+  2950: 'uuid',
+  3614: 'tsvector',
+  3615: 'tsquery',
+  3802: 'jsonb',
+  1007: 'integer[]',
+  1016: 'bigint[]',
+  3807: 'jsonb[]',
+};
+
+/**
+ * Runs an agent's SQL over the index: checked by the SQL policy (only what it allows ever
+ * runs), wrapped in the scope CTEs, in a read-only transaction with `search_path` emptied to
+ * pg_catalog (a relation outside the CTEs cannot resolve), under the time limit (on PGlite the
+ * driver stops its thread, so a runaway query never holds the one connection for long).
+ */
+export async function runIndexQuery(
+  services: Services,
+  principal: Principal,
+  input: { sql: string; scope?: IndexScope; params?: (string | number | boolean | null)[] },
+) {
+  const checked = await checkUserSql(input.sql);
+  const params = (input.params ?? []).map((value) => (value === null ? null : String(value)));
+  if (params.length !== checked.parameterCount) {
+    throw new ServiceError(
+      'invalid_input',
+      `The query uses ${checked.parameterCount} parameter(s) ($1...$${checked.parameterCount}); params has ${params.length}.`,
+      { field: 'params' },
+    );
+  }
+  const text = scopedQuery(checked.text, input.scope ?? 'own', params.length + 1, INDEX_ROW_CAP);
+  const started = performance.now();
+  try {
+    const table = await services.driver.transaction(
+      async (tx) => {
+        await tx.query("select set_config('search_path', 'pg_catalog', true)");
+        return tx.queryTable(text, [...params, principal.agentId]);
+      },
+      { readOnly: true, timeoutMs: services.sqlTimeoutMs },
+    );
+    return {
+      columns: table.columns.map((column) => ({
+        name: column.name,
+        type: TYPE_NAMES[column.typeOid] ?? `oid ${column.typeOid}`,
+      })),
+      rows: table.rows.slice(0, INDEX_ROW_CAP),
+      truncated: table.rows.length > INDEX_ROW_CAP,
+      elapsed_ms: Math.round((performance.now() - started) * 10) / 10,
+    };
+  } catch (error) {
+    if (error instanceof DatabaseError && error.sqlState === QUERY_CANCELED) {
+      throw new ServiceError(
+        'sql_timeout',
+        `The query ran past its time limit (${services.sqlTimeoutMs} ms) and was stopped. Narrow it with WHERE or LIMIT.`,
+        { timeout_ms: services.sqlTimeoutMs },
+      );
+    }
+    if (error instanceof DatabaseError) {
+      throw new ServiceError('invalid_input', `The query failed: ${error.message}`, {
+        field: 'sql',
+      });
+    }
+    throw error;
+  }
+}
