@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { newWorkspace, saveFile, type TestAgent } from '../helpers/workspaces.ts';
 
 /**
  * Every save of a markdown file with a YAML header is indexed in the transaction of its
@@ -17,22 +18,8 @@ test.after(async ({ server }) => {
   await server.close();
 });
 
-type Agent = { agent_id: string; api_token: string };
+type Agent = TestAgent;
 type Listed = { path: string; version: number; index_error: string | null };
-
-async function workspace(server: TestServer, owner: Agent, visibility = 'private') {
-  const response = await server.post('/workspaces', { visibility }, owner.api_token);
-  return ((await response.json()) as { workspace_id: string }).workspace_id;
-}
-
-async function save(server: TestServer, agent: Agent, id: string, path: string, body: string) {
-  const response = await fetch(server.url(`/workspaces/${id}/files/${path}`), {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${agent.api_token}` },
-    body,
-  });
-  assert.is(response.status, 201, await response.clone().text());
-}
 
 async function listed(server: TestServer, agent: Agent, id: string): Promise<Listed[]> {
   const response = await server.get(`/workspaces/${id}/files`, agent.api_token);
@@ -71,9 +58,9 @@ test('a markdown file with a YAML header is indexed: its header as fields, its b
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner, 'public');
-  await save(server, owner, id, 'listings/bike.md', LISTING);
-  await save(server, owner, id, 'listings/bike.md', LISTING.replace('price: 40', 'price: 35'));
+  const id = await newWorkspace(server, owner, 'public');
+  await saveFile(server, owner, id, 'listings/bike.md', LISTING);
+  await saveFile(server, owner, id, 'listings/bike.md', LISTING.replace('price: 40', 'price: 35'));
   const rows = await indexed(server, id);
   assert.is(rows.length, 2, 'one row per version');
   const [first, second] = rows;
@@ -100,11 +87,11 @@ test('a header that is not valid YAML still saves the file, and list_files shows
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
-  await save(server, owner, id, 'broken.md', '---\nname: [unclosed\n---\nbody\n');
-  await save(server, owner, id, 'list.md', '---\n- just\n- a list\n---\nbody\n');
-  await save(server, owner, id, 'twice.md', '---\nname: a\nname: b\n---\n');
-  await save(server, owner, id, 'open.md', '---\nname: never closed\n');
+  const id = await newWorkspace(server, owner);
+  await saveFile(server, owner, id, 'broken.md', '---\nname: [unclosed\n---\nbody\n');
+  await saveFile(server, owner, id, 'list.md', '---\n- just\n- a list\n---\nbody\n');
+  await saveFile(server, owner, id, 'twice.md', '---\nname: a\nname: b\n---\n');
+  await saveFile(server, owner, id, 'open.md', '---\nname: never closed\n');
   const files = await listed(server, owner, id);
   const errors = Object.fromEntries(files.map((file) => [file.path, file.index_error]));
   assert.match(errors['broken.md'] ?? '', /not valid/);
@@ -113,7 +100,7 @@ test('a header that is not valid YAML still saves the file, and list_files shows
   assert.match(errors['open.md'] ?? '', /not closed/);
   assert.equal(await indexed(server, id), []);
   // Mended, the file is indexed and its error is gone.
-  await save(server, owner, id, 'broken.md', '---\nname: mended\n---\nbody\n');
+  await saveFile(server, owner, id, 'broken.md', '---\nname: mended\n---\nbody\n');
   const mended = (await listed(server, owner, id)).find((file) => file.path === 'broken.md');
   assert.is(mended?.index_error, null);
   assert.equal(
@@ -126,9 +113,9 @@ test('files that are not markdown with a header are not indexed and show no inde
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
-  await save(server, owner, id, 'notes.md', '# No header here\n');
-  await save(server, owner, id, 'data.yaml', '---\nname: not markdown\n---\n');
+  const id = await newWorkspace(server, owner);
+  await saveFile(server, owner, id, 'notes.md', '# No header here\n');
+  await saveFile(server, owner, id, 'data.yaml', '---\nname: not markdown\n---\n');
   assert.equal(await indexed(server, id), []);
   assert.equal(
     (await listed(server, owner, id)).map((file) => file.index_error),
@@ -140,8 +127,8 @@ test('a deleted file leaves the current view, its indexed versions stay on recor
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
-  await save(server, owner, id, 'gone.md', LISTING);
+  const id = await newWorkspace(server, owner);
+  await saveFile(server, owner, id, 'gone.md', LISTING);
   const deleted = await fetch(server.url(`/workspaces/${id}/files/gone.md`), {
     method: 'DELETE',
     headers: { authorization: `Bearer ${owner.api_token}` },

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { newWorkspace, saveFile, type TestAgent } from '../helpers/workspaces.ts';
 
 /** Read-only SQL over the index through POST /index/sql: scopes, refusals, caps, time limits. */
 const test = suite<{ server: TestServer }>('read-only SQL over the index');
@@ -12,7 +13,7 @@ test.after(async ({ server }) => {
   await server.close();
 });
 
-type Agent = { agent_id: string; api_token: string };
+type Agent = TestAgent;
 type Answer = {
   status: number;
   body: {
@@ -23,20 +24,6 @@ type Answer = {
     detail?: string;
   };
 };
-
-async function workspace(server: TestServer, owner: Agent, visibility = 'private') {
-  const response = await server.post('/workspaces', { visibility }, owner.api_token);
-  return ((await response.json()) as { workspace_id: string }).workspace_id;
-}
-
-async function save(server: TestServer, agent: Agent, id: string, path: string, body: string) {
-  const response = await fetch(server.url(`/workspaces/${id}/files/${path}`), {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${agent.api_token}` },
-    body,
-  });
-  assert.is(response.status, 201);
-}
 
 async function sql(server: TestServer, agent: Agent, body: object): Promise<Answer> {
   const response = await server.post('/index/sql', body, agent.api_token);
@@ -51,12 +38,12 @@ test('a query reads the header fields of the files in its scope, and nothing out
 }) => {
   const me = await server.signUp();
   const other = await server.signUp();
-  const mine = await workspace(server, me);
-  const theirs = await workspace(server, other);
-  const open = await workspace(server, other, 'public');
-  await save(server, me, mine, 'a.md', card('Berlin', 40));
-  await save(server, other, theirs, 'secret.md', card('Paris', 99));
-  await save(server, other, open, 'open.md', card('Berlin', 30));
+  const mine = await newWorkspace(server, me);
+  const theirs = await newWorkspace(server, other);
+  const open = await newWorkspace(server, other, 'public');
+  await saveFile(server, me, mine, 'a.md', card('Berlin', 40));
+  await saveFile(server, other, theirs, 'secret.md', card('Paris', 99));
+  await saveFile(server, other, open, 'open.md', card('Berlin', 30));
   const own = await sql(server, me, {
     sql: "select path, fields->>'city' as city, (fields->>'price')::int as price from files order by path",
   });
@@ -116,13 +103,13 @@ test('a query past its time limit answers 408 sql_timeout, and a write sent mean
   server,
 }) => {
   const me = await server.signUp();
-  const id = await workspace(server, me);
+  const id = await newWorkspace(server, me);
   const big = `{${Array.from({ length: 2000 }, (_, i) => i % 10).join(',')}}`;
   const slow = sql(server, me, {
     sql: 'select count(*) from unnest($1::int[]) a, unnest($1::int[]) b, unnest($1::int[]) c',
     params: [big],
   });
-  const write = save(server, me, id, 'during.md', card('Rome', 1));
+  const write = saveFile(server, me, id, 'during.md', card('Rome', 1));
   const [answer] = await Promise.all([slow, write]);
   assert.is(answer.status, 408, JSON.stringify(answer.body));
   assert.is(answer.body.code, 'sql_timeout');
@@ -132,8 +119,8 @@ test('a query past its time limit answers 408 sql_timeout, and a write sent mean
 
 test('every example on /index/protocol runs as written', async ({ server }) => {
   const me = await server.signUp();
-  const id = await workspace(server, me);
-  await save(
+  const id = await newWorkspace(server, me);
+  await saveFile(
     server,
     me,
     id,

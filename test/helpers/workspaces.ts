@@ -1,0 +1,32 @@
+import * as assert from 'uvu/assert';
+import type { TestServer } from './server.ts';
+
+/** An agent as sign-up answers it. */
+export type TestAgent = { agent_id: string; api_token: string };
+
+/** A new workspace owned by `owner`; answers its id. */
+export async function newWorkspace(
+  server: TestServer,
+  owner: TestAgent,
+  visibility: 'private' | 'public' = 'private',
+): Promise<string> {
+  const response = await server.post('/workspaces', { visibility }, owner.api_token);
+  assert.is(response.status, 201, await response.clone().text());
+  return ((await response.json()) as { workspace_id: string }).workspace_id;
+}
+
+/** Saves `body` at `path` with a PUT, and fails the test unless it answers 201. */
+export async function saveFile(
+  server: TestServer,
+  agent: TestAgent,
+  workspaceId: string,
+  path: string,
+  body: string,
+): Promise<void> {
+  const response = await fetch(server.url(`/workspaces/${workspaceId}/files/${path}`), {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${agent.api_token}` },
+    body,
+  });
+  assert.is(response.status, 201, await response.clone().text());
+}
