@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from './operation.ts';
 import { pageCursor, pageLimit } from './paging.ts';
 
-/** The largest file one PUT takes (storage links take larger ones, later). */
+/** The largest file one PUT takes; storage links take larger ones, up to the quota. */
 export const MAX_FILE_BYTES = 100 * 1024 * 1024;
 
 const filePath = z

@@ -1,12 +1,15 @@
 import { z } from 'zod';
 
+/** The most items one page of any list holds (routes.md). */
+export const MAX_PAGE_LIMIT = 500;
+
 /** `?limit=` of every paginated list (routes.md: default 50, max 500); `what` names the items. */
 export function pageLimit(what: string) {
   return z.coerce
     .number()
     .int()
     .min(1)
-    .max(500)
+    .max(MAX_PAGE_LIMIT)
     .optional()
     .describe(`How many ${what} at most (default 50, max 500).`);
 }

@@ -93,7 +93,7 @@ function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function decodeSegment(segment: string): string {
+export function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
@@ -102,7 +102,7 @@ function decodeSegment(segment: string): string {
 }
 
 /** A rest parameter's segments, each decoded, joined by `/`; refused where ambiguous. */
-function decodeRest(name: string, raw: string): string {
+export function decodeRest(name: string, raw: string): string {
   const segments = raw.split('/');
   for (let index = 0; index < segments.length; index++) {
     const encoded = segments[index] as string;

@@ -9,9 +9,14 @@ import type { ByteReply } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { parseFilePath } from '../../protocol/file-path.ts';
 import { OPERATIONS } from '../../protocol/operations.ts';
-import { AZURE_STORAGE_VERSION, STORAGE_LINK_PREFIX } from '../../protocol/storage-links.ts';
+import {
+  AZURE_STORAGE_VERSION,
+  MAX_BLOCK_BYTES,
+  STORAGE_LINK_PREFIX,
+} from '../../protocol/storage-links.ts';
 import { byteResponse } from '../http/byte-reply.ts';
 import type { EngineRequest, EngineResponse } from '../http/engine.ts';
+import { decodeRest, decodeSegment } from '../http/router.ts';
 import { run } from '../invoke.ts';
 import { errorXml, parseBlockList } from './azure-xml.ts';
 import { listBlobs } from './list-blobs.ts';
@@ -91,8 +96,6 @@ export function createStorageLinkDoor(
           request.method === 'HEAD'
             ? ''
             : errorXml(refusal.azureCode, refusal.message, requestId, time, refusal.detail),
-        // A body refused unread is not drained: the connection closes after the answer.
-        ...(request.method === 'PUT' && { close: true }),
       };
     }
   };
@@ -106,7 +109,7 @@ function parse(request: EngineRequest): LinkRequest {
   return {
     request,
     query: new URLSearchParams(request.query),
-    workspaceId: decode(container).toLowerCase(),
+    workspaceId: decodeSegment(container).toLowerCase(),
     path: blob === '' ? undefined : blobPath(blob),
   };
 }
@@ -136,7 +139,6 @@ async function serve(
     if (query.get('restype') !== 'container' || (method !== 'GET' && method !== 'HEAD')) {
       throw unsupported(request);
     }
-    if (link.resource !== 'c') throw fileLinkOnContainer();
     need(link.canRead, 'read');
     await readableByLink(services, principal, call.workspaceId);
     if (comp === 'list') return listBlobs(services, principal, call);
@@ -149,7 +151,7 @@ async function serve(
     const workspace = await readableByLink(services, principal, call.workspaceId);
     if (comp === 'block') {
       const blockId = query.get('blockid') ?? '';
-      const body = request.stream(services.storageQuotaBytes);
+      const body = request.stream(MAX_BLOCK_BYTES);
       await stageBlock(services, principal, workspace, path, blockId, body, request.signal);
       return { status: 201, headers: { 'x-ms-request-server-encrypted': 'true' }, body: '' };
     }
@@ -330,22 +332,7 @@ function preflight(request: EngineRequest, headers: Record<string, string>): Eng
   };
 }
 
-function decode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new LinkRefused(400, 'InvalidUri', 'The requested URI is not valid percent-encoding.');
-  }
-}
-
-/** The blob name as a file path: segments decoded one by one; an encoded `/` is refused. */
+/** The blob name as a file path: decoded as the router decodes a rest parameter, then checked. */
 function blobPath(raw: string): string {
-  if (/%2f/i.test(raw)) {
-    throw new LinkRefused(
-      400,
-      'InvalidResourceName',
-      'A blob name may not hold an encoded `/` (%2F).',
-    );
-  }
-  return parseFilePath(raw.split('/').map(decode));
+  return parseFilePath(decodeRest('path', raw));
 }

@@ -3,13 +3,11 @@ import type { Services } from '../../actors/services.ts';
 import { contentTypeOf } from '../../actors/content-type.ts';
 import { LinkRefused } from '../../actors/storage-links.ts';
 import { OPERATIONS } from '../../protocol/operations.ts';
+import { MAX_PAGE_LIMIT } from '../../protocol/paging.ts';
 import { STORAGE_LINK_PREFIX } from '../../protocol/storage-links.ts';
 import type { EngineRequest, EngineResponse } from '../http/engine.ts';
 import { run } from '../invoke.ts';
 import { enumerationResultsXml } from './azure-xml.ts';
-
-/** The most blobs one List Blobs page answers (list_files' own page limit). */
-const LIST_MAX_RESULTS = 500;
 
 /**
  * List Blobs on a container link (`?restype=container&comp=list`): list_files as the link's
@@ -40,7 +38,7 @@ export async function listBlobs(
     principal,
     {
       workspace_id: call.workspaceId,
-      limit: Math.min(maxResults ?? LIST_MAX_RESULTS, LIST_MAX_RESULTS),
+      limit: Math.min(maxResults ?? MAX_PAGE_LIMIT, MAX_PAGE_LIMIT),
       ...(prefix !== '' && { prefix }),
       ...(marker !== '' && { cursor: marker }),
     },

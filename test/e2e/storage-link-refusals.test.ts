@@ -406,6 +406,30 @@ test('Put Block List naming a block never staged answers 400 InvalidBlockList, a
   assert.is(committed.response.status, 201, 'the staged block alone commits');
 });
 
+test('Put Block declaring more than 100 MiB answers 413 RequestBodyTooLarge before a byte is read', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const id = await newWorkspace(server, owner);
+  const link = new URL(await fileLink(server, owner, id, 'huge.bin'));
+  await refusedAndNothingStored(
+    server,
+    owner,
+    [id],
+    () =>
+      rawSend(
+        server,
+        'PUT',
+        `${link.pathname}${link.search}&comp=block&blockid=${encodeURIComponent(blockId(1))}`,
+        {
+          headers: { 'content-length': String(100 * MiB + 1) },
+        },
+      ),
+    413,
+    'RequestBodyTooLarge',
+  );
+});
+
 test("blocks staged by one agent cannot be committed with another agent's link for the same path", async ({
   server,
 }) => {
