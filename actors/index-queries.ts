@@ -1,7 +1,7 @@
 import { INDEX_ROW_CAP } from '../protocol/index.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import { DatabaseError, QUERY_CANCELED } from '../storage/database-error.ts';
-import { scopedQuery, type IndexScope } from '../storage/index-scope.ts';
+import { bindScope, scopedQuery, type IndexScope } from '../storage/index-scope.ts';
 import type { Principal } from './principal.ts';
 import type { Services } from './services.ts';
 import { checkUserSql } from './sql-policy.ts';
@@ -35,8 +35,9 @@ const TYPE_NAMES: Record<number, string> = {
 /**
  * Runs an agent's SQL over the index: checked by the SQL policy (only what it allows ever
  * runs), wrapped in the scope CTEs, in a read-only transaction with `search_path` emptied to
- * pg_catalog (a relation outside the CTEs cannot resolve), under the time limit (on PGlite the
- * driver stops its thread, so a runaway query never holds the one connection for long).
+ * pg_catalog (a relation outside the CTEs cannot resolve), as the reader role (which may read
+ * the scope views and nothing else), on the agents' own pool, under the time limit (on PGlite
+ * the driver stops its thread, so a runaway query never holds the one connection for long).
  */
 export async function runIndexQuery(
   services: Services,
@@ -52,15 +53,15 @@ export async function runIndexQuery(
       { field: 'params' },
     );
   }
-  const text = scopedQuery(checked.text, input.scope ?? 'own', params.length + 1, INDEX_ROW_CAP);
+  const text = scopedQuery(checked.text, input.scope ?? 'own', INDEX_ROW_CAP);
   const started = performance.now();
   try {
     const table = await services.driver.transaction(
       async (tx) => {
-        await tx.query("select set_config('search_path', 'pg_catalog', true)");
-        return tx.queryTable(text, [...params, principal.agentId]);
+        await tx.query(bindScope(services.indexReaderRole), [principal.agentId]);
+        return tx.queryTable(text, params);
       },
-      { readOnly: true, timeoutMs: services.sqlTimeoutMs },
+      { readOnly: true, timeoutMs: services.sqlTimeoutMs, pool: 'agents' },
     );
     return {
       columns: table.columns.map((column) => ({

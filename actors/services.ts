@@ -62,6 +62,8 @@ export class Services {
   readonly storageQuotaBytes: number;
   /** PGlite has one connection that writes wait behind: user SQL gets a shorter leash there. */
   readonly sqlTimeoutMs: number;
+  /** Whether agents' SQL runs as the reader role (start-up checks; see checkIndexReaderRole). */
+  indexReaderRole = false;
   /** Bytes each agent holds, as last read or written here (whoami shows it; the truth is the table). */
   readonly storageUse = new Map<string, number>();
   #files: FileServices | undefined;

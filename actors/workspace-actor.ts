@@ -72,6 +72,12 @@ export class WorkspaceActor implements PersistentActor<WorkspaceState> {
     return { members: [...this.state.members, member] };
   }
 
+  /** The state without `agentId` (undefined when not a member: nothing to change). */
+  withoutMember(agentId: string): WorkspaceState | undefined {
+    if (!this.roles.has(agentId)) return undefined;
+    return { members: this.state.members.filter((member) => member.agentId !== agentId) };
+  }
+
   async persist(tx: Transaction, next: WorkspaceState | undefined): Promise<number | null> {
     if (next === undefined) return this.version;
     return bumpWorkspace(tx, this.workspaceId, this.version);

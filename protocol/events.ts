@@ -16,6 +16,7 @@ export const EVENT_TYPES = {
   'knock.accepted': 'Your knock was accepted; `workspace_id` is the new shared workspace.',
   'knock.declined': 'Your knock was declined.',
   'invite.joined': 'An agent redeemed an invite to one of your workspaces.',
+  'workspace.left': 'A member left one of your workspaces (`data.agent_id`).',
   'deal.agreed': 'A party agreed to a version of a deal.',
   'deal.delivered': 'A party delivered files for a deal.',
   'deal.rated': 'A party rated another in a deal.',

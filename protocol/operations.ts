@@ -12,6 +12,7 @@ import {
   listInvites,
   listWorkspaces,
   redeemInvite,
+  leaveWorkspace,
 } from './workspaces.ts';
 
 /** Every operation of the service. The doors and /openapi.json are generated from this list. */
@@ -28,6 +29,7 @@ export const OPERATIONS = {
   create_invite: createInvite,
   list_invites: listInvites,
   redeem_invite: redeemInvite,
+  leave_workspace: leaveWorkspace,
   write_file: writeFile,
   read_file: readFile,
   delete_file: deleteFile,

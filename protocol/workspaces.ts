@@ -195,3 +195,23 @@ export const redeemInvite = defineOperation({
     .meta({ id: 'Membership' }),
   errors: ['not_found', 'invite_already_used', 'invite_expired'],
 });
+
+export const leaveWorkspace = defineOperation({
+  name: 'leave_workspace',
+  method: 'POST',
+  path: '/workspaces/:workspace_id/leave',
+  auth: 'agent',
+  status: 200,
+  maxBodyBytes: 1024,
+  summary: 'Leave a workspace you are a member of.',
+  description: [
+    'Ends your membership: from the answer on, you no longer read, write or query the',
+    "workspace's files (a public workspace you may still read, as every agent may), and the",
+    'members left get a `workspace.left` change. The files you saved stay, with their receipts.',
+    'The owner cannot leave (`409 conflict`). A workspace you are not a member of answers `404`,',
+    'as one that does not exist.',
+  ].join(' '),
+  input: z.strictObject({ workspace_id: z.uuid().describe('The workspace to leave.') }),
+  output: z.object({ workspace_id: z.uuid(), left: z.literal(true) }),
+  errors: ['not_found', 'conflict'],
+});

@@ -1,5 +1,6 @@
 import { Server as SocketIoServer } from 'socket.io';
 import { ensureOperator } from '../actors/operator.ts';
+import { prepareIndex } from '../actors/index-setup.ts';
 import { collectUnusedBlobs } from '../actors/blob-collector.ts';
 import { expireDueInvites } from '../actors/invites.ts';
 import { databaseJobStore } from '../actors/scheduled-jobs.ts';
@@ -222,6 +223,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     links: await StorageLinks.start(driver),
   });
   await ensureOperator(services, config.operatorToken);
+  await prepareIndex(services, config.log);
   await services.listenToOtherProcesses();
 
   // Test-only operations bring their own handlers (config.ts, testOperations).

@@ -57,6 +57,13 @@ export interface TransactionOptions {
    * transaction. (PGlite ignores `statement_timeout`; its driver stops the worker thread.)
    */
   timeoutMs?: number;
+  /**
+   * `agents`: the transaction runs agents' own SQL (the index). PostgreSQL gives it a small
+   * pool of its own, so the service's work never waits for a free connection behind agents'
+   * queries; PGlite, with its one connection, lets one such transaction wait for its turn at a
+   * time, so that writes are never queued behind several of them.
+   */
+  pool?: 'service' | 'agents';
 }
 
 export interface Driver extends Queryable {

@@ -14,11 +14,28 @@ export interface IndexedVersion {
   body: string;
 }
 
+/** Text past this many characters is left out of the search column (a tsvector holds < 1 MB). */
+export const SEARCH_TEXT_MAX_CHARS = 200_000;
+
+/** The words a version is found by: every string and number of its header, then its body. */
+export function searchText(fields: unknown, body: string): string {
+  const parts: string[] = [];
+  const walk = (value: unknown) => {
+    if (typeof value === 'string' || typeof value === 'number') parts.push(String(value));
+    else if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk(fields);
+  parts.push(body);
+  return parts.join('\n').slice(0, SEARCH_TEXT_MAX_CHARS);
+}
+
 export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): Promise<void> {
   await tx.query(
     `insert into indexed_versions (workspace_id, path, version, sha256, author_id, saved_at,
-       visibility, convention, fields, body)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::jsonb, $10)`,
+       visibility, convention, fields, body, search)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::jsonb, $10,
+       to_tsvector('pg_catalog.english', $11))`,
     [
       row.workspaceId,
       row.path,
@@ -30,6 +47,7 @@ export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): 
       row.convention,
       JSON.stringify(row.fields),
       row.body,
+      searchText(row.fields, row.body),
     ],
   );
 }

@@ -1,47 +1,77 @@
 /**
- * The relations an agent's SQL may name, bound to what its caller may read: each is a CTE over
- * the service's own tables (named with their schema, so that the agent's unqualified names can
- * only ever mean these CTEs), filtered by the caller's scope. `$agent` is the caller's id.
+ * The relations an agent's SQL may name, bound to what its caller may read. Each is a CTE over
+ * one of the scope views of migrations/008_index_scope.sql (named with their schema, so that
+ * the agent's unqualified names can only ever mean these CTEs); the views read the caller from
+ * the setting `agent_index.caller`, which `bindScope` sets from a parameter.
  */
 export type IndexScope = 'own' | 'public' | 'store';
 
-const FILE_COLUMNS = `iv.workspace_id, iv.path, iv.version, iv.sha256, iv.author_id,
-  a.name as author_name, iv.saved_at, w.visibility, iv.convention, iv.fields, iv.body`;
-
-function reach(scope: IndexScope, agent: string): string {
-  if (scope === 'public') return `w.visibility = 'public'`;
-  if (scope === 'store') return 'false';
-  return `iv.workspace_id in (select m.workspace_id from public.workspace_members m
-    where m.agent_id = ${agent}::uuid)`;
-}
+/** The role agents' SQL runs as: it may read the scope views and nothing else of ours. */
+export const INDEX_READER_ROLE = 'agent_index_reader';
 
 /** `with files as (...), ... <select>`: the agent's checked query inside its scope. */
-export function scopedQuery(text: string, scope: IndexScope, agentParam: number, cap: number) {
-  const agent = `$${agentParam}`;
-  const from = `from public.indexed_versions iv
-    join public.workspaces w on w.workspace_id = iv.workspace_id
-    join public.agents a on a.agent_id = iv.author_id`;
-  // The caller's id is bound in every scope (the statement's parameters are counted from it).
-  return `with caller as (select ${agent}::uuid as agent_id), files as (
-    select ${FILE_COLUMNS} ${from}
-    join public.files f on f.workspace_id = iv.workspace_id and f.path = iv.path
-      and f.version = iv.version
-    where ${reach(scope, agent)}
-  ), file_versions as (
-    select ${FILE_COLUMNS} ${from} where ${reach(scope, agent)}
-  ), store as (
-    select null::uuid as listing_id, null::text as kind, null::text as name,
-      null::text as description, null::text as need, null::text as can,
-      null::text as convention, null::jsonb as dimensions, null::uuid as author_id,
-      null::text as author_name, null::uuid as workspace_id, null::int4 as version,
-      null::timestamptz as saved_at, null::bool as placed, null::text[] as placement,
-      null::text as contact
-    where false
-  ), axis_values as (
-    select null::text as axis, null::text as value, null::text as convention,
-      null::text as field, null::uuid as workspace_id, null::text as path,
-      null::uuid as listing_id
-    where false
-  )
+export function scopedQuery(text: string, scope: IndexScope, cap: number): string {
+  return `with files as (select * from agent_index.files_${scope}),
+  file_versions as (select * from agent_index.file_versions_${scope}),
+  store as (select * from agent_index.store),
+  axis_values as (select * from agent_index.axis_values_${scope})
   select * from (${text}) as agent_query limit ${cap + 1}`;
 }
+
+/**
+ * The statement that readies a transaction for an agent's SQL: `search_path` emptied to
+ * pg_catalog, full-text search in english, the caller bound (parameter $1) and, when the role
+ * exists, the role switched to the reader's. Settings are local to the transaction.
+ */
+export function bindScope(withRole: boolean): string {
+  return `select set_config('search_path', 'pg_catalog', true),
+    set_config('default_text_search_config', 'pg_catalog.english', true),
+    set_config('agent_index.caller', $1::text, true)${
+      withRole ? `, set_config('role', '${INDEX_READER_ROLE}', true)` : ''
+    }`;
+}
+
+const SCOPE_VIEWS = [
+  'files_own',
+  'files_public',
+  'files_store',
+  'file_versions_own',
+  'file_versions_public',
+  'file_versions_store',
+  'store',
+  'axis_values_own',
+  'axis_values_public',
+  'axis_values_store',
+].map((view) => `agent_index.${view}`);
+
+/**
+ * Makes the reader role where it is missing and grants it the scope views (and the service's
+ * user the role). Run at every start, under an advisory lock (grants from two processes at once
+ * collide); a database user without the right to make roles leaves it undone, with a notice.
+ */
+export const READER_ROLE_SETUP = `do $$
+begin
+  if not exists (select 1 from pg_roles where rolname = '${INDEX_READER_ROLE}') then
+    begin
+      create role ${INDEX_READER_ROLE} nologin;
+    exception when duplicate_object or unique_violation or insufficient_privilege then
+      raise notice '${INDEX_READER_ROLE} not created: %', sqlerrm;
+    end;
+  end if;
+  if exists (select 1 from pg_roles where rolname = '${INDEX_READER_ROLE}') then
+    grant usage on schema agent_index to ${INDEX_READER_ROLE};
+    grant select on ${SCOPE_VIEWS.join(', ')} to ${INDEX_READER_ROLE};
+    if not pg_has_role(current_user, '${INDEX_READER_ROLE}', 'member') then
+      begin
+        execute format('grant ${INDEX_READER_ROLE} to %I', current_user);
+      exception when others then
+        raise notice '${INDEX_READER_ROLE} not granted to %: %', current_user, sqlerrm;
+      end;
+    end if;
+  end if;
+end $$`;
+
+/** Whether this database user may run agents' SQL as the reader role. */
+export const READER_ROLE_USABLE = `select case when exists (select 1 from pg_roles
+  where rolname = '${INDEX_READER_ROLE}') then pg_has_role(current_user, '${INDEX_READER_ROLE}',
+  'member') else false end as usable`;

@@ -87,6 +87,16 @@ export async function openPglite(dataDir: string): Promise<PgliteDriver> {
     const error = guard.misuse(method);
     return error ? Promise.reject(error) : null;
   };
+  // Agents' SQL waits here for the one before it to end, then takes its turn with the rest.
+  let agentsTurn: Promise<unknown> = Promise.resolve();
+  const oneAgentQueryAtATime = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = agentsTurn.then(
+      () => exclusive(work),
+      () => exclusive(work),
+    );
+    agentsTurn = result.catch(() => undefined);
+    return result;
+  };
   const runAlone = (statement: Statement) =>
     exclusive(async () => (await connect()).run([statement]));
 
@@ -113,7 +123,10 @@ export async function openPglite(dataDir: string): Promise<PgliteDriver> {
       misused('query') ?? (runAlone({ text, params }) as Promise<T[]>),
     script: (text) => misused('script') ?? runAlone({ text, script: true }).then(() => undefined),
     transaction: (work, options) =>
-      misused('transaction') ?? exclusive(() => transaction(work, options)),
+      misused('transaction') ??
+      (options?.pool === 'agents' ? oneAgentQueryAtATime : exclusive)(() =>
+        transaction(work, options),
+      ),
     ping() {
       const misuse = misused('ping');
       if (misuse) return misuse;

@@ -15,7 +15,10 @@ const CLOSE_GRACE_MS = 5000;
  * postgres.js reconnects by itself: while the server is down, calls reject with
  * StorageUnavailableError, and the first call after it is back succeeds.
  */
-export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Driver> {
+export async function openPostgres(
+  url: string,
+  options: { max?: number; agentsMax?: number } = {},
+): Promise<Driver> {
   const shared = {
     prepare: true,
     onnotice: () => undefined,
@@ -29,6 +32,16 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
     connect_timeout: 10,
   };
   const sql = postgres(url, { ...shared, max: options.max ?? 10 });
+  // Agents' own SQL (TransactionOptions.pool 'agents'): a pool of its own, opened on first use.
+  let agentsSql: postgres.Sql | null = null;
+  const poolFor = (pool: TransactionOptions['pool']) =>
+    pool === 'agents'
+      ? (agentsSql ??= postgres(url, {
+          ...shared,
+          max: options.agentsMax ?? 4,
+          connection: { application_name: 'agent-service-index' },
+        }))
+      : sql;
   const guard = new TransactionGuard();
   let listener: PostgresListener | null = null;
   // Calls in flight, for `close`: postgres.js's own end() waits out its whole timeout once any
@@ -105,7 +118,7 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
     // The callback's own rejection passes through as it is; only postgres.js's are translated.
     const callbackFailed: unknown[] = [];
     try {
-      return (await sql.begin(options.readOnly ? 'read only' : '', async (tx) => {
+      return (await poolFor(options.pool).begin(options.readOnly ? 'read only' : '', async (tx) => {
         if (options.timeoutMs && options.timeoutMs > 0) {
           await tx.unsafe(`set local statement_timeout = ${Math.ceil(options.timeoutMs)}`);
         }
@@ -171,7 +184,11 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
         new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS))),
       ]);
       clearTimeout(timer);
-      await Promise.all([sql.end({ timeout: 0 }), listener?.close()]);
+      await Promise.all([
+        sql.end({ timeout: 0 }),
+        agentsSql?.end({ timeout: 0 }),
+        listener?.close(),
+      ]);
     },
   };
 }

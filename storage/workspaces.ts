@@ -65,6 +65,17 @@ export async function insertMember(
   );
 }
 
+export async function deleteMember(
+  tx: Queryable,
+  workspaceId: string,
+  agentId: string,
+): Promise<void> {
+  await tx.query('delete from workspace_members where workspace_id = $1 and agent_id = $2', [
+    workspaceId,
+    agentId,
+  ]);
+}
+
 /** The workspace with its members (oldest first), as a WorkspaceActor loads it. */
 export async function findWorkspace(
   db: Queryable,

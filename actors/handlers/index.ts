@@ -12,6 +12,7 @@ import {
   listInvites,
   listWorkspaces,
   redeemInvite,
+  leaveWorkspace,
 } from './workspaces.ts';
 
 /** The handler of every operation in protocol/operations.ts; the doors look them up by name. */
@@ -28,6 +29,7 @@ export const HANDLERS: Handlers = {
   create_invite: createInvite,
   list_invites: listInvites,
   redeem_invite: redeemInvite,
+  leave_workspace: leaveWorkspace,
   write_file: writeFile,
   read_file: readFile,
   delete_file: deleteFile,

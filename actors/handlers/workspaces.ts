@@ -16,6 +16,7 @@ import {
   settleInvite,
 } from '../../storage/invites.ts';
 import {
+  deleteMember,
   insertMember,
   insertWorkspace,
   listAgentWorkspaces,
@@ -247,4 +248,36 @@ export const redeemInvite: Handler<'redeem_invite'> = async ({ services, princip
   });
   if (!joined) throw unknown();
   return joined;
+};
+
+export const leaveWorkspace: Handler<'leave_workspace'> = async (
+  { services, principal },
+  input,
+) => {
+  const unknown = () => notFound(WORKSPACE);
+  const left = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
+    const role = workspace.roleOf(principal.agentId);
+    if (!role) throw unknown();
+    if (role === 'owner') {
+      throw new ServiceError(
+        'conflict',
+        'The owner cannot leave its own workspace; it stays the owner of its files and members.',
+      );
+    }
+    await deleteMember(tx, workspace.workspaceId, principal.agentId);
+    const next = workspace.withoutMember(principal.agentId);
+    return {
+      result: { workspace_id: workspace.workspaceId, left: true as const },
+      next,
+      changes: (next?.members ?? []).map((member) => ({
+        agentId: member.agentId,
+        type: 'workspace.left',
+        workspaceId: workspace.workspaceId,
+        actor: principal.agent,
+        data: { agent_id: principal.agentId, name: principal.name },
+      })),
+    };
+  });
+  if (!left) throw unknown();
+  return left;
 };

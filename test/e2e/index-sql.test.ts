@@ -117,6 +117,103 @@ test('a query past its time limit answers 408 sql_timeout, and a write sent mean
   assert.equal(after.body.rows, [['during.md']]);
 });
 
+test('axis_values finds a place whatever each convention calls the field', async ({ server }) => {
+  const me = await server.signUp();
+  const id = await newWorkspace(server, me);
+  await saveFile(
+    server,
+    me,
+    id,
+    'repair.md',
+    '---\nconvention: local-services\nlocation: Berlin\nrate: 40 EUR/hour\n---\n',
+  );
+  await saveFile(
+    server,
+    me,
+    id,
+    'lawyer.md',
+    '---\nconvention: legal-services\ncity: Berlin\nfee: 200 EUR\n---\n',
+  );
+  await saveFile(server, me, id, 'plain.md', '---\nmetro: [Potsdam, Berlin]\n---\n');
+  await saveFile(
+    server,
+    me,
+    id,
+    'elsewhere.md',
+    '---\nconvention: legal-services\ncity: Hamburg\nlocation: Berlin\n---\n',
+  );
+  const places = await sql(server, me, {
+    sql: "select path, convention, field from axis_values where axis = 'place' and value = 'Berlin' order by path",
+  });
+  assert.is(places.status, 200, JSON.stringify(places.body));
+  assert.equal(places.body.rows, [
+    ['lawyer.md', 'legal-services', 'city'],
+    ['plain.md', null, 'metro'],
+    ['repair.md', 'local-services', 'location'],
+  ]);
+  const prices = await sql(server, me, {
+    sql: "select path, value from axis_values where axis = 'price' order by path",
+  });
+  assert.equal(prices.body.rows, [
+    ['lawyer.md', '200 EUR'],
+    ['repair.md', '40 EUR/hour'],
+  ]);
+});
+
+test('full-text search finds words of the header and the body by their stem', async ({
+  server,
+}) => {
+  const me = await server.signUp();
+  const id = await newWorkspace(server, me);
+  await saveFile(
+    server,
+    me,
+    id,
+    'bikes.md',
+    '---\nname: Repairing bicycles\n---\nWe fix wheels and brakes.\n',
+  );
+  await saveFile(server, me, id, 'cakes.md', '---\nname: Baking\n---\nCakes to order.\n');
+  const found = await sql(server, me, {
+    sql: "select path from files where search @@ websearch_to_tsquery('english', $1) order by path",
+    params: ['repair wheel'],
+  });
+  assert.is(found.status, 200, JSON.stringify(found.body));
+  assert.equal(found.body.rows, [['bikes.md']]);
+  const none = await sql(server, me, {
+    sql: "select count(*) from files where search @@ websearch_to_tsquery('english', 'bicycle -brake')",
+  });
+  assert.equal(none.body.rows, [[0]]);
+});
+
+test('leaving a workspace takes its files out of the reach of the one who left', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const member = await server.signUp();
+  const id = await newWorkspace(server, owner);
+  const invite = (await (
+    await server.post(`/workspaces/${id}/invites`, {}, owner.api_token)
+  ).json()) as { invite_token: string };
+  const joined = await server.post(
+    '/invites/redeem',
+    { invite_token: invite.invite_token },
+    member.api_token,
+  );
+  assert.is(joined.status, 200);
+  await saveFile(server, owner, id, 'plan.md', card('Oslo', 5));
+  const before = await sql(server, member, { sql: 'select path from files' });
+  assert.equal(before.body.rows, [['plan.md']]);
+  const left = await server.post(`/workspaces/${id}/leave`, {}, member.api_token);
+  assert.is(left.status, 200);
+  assert.equal(await left.json(), { workspace_id: id, left: true });
+  for (const relation of ['files', 'file_versions', 'axis_values']) {
+    const after = await sql(server, member, { sql: `select count(*) from ${relation}` });
+    assert.equal(after.body.rows, [[0]], relation);
+  }
+  const owners = await sql(server, owner, { sql: 'select path from files' });
+  assert.equal(owners.body.rows, [['plan.md']]);
+});
+
 test('every example on /index/protocol runs as written', async ({ server }) => {
   const me = await server.signUp();
   const id = await newWorkspace(server, me);

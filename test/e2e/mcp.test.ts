@@ -220,4 +220,35 @@ test("a call's arguments are held to its operation's own body limit, not one lim
   assert.not.ok(taken.isError, JSON.stringify(taken));
 });
 
+test('query_index over MCP answers what POST /index/sql answers, refusals included', async (context) => {
+  const agent = await context.server.signUp();
+  const created = await context.server.post('/workspaces', {}, agent.api_token);
+  const { workspace_id } = (await created.json()) as { workspace_id: string };
+  const saved = await fetch(context.server.url(`/workspaces/${workspace_id}/files/a.md`), {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${agent.api_token}` },
+    body: '---\ncity: Berlin\n---\nHello.\n',
+  });
+  assert.is(saved.status, 201);
+  const query = {
+    sql: "select path, fields->>'city' as city from files where version = $1::int",
+    params: [1],
+  };
+  const overHttp = (await (
+    await context.server.post('/index/sql', query, agent.api_token)
+  ).json()) as Record<string, unknown>;
+  const client = await mcpClient(context, agent.api_token);
+  const overMcp = await call(client, 'query_index', query);
+  assert.not.ok(overMcp.isError);
+  const withoutTime = (answer: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(answer).filter(([key]) => key !== 'elapsed_ms'));
+  const httpRest = withoutTime(overHttp);
+  const mcpRest = withoutTime(overMcp.structuredContent ?? {});
+  assert.equal(mcpRest, httpRest);
+  assert.equal(httpRest.rows, [['a.md', 'Berlin']]);
+  const refused = await call(client, 'query_index', { sql: 'select * from pg_class' });
+  assert.ok(refused.isError);
+  assert.is(problemOf(refused).code, 'sql_not_allowed');
+});
+
 test.run();

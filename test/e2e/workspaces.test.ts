@@ -162,6 +162,44 @@ test('an invite admits one agent: it joins, every member hears of it, and the to
   assert.not.ok('invite_token' in (listed.invites[0] ?? {}), 'tokens are never shown again');
 });
 
+test('a member leaves: it no longer reads the workspace, the members left hear of it, and the owner cannot leave', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const guest = await server.signUp();
+  const stranger = await server.signUp();
+  const { workspace_id } = await create(server, owner);
+  const token = ((await invite(server, owner, workspace_id)).body as { invite_token: string })
+    .invite_token;
+  await redeem(server, guest, token);
+  const leave = (agent: Agent) =>
+    call(server, 'POST', `/workspaces/${workspace_id}/leave`, agent.api_token, {});
+  const ownerLeaving = await leave(owner);
+  assert.is(ownerLeaving.status, 409);
+  assert.is(ownerLeaving.body.code, 'conflict');
+  const strangerLeaving = await leave(stranger);
+  assert.is(strangerLeaving.status, 404);
+  assert.is(strangerLeaving.body.code, 'not_found');
+  const left = await leave(guest);
+  assert.equal(left.body, { workspace_id, left: true });
+  assert.is(
+    (await call(server, 'GET', `/workspaces/${workspace_id}`, guest.api_token)).status,
+    404,
+  );
+  assert.is((await leave(guest)).status, 404, 'leaving twice: no longer a member');
+  const members = (await call(server, 'GET', `/workspaces/${workspace_id}`, owner.api_token)).body
+    .members as { agent_id: string }[];
+  assert.equal(
+    members.map((m) => m.agent_id),
+    [owner.agent_id],
+  );
+  assert.ok((await typesOf(server, owner)).includes('workspace.left'));
+  const listed = (await call(server, 'GET', '/workspaces', guest.api_token)).body as {
+    workspaces: unknown[];
+  };
+  assert.equal(listed.workspaces, []);
+});
+
 test('two agents redeeming one token at the same moment: exactly one joins', async ({ server }) => {
   const owner = await server.signUp();
   const rivals = await Promise.all([server.signUp(), server.signUp(), server.signUp()]);

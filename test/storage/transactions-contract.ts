@@ -266,5 +266,49 @@ export function transactionContract(kind: DriverKind): void {
     });
   });
 
+  test('agents’ SQL never queues the service’s own work behind more than the one query that runs', async ({
+    driver,
+  }) => {
+    const order: string[] = [];
+    let releaseFirst = () => undefined as void;
+    const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+    let firstStarted = () => undefined as void;
+    const started = new Promise<void>((resolve) => (firstStarted = resolve));
+    const agents = { readOnly: true, pool: 'agents' } as const;
+    const first = driver.transaction(async (tx) => {
+      await tx.query('select 1');
+      firstStarted();
+      await firstHolds;
+      order.push('first agents query ends');
+    }, agents);
+    await started;
+    const second = driver.transaction(async (tx) => {
+      order.push('second agents query starts');
+      await tx.query('select 1');
+    }, agents);
+    const id = randomUUID();
+    const serviceWrite = driver
+      .transaction((tx) => write(tx, id))
+      .then(() => {
+        order.push('service write done');
+      });
+    if (driver.kind === 'postgres') {
+      // A pool of its own: the write does not wait for the agents' query that holds on.
+      await serviceWrite;
+      releaseFirst();
+    } else {
+      // One connection: the write waits for the query that runs, not for the one queued.
+      releaseFirst();
+      await Promise.all([serviceWrite, second]);
+      assert.equal(order, [
+        'first agents query ends',
+        'service write done',
+        'second agents query starts',
+      ]);
+    }
+    await Promise.all([first, second]);
+    assert.equal(await stored(driver, id), [id]);
+  });
+
   test.run();
 }
