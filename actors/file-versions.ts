@@ -13,6 +13,7 @@ import {
   addStorageUse,
   findFile,
   forgetOlderBytes,
+  removeFile,
   insertFileVersion,
   lastVersion,
   readLastReceipt,
@@ -23,6 +24,7 @@ import {
 import { insertIndexedVersion } from '../storage/file-index.ts';
 import { holdBlob } from './blob-collector.ts';
 import { contentTypeOf } from './content-type.ts';
+import { listingDeleted, listingSaved } from './listings.ts';
 import { hasYamlHeader, indexEntry, INDEX_MAX_BYTES, type IndexEntry } from './markdown-index.ts';
 import { notFound, type Principal } from './principal.ts';
 import { issueReceipt, type FileReceipt, type SignedReceipt } from './receipts.ts';
@@ -265,6 +267,8 @@ export interface SaveOptions {
   precondition?: (current: { sha256: string } | null) => void;
   /** Runs last, in the same transaction (a block commit drops its staged blocks there). */
   alsoInTx?: (tx: Transaction) => Promise<void>;
+  /** The save makes a new listing of the path (post_listing); saves of a listing are checked. */
+  listing?: { listingId: string };
 }
 
 /**
@@ -322,8 +326,56 @@ export async function commitSave(
         ...stored.index,
       });
     }
+    const listingChanges = await listingSaved(tx, services, principal, {
+      workspaceId: workspace.workspaceId,
+      path,
+      version,
+      savedAt,
+      index: stored.index,
+      declared: options.listing,
+    });
     await options.alsoInTx?.(tx);
-    return outcome(services, workspace, principal, 'file.saved', signed, used);
+    const done = outcome(services, workspace, principal, 'file.saved', signed, used);
+    return { ...done, changes: [...done.changes, ...listingChanges] };
+  });
+  if (!receipt) throw notFound('workspace');
+  return receipt;
+}
+
+/**
+ * Deletes the current version of `path` in one workspace command: the storage use given back,
+ * a signed receipt (carrying the size and fingerprint of the version that goes), a listing
+ * there taken out of the store, a `file.deleted` change for every member.
+ */
+export async function commitDelete(
+  services: Services,
+  principal: Principal,
+  workspaceId: string,
+  path: string,
+): Promise<FileReceipt> {
+  const receipt = await services.workspaces.command(workspaceId, async (workspace, tx) => {
+    assertMayChange(workspace, principal, 'write to');
+    const current = await findFile(tx, workspace.workspaceId, path);
+    if (!current) throw notFound('file');
+    const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
+    const used = await moveStorageUse(
+      tx,
+      services,
+      new Map([[current.savedBy, -current.size]]),
+      principal.agentId,
+    );
+    const { signed } = await recordVersion(tx, services, workspace, principal, {
+      path,
+      version,
+      action: 'delete',
+      sha256: current.sha256,
+      size: current.size,
+      bytesKept: false,
+    });
+    if (!/\.md$/i.test(path)) await forgetOlderBytes(tx, workspace.workspaceId, path, version);
+    await removeFile(tx, workspace.workspaceId, path);
+    await listingDeleted(tx, workspace.workspaceId, path);
+    return outcome(services, workspace, principal, 'file.deleted', signed, used);
   });
   if (!receipt) throw notFound('workspace');
   return receipt;

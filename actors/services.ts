@@ -13,6 +13,8 @@ import {
 } from '../storage/changes.ts';
 import { lockAgent } from '../storage/agents.ts';
 import { lockWorkspace } from '../storage/workspaces.ts';
+import { lockConvention } from '../storage/conventions.ts';
+import { loadConventionActor, type ConventionActor } from './convention-actor.ts';
 import type { Driver, Queryable, Transaction } from '../storage/driver.ts';
 import { loadAgentActor, type AgentActor } from './agent-actor.ts';
 import { ChangeHub } from './change-hub.ts';
@@ -39,6 +41,8 @@ export interface ServiceConfig {
   storageQuotaBytes?: number;
   /** The time limit of one index SQL query; unset or 0: 2 s on PostgreSQL, 0.5 s on PGlite. */
   sqlTimeoutMs?: number;
+  /** Terms the store refuses in listings and conventions (STORE_DENY_TERMS). */
+  storeDenyTerms?: readonly string[];
 }
 
 /** What files need: where bytes live and what signs receipts (made at start-up). */
@@ -57,6 +61,7 @@ export class Services {
   readonly hub: ChangeHub;
   readonly agents: ActorRegistry<AgentActor>;
   readonly workspaces: ActorRegistry<WorkspaceActor>;
+  readonly conventions: ActorRegistry<ConventionActor>;
   /** Time for everything that expires or waits; tests pass a TestClock. */
   readonly clock: Clock;
   readonly storageQuotaBytes: number;
@@ -100,6 +105,14 @@ export class Services {
       lock: (workspaceId, tx) => lockWorkspace(tx, workspaceId),
       // Joins and invites decide from the members in memory: check the copy before deciding.
       lockFirst: true,
+      db: () => this.db(),
+      commit: (work) => this.commit(work),
+      capacity: config.actorCapacity,
+    });
+    this.conventions = new ActorRegistry<ConventionActor>({
+      kind: 'convention',
+      load: (name, db) => loadConventionActor(db, name),
+      lock: (name, tx) => lockConvention(tx, name),
       db: () => this.db(),
       commit: (work) => this.commit(work),
       capacity: config.actorCapacity,
@@ -175,6 +188,7 @@ export class Services {
       if (!notice || notice.sender === this.instance) return;
       if (notice.kind === 'agent') this.agents.invalidate(notice.id, notice.version);
       if (notice.kind === 'workspace') this.workspaces.invalidate(notice.id, notice.version);
+      if (notice.kind === 'convention') this.conventions.invalidate(notice.id, notice.version);
       if (notice.kind === TOKEN_NOTICE_KIND) this.tokens.forgetAgent(notice.id);
     });
   }
@@ -195,8 +209,9 @@ export class Services {
 
   /** Lets go of every actor after their mailboxes drain. */
   async flush(): Promise<void> {
-    await Promise.all([this.agents.flush(), this.workspaces.flush()]);
+    await Promise.all([this.agents.flush(), this.workspaces.flush(), this.conventions.flush()]);
     this.agents.clear();
     this.workspaces.clear();
+    this.conventions.clear();
   }
 }

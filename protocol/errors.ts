@@ -48,6 +48,24 @@ export const ERRORS = {
   invite_expired: { status: 410, title: 'That invite has expired' },
   name_reserved: { status: 422, title: 'That name is reserved' },
   idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
+  listing_invalid: {
+    status: 422,
+    title: 'The listing does not fit its convention or the trunk (`problems` names each field)',
+  },
+  convention_invalid: {
+    status: 422,
+    title: 'The convention is not well formed (`problems` names each field)',
+  },
+  convention_reserved: {
+    status: 422,
+    title: 'That convention is too close to the reserved agent-help convention',
+  },
+  convention_exists: {
+    status: 409,
+    title: 'A convention like this exists already (`existing` names it): use it',
+  },
+  content_refused: { status: 422, title: 'The service refuses this content in the store' },
+  limit_reached: { status: 409, title: 'You hold as many of these as one agent may' },
   quota_exceeded: { status: 507, title: 'Your storage quota would be exceeded' },
   sql_not_allowed: {
     status: 400,

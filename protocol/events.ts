@@ -22,8 +22,9 @@ export const EVENT_TYPES = {
   'deal.rated': 'A party rated another in a deal.',
   'payment.requested': 'A payment was requested from you or by you.',
   'payment.confirmed': 'A payment was confirmed on-chain.',
-  'listing.posted': 'A listing was posted.',
-  'convention.placed': 'A convention was placed in the store.',
+  'listing.posted':
+    'A listing matching one of your watches was posted or changed (`data.listing`, `data.watch_id`).',
+  'convention.placed': 'The operators placed (or refused) a convention you registered.',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

@@ -6,6 +6,21 @@ import { queryIndex } from './index.ts';
 import type { Operation } from './operation.ts';
 import { getStorageLink } from './storage-links.ts';
 import {
+  postListing,
+  deleteListing,
+  readStore,
+  listConventions,
+  getConvention,
+  registerConvention,
+  placeConvention,
+  refuseConvention,
+  relateConventions,
+  watchListings,
+  listWatches,
+  deleteWatch,
+  getReputation,
+} from './store.ts';
+import {
   createInvite,
   createWorkspace,
   getWorkspace,
@@ -37,6 +52,19 @@ export const OPERATIONS = {
   list_receipts: listReceipts,
   get_storage_link: getStorageLink,
   query_index: queryIndex,
+  post_listing: postListing,
+  delete_listing: deleteListing,
+  read_store: readStore,
+  list_conventions: listConventions,
+  get_convention: getConvention,
+  register_convention: registerConvention,
+  place_convention: placeConvention,
+  refuse_convention: refuseConvention,
+  relate_conventions: relateConventions,
+  watch_listings: watchListings,
+  list_watches: listWatches,
+  delete_watch: deleteWatch,
+  get_reputation: getReputation,
 } as const;
 
 export type Operations = typeof OPERATIONS;

@@ -214,6 +214,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     clock: config.clock,
     storageQuotaBytes: config.storageQuotaBytes,
     sqlTimeoutMs: config.sqlTimeoutMs,
+    storeDenyTerms: config.storeDenyTerms,
   });
   const signingKeys = new SigningKeys({ secret: config.receiptKeySecret, clock: services.clock });
   await signingKeys.start(driver);

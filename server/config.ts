@@ -35,6 +35,8 @@ export interface Config {
   storageQuotaBytes: number;
   /** The time limit of one index SQL query; 0: the driver's default (2 s on PostgreSQL, 0.5 s on PGlite). */
   sqlTimeoutMs: number;
+  /** Terms the store refuses in listings and conventions (comma list, case-insensitive). */
+  storeDenyTerms: string[];
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
   /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
@@ -102,6 +104,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     receiptKeySecret: env.RECEIPT_KEY_SECRET || undefined,
     storageQuotaBytes: integer(env.STORAGE_QUOTA_BYTES, 1024 ** 3, 'STORAGE_QUOTA_BYTES'),
     sqlTimeoutMs: integer(env.SQL_TIMEOUT_MS, 0, 'SQL_TIMEOUT_MS'),
+    storeDenyTerms: (env.STORE_DENY_TERMS ?? '')
+      .split(',')
+      .map((term) => term.trim())
+      .filter(Boolean),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

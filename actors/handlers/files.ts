@@ -5,20 +5,11 @@ import { BlobNotFoundError } from '../../storage/blobs/errors.ts';
 import {
   findFile,
   findKeptVersion,
-  forgetOlderBytes,
-  lastVersion,
   listFiles as readFiles,
   listReceipts as readReceipts,
-  removeFile,
 } from '../../storage/files.ts';
 import { contentTypeOf } from '../content-type.ts';
-import {
-  commitSave,
-  moveStorageUse,
-  outcome,
-  recordVersion,
-  storeFileBytes,
-} from '../file-versions.ts';
+import { commitDelete, commitSave, storeFileBytes } from '../file-versions.ts';
 import { decodePageCursor, encodePageCursor } from '../page-cursor.ts';
 import { notFound } from '../principal.ts';
 import type { FileReceipt } from '../receipts.ts';
@@ -76,32 +67,7 @@ export const deleteFile: Handler<'delete_file'> = async ({ services, principal }
   const path = parseFilePath(input.path);
   const visible = await readable(services, principal, input.workspace_id);
   assertMayChange(visible, principal, 'write to');
-  const receipt = await services.workspaces.command(visible.workspaceId, async (workspace, tx) => {
-    assertMayChange(workspace, principal, 'write to');
-    const current = await findFile(tx, workspace.workspaceId, path);
-    if (!current) throw notFound('file');
-    const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
-    const used = await moveStorageUse(
-      tx,
-      services,
-      new Map([[current.savedBy, -current.size]]),
-      principal.agentId,
-    );
-    // A delete's receipt carries the size and fingerprint of the version that goes.
-    const { signed } = await recordVersion(tx, services, workspace, principal, {
-      path,
-      version,
-      action: 'delete',
-      sha256: current.sha256,
-      size: current.size,
-      bytesKept: false,
-    });
-    if (!/\.md$/i.test(path)) await forgetOlderBytes(tx, workspace.workspaceId, path, version);
-    await removeFile(tx, workspace.workspaceId, path);
-    return outcome(services, workspace, principal, 'file.deleted', signed, used);
-  });
-  if (!receipt) throw notFound('workspace');
-  return { receipt };
+  return { receipt: await commitDelete(services, principal, visible.workspaceId, path) };
 };
 
 export const listFiles: Handler<'list_files'> = async ({ services, principal }, input) => {

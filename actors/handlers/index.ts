@@ -4,6 +4,23 @@ import { answerFeedback, leaveFeedback } from './feedback.ts';
 import { deleteFile, listFiles, listReceipts, readFile, writeFile } from './files.ts';
 import { queryIndex } from './index-sql.ts';
 import { getStorageLink } from './storage-links.ts';
+import {
+  postListing,
+  deleteListing,
+  readStore,
+  watchListings,
+  listWatches,
+  deleteWatch,
+  getReputation,
+} from './store.ts';
+import {
+  listConventions,
+  getConvention,
+  registerConvention,
+  placeConvention,
+  refuseConvention,
+  relateConventions,
+} from './conventions.ts';
 import type { Handlers } from './types.ts';
 import {
   createInvite,
@@ -37,4 +54,17 @@ export const HANDLERS: Handlers = {
   list_receipts: listReceipts,
   get_storage_link: getStorageLink,
   query_index: queryIndex,
+  post_listing: postListing,
+  delete_listing: deleteListing,
+  read_store: readStore,
+  list_conventions: listConventions,
+  get_convention: getConvention,
+  register_convention: registerConvention,
+  place_convention: placeConvention,
+  refuse_convention: refuseConvention,
+  relate_conventions: relateConventions,
+  watch_listings: watchListings,
+  list_watches: listWatches,
+  delete_watch: deleteWatch,
+  get_reputation: getReputation,
 };

@@ -1,0 +1,203 @@
+import type { Queryable } from './driver.ts';
+
+/** A listing: a file in a public workspace, named (migrations 008 and 009). */
+export interface ListingRow {
+  listingId: string;
+  workspaceId: string;
+  path: string;
+  kind: 'need' | 'can';
+  authorId: string;
+}
+
+export async function findListing(db: Queryable, listingId: string): Promise<ListingRow | null> {
+  const [row] = await db.query<{
+    listing_id: string;
+    workspace_id: string;
+    path: string;
+    kind: 'need' | 'can';
+    author_id: string;
+  }>('select listing_id, workspace_id, path, kind, author_id from listings where listing_id = $1', [
+    listingId,
+  ]);
+  return row
+    ? {
+        listingId: row.listing_id,
+        workspaceId: row.workspace_id,
+        path: row.path,
+        kind: row.kind,
+        authorId: row.author_id,
+      }
+    : null;
+}
+
+export async function findListingAt(
+  db: Queryable,
+  workspaceId: string,
+  path: string,
+): Promise<ListingRow | null> {
+  const [row] = await db.query<{ listing_id: string }>(
+    'select listing_id from listings where workspace_id = $1 and path = $2',
+    [workspaceId, path],
+  );
+  return row ? findListing(db, row.listing_id) : null;
+}
+
+/** Records the listing, or its new kind. */
+export async function upsertListing(
+  tx: Queryable,
+  row: ListingRow & { createdAt: Date },
+): Promise<void> {
+  await tx.query(
+    `insert into listings (listing_id, workspace_id, path, kind, author_id, created_at)
+     values ($1, $2, $3, $4, $5, $6)
+     on conflict (listing_id) do update set kind = excluded.kind`,
+    [row.listingId, row.workspaceId, row.path, row.kind, row.authorId, row.createdAt],
+  );
+}
+
+export async function deleteListingAt(
+  tx: Queryable,
+  workspaceId: string,
+  path: string,
+): Promise<void> {
+  await tx.query('delete from listings where workspace_id = $1 and path = $2', [workspaceId, path]);
+}
+
+/** The agent's own listings workspace, if made. */
+export async function findListingWorkspace(db: Queryable, agentId: string): Promise<string | null> {
+  const [row] = await db.query<{ workspace_id: string }>(
+    'select workspace_id from listing_workspaces where agent_id = $1',
+    [agentId],
+  );
+  return row?.workspace_id ?? null;
+}
+
+export async function insertListingWorkspace(
+  tx: Queryable,
+  agentId: string,
+  workspaceId: string,
+): Promise<void> {
+  await tx.query('insert into listing_workspaces (agent_id, workspace_id) values ($1, $2)', [
+    agentId,
+    workspaceId,
+  ]);
+}
+
+/** The place/price fields of a convention ('' for files on none, or on one not registered). */
+export async function axisFieldsOf(
+  db: Queryable,
+  convention: string | null,
+): Promise<{ field: string; axis: 'place' | 'price' }[]> {
+  return db.query<{ field: string; axis: 'place' | 'price' }>(
+    `select field, axis from convention_axes where convention = coalesce(
+       (select name from conventions where name = $1), '') order by field`,
+    [convention],
+  );
+}
+
+export interface WatchRow {
+  watchId: string;
+  agentId: string;
+  convention: string | null;
+  kind: 'need' | 'can' | null;
+  axis: 'place' | 'price' | null;
+  value: string | null;
+  q: string | null;
+  createdAt: Date;
+}
+
+type WatchRecord = {
+  watch_id: string;
+  agent_id: string;
+  convention: string | null;
+  kind: 'need' | 'can' | null;
+  axis: 'place' | 'price' | null;
+  axis_value: string | null;
+  query: string | null;
+  created_at: Date;
+};
+
+const toWatch = (r: WatchRecord): WatchRow => ({
+  watchId: r.watch_id,
+  agentId: r.agent_id,
+  convention: r.convention,
+  kind: r.kind,
+  axis: r.axis,
+  value: r.axis_value,
+  q: r.query,
+  createdAt: r.created_at,
+});
+
+/** Inserts the watch unless the agent holds `max` already; false then. */
+export async function insertWatch(tx: Queryable, row: WatchRow, max: number): Promise<boolean> {
+  await tx.query('select pg_advisory_xact_lock(7723005, hashtext($1::text))', [row.agentId]);
+  const [held] = await tx.query<{ n: number }>(
+    'select count(*)::int as n from listing_watches where agent_id = $1',
+    [row.agentId],
+  );
+  if ((held?.n ?? 0) >= max) return false;
+  await tx.query(
+    `insert into listing_watches (watch_id, agent_id, convention, kind, axis, axis_value, query,
+       created_at) values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [row.watchId, row.agentId, row.convention, row.kind, row.axis, row.value, row.q, row.createdAt],
+  );
+  return true;
+}
+
+export async function listWatchRows(db: Queryable, agentId: string): Promise<WatchRow[]> {
+  const rows = await db.query<WatchRecord>(
+    `select watch_id, agent_id, convention, kind, axis, axis_value, query, created_at
+     from listing_watches where agent_id = $1 order by created_at, watch_id`,
+    [agentId],
+  );
+  return rows.map(toWatch);
+}
+
+export async function deleteWatchRow(
+  tx: Queryable,
+  agentId: string,
+  watchId: string,
+): Promise<boolean> {
+  const rows = await tx.query(
+    'delete from listing_watches where watch_id = $1 and agent_id = $2 returning watch_id',
+    [watchId, agentId],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * The watches a listing matches: every criterion a watch names holds (the axis value compared
+ * without case, the text query as full-text search over `text`). Not the author's own.
+ */
+export async function matchingWatches(
+  db: Queryable,
+  listing: {
+    authorId: string;
+    convention: string | null;
+    kind: string;
+    axes: { axis: string; value: string }[];
+    text: string;
+  },
+): Promise<{ watchId: string; agentId: string }[]> {
+  const rows = await db.query<{ watch_id: string; agent_id: string }>(
+    `select w.watch_id, w.agent_id from listing_watches w
+     where w.agent_id <> $1
+       and (w.convention is null or w.convention = $2)
+       and (w.kind is null or w.kind = $3)
+       and (w.axis is null or exists (
+         select 1 from unnest($4::text[], $5::text[]) as p(axis, value)
+         where p.axis = w.axis and lower(p.value) = lower(w.axis_value)))
+       and (w.query is null or to_tsvector('pg_catalog.english', $6::text)
+         @@ websearch_to_tsquery('pg_catalog.english', w.query))
+     order by w.agent_id, w.created_at`,
+    [
+      listing.authorId,
+      listing.convention,
+      listing.kind,
+      listing.axes.map((a) => a.axis),
+      listing.axes.map((a) => a.value),
+      listing.text,
+    ],
+  );
+  return rows.map((r) => ({ watchId: r.watch_id, agentId: r.agent_id }));
+}

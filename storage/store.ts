@@ -1,0 +1,143 @@
+import type { Queryable } from './driver.ts';
+
+/** One listing as the store shows it: its current version, author and convention. */
+export interface StoreListing {
+  listingId: string;
+  kind: 'need' | 'can';
+  fields: Record<string, unknown>;
+  convention: string | null;
+  placed: boolean;
+  placement: string[] | null;
+  authorId: string;
+  authorName: string;
+  workspaceId: string;
+  path: string;
+  version: number;
+  savedAt: Date;
+}
+
+export interface StoreFilter {
+  convention?: string | undefined;
+  kind?: 'need' | 'can' | undefined;
+  q?: string | undefined;
+  place?: string | undefined;
+  price?: string | undefined;
+  /** Only these listings (matches). */
+  exclude?: string | undefined;
+  /** Listings sharing one of these values on the place axis (lower case). */
+  anyPlace?: string[] | undefined;
+  /** Newest first: strictly before this (saved_at, listing_id). */
+  before?: { savedAt: string; listingId: string } | undefined;
+}
+
+/**
+ * The store's listings, newest first. The axis filters go through convention_axes, as the
+ * index's axis_values does: `place=Berlin` finds `location: Berlin` and `city: Berlin` alike.
+ */
+export async function readStore(
+  db: Queryable,
+  filter: StoreFilter,
+  limit: number,
+): Promise<StoreListing[]> {
+  const params: unknown[] = [];
+  const bind = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const where: string[] = [];
+  if (filter.convention !== undefined) where.push(`iv.convention = ${bind(filter.convention)}`);
+  if (filter.kind !== undefined) where.push(`l.kind = ${bind(filter.kind)}`);
+  if (filter.q !== undefined) {
+    where.push(`iv.search @@ websearch_to_tsquery('pg_catalog.english', ${bind(filter.q)})`);
+  }
+  const onAxis = (axis: string, values: string) => `exists (
+    select 1 from convention_axes ax
+    where ax.convention = coalesce(c.name, '') and ax.axis = '${axis}'
+      and (lower(iv.fields ->> ax.field) = any(${values})
+        or (jsonb_typeof(iv.fields -> ax.field) = 'array' and exists (
+          select 1 from jsonb_array_elements_text(iv.fields -> ax.field) e
+          where lower(e) = any(${values})))))`;
+  if (filter.place !== undefined) {
+    where.push(onAxis('place', `array[lower(${bind(filter.place)}::text)]`));
+  }
+  if (filter.price !== undefined) {
+    where.push(onAxis('price', `array[lower(${bind(filter.price)}::text)]`));
+  }
+  if (filter.anyPlace !== undefined)
+    where.push(onAxis('place', `${bind(filter.anyPlace)}::text[]`));
+  if (filter.exclude !== undefined) where.push(`l.listing_id <> ${bind(filter.exclude)}`);
+  if (filter.before !== undefined) {
+    where.push(
+      `(iv.saved_at, l.listing_id) < (${bind(filter.before.savedAt)}::timestamptz, ${bind(
+        filter.before.listingId,
+      )}::uuid)`,
+    );
+  }
+  const rows = await db.query<{
+    listing_id: string;
+    kind: 'need' | 'can';
+    fields: Record<string, unknown>;
+    convention: string | null;
+    status: string | null;
+    placement: string[] | null;
+    author_id: string;
+    author_name: string;
+    workspace_id: string;
+    path: string;
+    version: number;
+    saved_at: Date;
+  }>(
+    `select l.listing_id, l.kind, iv.fields, iv.convention, c.status, c.placement,
+       iv.author_id, a.name as author_name, l.workspace_id, l.path, iv.version, iv.saved_at
+     from listings l
+     join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
+     join files f on f.workspace_id = l.workspace_id and f.path = l.path
+     join indexed_versions iv on iv.workspace_id = f.workspace_id and iv.path = f.path
+       and iv.version = f.version
+     join agents a on a.agent_id = l.author_id
+     left join conventions c on c.name = iv.convention
+     ${where.length ? `where ${where.join(' and ')}` : ''}
+     order by iv.saved_at desc, l.listing_id desc
+     limit ${bind(limit)}`,
+    params,
+  );
+  return rows.map((r) => ({
+    listingId: r.listing_id,
+    kind: r.kind,
+    fields: r.fields,
+    convention: r.convention,
+    placed: r.status === 'placed',
+    placement: r.status === 'placed' ? r.placement : null,
+    authorId: r.author_id,
+    authorName: r.author_name,
+    workspaceId: r.workspace_id,
+    path: r.path,
+    version: r.version,
+    savedAt: r.saved_at,
+  }));
+}
+
+/** The workspaces that hold listings, with their owners and listing counts. */
+export async function storeWorkspaces(
+  db: Queryable,
+  workspaceIds: string[],
+): Promise<{ workspaceId: string; ownerId: string; ownerName: string; listings: number }[]> {
+  const rows = await db.query<{
+    workspace_id: string;
+    owner_id: string;
+    owner_name: string;
+    listings: number;
+  }>(
+    `select w.workspace_id, w.owner_agent_id as owner_id, a.name as owner_name,
+       (select count(*)::int from listings l where l.workspace_id = w.workspace_id) as listings
+     from workspaces w join agents a on a.agent_id = w.owner_agent_id
+     where w.workspace_id = any($1::uuid[]) order by w.workspace_id`,
+    [workspaceIds],
+  );
+  return rows.map((r) => ({
+    workspaceId: r.workspace_id,
+    ownerId: r.owner_id,
+    ownerName: r.owner_name,
+    listings: r.listings,
+  }));
+}
