@@ -11,6 +11,7 @@ import {
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import {
   addConventionAxis,
+  findConvention,
   insertConvention,
   listConventionRows,
   relationsOf,
@@ -24,7 +25,6 @@ import {
   nearDuplicate,
   reservedCloseness,
 } from '../convention-rules.ts';
-import type { ConventionActor } from '../convention-actor.ts';
 import { renderConvention, renderConventions } from '../convention-markdown.ts';
 import { notFound } from '../principal.ts';
 import type { Services } from '../services.ts';
@@ -64,14 +64,6 @@ function relationView(row: RelationRow) {
   };
 }
 
-function actorView(services: Services, actor: ConventionActor) {
-  return conventionView(services, {
-    ...actor.record,
-    status: actor.status,
-    placement: actor.placement,
-  });
-}
-
 export const listConventions: Handler<'list_conventions'> = async (call) => {
   const rows = await listConventionRows(call.services.db());
   const conventions = rows.map((row) => conventionView(call.services, row));
@@ -80,10 +72,11 @@ export const listConventions: Handler<'list_conventions'> = async (call) => {
 };
 
 export const getConvention: Handler<'get_convention'> = async (call, input) => {
-  const actor = await call.services.conventions.get(input.name);
-  if (!actor) throw notFound('convention');
+  // Read from the table, not a live copy: another process may have placed it a moment ago.
+  const row = await findConvention(call.services.db(), input.name);
+  if (!row) throw notFound('convention');
   const relations = (await relationsOf(call.services.db(), input.name)).map(relationView);
-  const view = { ...actorView(call.services, actor), relations };
+  const view = { ...conventionView(call.services, row), relations };
   if (call.format === 'markdown') return markdown(renderConvention(call.services, view));
   return view;
 };
