@@ -331,6 +331,7 @@ export async function commitSave(
       path,
       version,
       savedAt,
+      public: workspace.record.visibility === 'public',
       index: stored.index,
       declared: options.listing,
     });

@@ -17,7 +17,14 @@ import {
 import { readStore as readStoreRows, storeWorkspaces } from '../../storage/store.ts';
 import { insertWorkspace } from '../../storage/workspaces.ts';
 import { commitDelete, commitSave, storeFileBytes } from '../file-versions.ts';
-import { axesOf, listingMarkdown, listingPath, listingView } from '../listings.ts';
+import {
+  axesOf,
+  invalid,
+  listingMarkdown,
+  listingPath,
+  listingView,
+  trunkClashes,
+} from '../listings.ts';
 import { decodePageCursor, encodePageCursor } from '../page-cursor.ts';
 import { notFound, type Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
@@ -54,6 +61,8 @@ async function ownListingsWorkspace(services: Services, principal: Principal): P
 }
 
 export const postListing: Handler<'post_listing'> = async ({ services, principal }, input) => {
+  const clashes = trunkClashes(input.dimensions);
+  if (clashes.length > 0) throw invalid(clashes);
   let listingId: string;
   let workspaceId: string;
   let replacing = false;
