@@ -6,6 +6,19 @@ import type { Principal } from './principal.ts';
 import type { Services } from './services.ts';
 import { checkUserSql } from './sql-policy.ts';
 
+/** The most bytes of rows (as JSON) one answer carries; past it `truncated` is true. */
+export const INDEX_BYTE_CAP = 8 * 1024 * 1024;
+
+/** The leading rows whose JSON fits in `cap` bytes (at least none). */
+function withinBytes(rows: unknown[][], cap: number): unknown[][] {
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    bytes += Buffer.byteLength(JSON.stringify(rows[i])) + 1;
+    if (bytes > cap) return rows.slice(0, i);
+  }
+  return rows;
+}
+
 /** Type names agents see for the columns of an answer (PostgreSQL type OIDs). */
 const TYPE_NAMES: Record<number, string> = {
   16: 'boolean',
@@ -63,13 +76,14 @@ export async function runIndexQuery(
       },
       { readOnly: true, timeoutMs: services.sqlTimeoutMs, pool: 'agents' },
     );
+    const rows = withinBytes(table.rows.slice(0, INDEX_ROW_CAP), INDEX_BYTE_CAP);
     return {
       columns: table.columns.map((column) => ({
         name: column.name,
         type: TYPE_NAMES[column.typeOid] ?? `oid ${column.typeOid}`,
       })),
-      rows: table.rows.slice(0, INDEX_ROW_CAP),
-      truncated: table.rows.length > INDEX_ROW_CAP,
+      rows,
+      truncated: table.rows.length > rows.length,
       elapsed_ms: Math.round((performance.now() - started) * 10) / 10,
     };
   } catch (error) {

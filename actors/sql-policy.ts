@@ -242,9 +242,14 @@ function recordFunctionItem(body: Body, findings: Findings): void {
     else if (aliasColumns.length === 0) columns.add(aliasName ?? name);
   }
   if (itemName === undefined) return;
-  const known = findings.functionItems.get(itemName) ?? new Set<string>();
-  columns.forEach((column) => known.add(column));
-  findings.functionItems.set(itemName, known);
+  // One name may mean different items in different parts of the query: `t.f` is let through
+  // only when every item of that name has the column f (else it calls f(t): `t.current_setting`
+  // over a text item is current_setting(t)).
+  const known = findings.functionItems.get(itemName);
+  findings.functionItems.set(
+    itemName,
+    known === undefined ? columns : new Set([...known].filter((column) => columns.has(column))),
+  );
 }
 
 function checkRelation(body: Body, place: Place, findings: Findings): void {

@@ -99,6 +99,21 @@ test('answers keep repeated column names and stop at 1,000 rows with truncated',
   assert.equal(answer.body.rows[3], [3, 6]);
 });
 
+test('answers stop at 8 MiB of rows too, with truncated', async ({ server }) => {
+  const me = await server.signUp();
+  const answer = await sql(server, me, {
+    sql: 'select x, $1::text as filler from unnest($2::int[]) as t(x)',
+    params: ['y'.repeat(10_000), `{${Array.from({ length: 1000 }, (_, i) => i).join(',')}}`],
+  });
+  assert.is(answer.status, 200, JSON.stringify(answer.body).slice(0, 300));
+  assert.ok(answer.body.truncated);
+  assert.ok(
+    answer.body.rows.length > 800 && answer.body.rows.length < 1000,
+    `${answer.body.rows.length}`,
+  );
+  assert.equal(answer.body.rows[5], [5, 'y'.repeat(10_000)]);
+});
+
 test('a query past its time limit answers 408 sql_timeout, and a write sent meanwhile completes', async ({
   server,
 }) => {
