@@ -37,8 +37,8 @@ export function listingPath(listingId: string): string {
 export function listingMarkdown(listing: {
   kind: 'need' | 'can';
   convention?: string | undefined;
-  name: string;
-  description: string;
+  name?: string | undefined;
+  description?: string | undefined;
   need?: string | undefined;
   can?: string | undefined;
   contact?: string | undefined;
@@ -46,8 +46,8 @@ export function listingMarkdown(listing: {
 }): string {
   const header: Record<string, unknown> = { kind: listing.kind };
   if (listing.convention !== undefined) header.convention = listing.convention;
-  header.name = listing.name;
-  header.description = listing.description;
+  if (listing.name !== undefined) header.name = listing.name;
+  if (listing.description !== undefined) header.description = listing.description;
   if (listing.need !== undefined) header.need = listing.need;
   if (listing.can !== undefined) header.can = listing.can;
   if (listing.contact !== undefined) header.contact = listing.contact;

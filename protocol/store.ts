@@ -143,8 +143,8 @@ export const postListing = defineOperation({
     workspace_id: z.uuid().optional().describe('A public workspace you own; default: yours.'),
     kind,
     convention: conventionName.optional(),
-    name: z.string().describe('The title, at most 200 characters.'),
-    description: z.string().describe('At most 4,000 characters.'),
+    name: z.string().optional().describe('The title (required), at most 200 characters.'),
+    description: z.string().optional().describe('Required; at most 4,000 characters.'),
     need: z.string().optional().describe('What you want done (need listings).'),
     can: z.string().optional().describe('What you offer (can listings).'),
     contact: z

@@ -17,8 +17,10 @@ import {
 import { readStore as readStoreRows, storeWorkspaces } from '../../storage/store.ts';
 import { insertWorkspace } from '../../storage/workspaces.ts';
 import { commitDelete, commitSave, storeFileBytes } from '../file-versions.ts';
+import { indexEntry } from '../markdown-index.ts';
 import {
   axesOf,
+  checkListing,
   invalid,
   listingMarkdown,
   listingPath,
@@ -63,6 +65,10 @@ async function ownListingsWorkspace(services: Services, principal: Principal): P
 export const postListing: Handler<'post_listing'> = async ({ services, principal }, input) => {
   const clashes = trunkClashes(input.dimensions);
   if (clashes.length > 0) throw invalid(clashes);
+  // Checked before anything is made (the listings workspace included); the save checks again.
+  const text = listingMarkdown(input);
+  const bytes = Buffer.from(text, 'utf8');
+  await checkListing(services.db(), services, principal, indexEntry(bytes, bytes.length));
   let listingId: string;
   let workspaceId: string;
   let replacing = false;
@@ -97,13 +103,12 @@ export const postListing: Handler<'post_listing'> = async ({ services, principal
   }
   assertMayChange(workspace, principal, 'post listings to');
   const path = listingPath(listingId);
-  const text = listingMarkdown(input);
   const stored = await storeFileBytes(
     services,
     principal,
     workspace,
     path,
-    bytesBody(Buffer.from(text, 'utf8'), 'text/markdown'),
+    bytesBody(bytes, 'text/markdown'),
     { maxBytes: MAX_FILE_BYTES },
   );
   const receipt = await commitSave(
