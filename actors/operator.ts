@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { findOperator, insertAgent, setOperatorTokenHash } from '../storage/agents.ts';
+import { insertWorkspace } from '../storage/workspaces.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../storage/database-error.ts';
 import type { Services } from './services.ts';
 import { hashToken, tokenShape } from './tokens.ts';
@@ -48,4 +49,31 @@ export async function ensureOperator(
   }
   services.operatorId = agentId;
   return agentId;
+}
+
+/** The name of the operator's public workspace that agents knock on for help (/help). */
+export const HELP_WORKSPACE_NAME = 'Help with your agent';
+
+/**
+ * The operator's public help workspace, made at the first start: /help names it, and a knock on
+ * it reaches the operator. Several processes starting at once make one (an advisory lock).
+ */
+export async function ensureHelpWorkspace(services: Services): Promise<string> {
+  return services.workspaces.create(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock(7723007)');
+    const [found] = await tx.query<{ workspace_id: string }>(
+      `select workspace_id from workspaces where owner_agent_id = $1 and visibility = 'public'
+       and name = $2 order by created_at, workspace_id limit 1`,
+      [services.operatorId, HELP_WORKSPACE_NAME],
+    );
+    if (found) return { result: found.workspace_id };
+    const workspaceId = randomUUID();
+    await insertWorkspace(tx, {
+      workspaceId,
+      ownerAgentId: services.operatorId,
+      visibility: 'public',
+      name: HELP_WORKSPACE_NAME,
+    });
+    return { result: workspaceId };
+  });
 }

@@ -1,4 +1,11 @@
-import { assign, createActor, initialTransition, setup, transition, type SnapshotFrom } from 'xstate';
+import {
+  assign,
+  createActor,
+  initialTransition,
+  setup,
+  transition,
+  type SnapshotFrom,
+} from 'xstate';
 
 /**
  * A convention's standing in the store. A new one is `unplaced`: its listings live in the

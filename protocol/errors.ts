@@ -65,6 +65,15 @@ export const ERRORS = {
     title: 'A convention like this exists already (`existing` names it): use it',
   },
   content_refused: { status: 422, title: 'The service refuses this content in the store' },
+  direct_knocks_refused: {
+    status: 403,
+    title: 'That agent takes no direct knocks; knock on one of its public workspaces',
+  },
+  knock_pending: { status: 409, title: 'You have a pending knock on that target already' },
+  knock_not_pending: {
+    status: 409,
+    title: 'That knock is no longer pending (`status` says what became of it)',
+  },
   limit_reached: { status: 409, title: 'You hold as many of these as one agent may' },
   quota_exceeded: { status: 507, title: 'Your storage quota would be exceeded' },
   sql_not_allowed: {

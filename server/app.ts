@@ -1,6 +1,7 @@
 import { Server as SocketIoServer } from 'socket.io';
-import { ensureOperator } from '../actors/operator.ts';
+import { ensureHelpWorkspace, ensureOperator } from '../actors/operator.ts';
 import { prepareIndex } from '../actors/index-setup.ts';
+import { expireDueKnocks } from '../actors/handlers/chat.ts';
 import { collectUnusedBlobs } from '../actors/blob-collector.ts';
 import { expireDueInvites } from '../actors/invites.ts';
 import { databaseJobStore } from '../actors/scheduled-jobs.ts';
@@ -39,6 +40,8 @@ import { createStorageLinkDoor } from './storage-link/door.ts';
 
 /** How often pending invites past their time are expired (list_invites shows them at once). */
 const INVITE_EXPIRY_EVERY_MS = 60_000;
+/** Knocks run out after 14 days: an hourly sweep is soon enough (answers check the time too). */
+const KNOCK_EXPIRY_EVERY_MS = 3_600_000;
 /** How often staged blocks past their time are dropped (a commit ignores them at once). */
 const BLOCK_EXPIRY_EVERY_MS = 10 * 60_000;
 /** How often blobs no version or staged block uses are collected. */
@@ -224,6 +227,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     links: await StorageLinks.start(driver),
   });
   await ensureOperator(services, config.operatorToken);
+  const helpWorkspaceId = await ensureHelpWorkspace(services);
   await prepareIndex(services, config.log);
   await services.listenToOtherProcesses();
 
@@ -241,7 +245,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     for (const method of routeMethods(operation))
       router.add(method, operation.path, { kind: 'operation', operation, options });
   }
-  for (const [path, document] of loadDocuments(services.config)) {
+  for (const [path, document] of loadDocuments(services.config, { helpWorkspaceId })) {
     const response: EngineResponse = {
       status: 200,
       headers: { 'content-type': document.contentType, ...PUBLIC_CORS_HEADERS },
@@ -279,6 +283,11 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
         name: 'invites.expire',
         everyMs: INVITE_EXPIRY_EVERY_MS,
         run: async (now) => void (await expireDueInvites(services, now)),
+      },
+      {
+        name: 'knocks.expire',
+        everyMs: KNOCK_EXPIRY_EVERY_MS,
+        run: async (now) => void (await expireDueKnocks(services, now)),
       },
       {
         name: 'blocks.expire',

@@ -9,8 +9,12 @@ export interface ServedDocument {
 }
 
 /** The reference documents, read once at start-up with their placeholders filled in. */
-export function loadDocuments(config: ServiceConfig): Map<string, ServedDocument> {
+export function loadDocuments(
+  config: ServiceConfig,
+  found: { helpWorkspaceId: string },
+): Map<string, ServedDocument> {
   const values: Record<string, string> = {
+    help_workspace_id: found.helpWorkspaceId,
     base_url: config.baseUrl,
     terms_url: config.termsUrl,
     privacy_url: config.privacyUrl,

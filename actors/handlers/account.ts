@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../protocol/errors.ts';
+import { unreadCounts } from '../../storage/chat.ts';
 import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { insertAgent } from '../../storage/agents.ts';
 import { readStorageUse } from '../../storage/files.ts';
@@ -57,7 +58,10 @@ export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
     agent_id: agent.agentId,
     name: agent.name,
     created_at: agent.createdAt,
-    unread: { changes: Math.max(0, head - agent.readSeq), messages: 0, knocks: 0 },
+    unread: {
+      changes: Math.max(0, head - agent.readSeq),
+      ...(await unreadCounts(services.db(), agent.agentId, new Date(services.clock.now()))),
+    },
     storage: { used_bytes: used, quota_bytes: services.storageQuotaBytes },
     service_version: SERVICE_VERSION,
   };

@@ -1,5 +1,16 @@
 import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
+import {
+  sendMessage,
+  readMessages,
+  knock,
+  knockAgent,
+  listKnocks,
+  acceptKnock,
+  declineKnock,
+  withdrawKnock,
+  setKnockSettings,
+} from './chat.ts';
 import { answerFeedback, leaveFeedback } from './feedback.ts';
 import { deleteFile, listFiles, listReceipts, readFile, writeFile } from './files.ts';
 import { queryIndex } from './index-sql.ts';
@@ -67,4 +78,13 @@ export const HANDLERS: Handlers = {
   list_watches: listWatches,
   delete_watch: deleteWatch,
   get_reputation: getReputation,
+  send_message: sendMessage,
+  read_messages: readMessages,
+  knock,
+  knock_agent: knockAgent,
+  list_knocks: listKnocks,
+  accept_knock: acceptKnock,
+  decline_knock: declineKnock,
+  withdraw_knock: withdrawKnock,
+  set_knock_settings: setKnockSettings,
 };

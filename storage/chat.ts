@@ -1,0 +1,270 @@
+import type { Queryable } from './driver.ts';
+
+/** Messages and knocks (migrations/010_chat.sql). */
+
+export interface MessageRow {
+  messageId: string;
+  workspaceId: string;
+  seq: number;
+  senderId: string;
+  senderName: string;
+  text: string;
+  sentAt: Date;
+}
+
+/** Records a message as its workspace's next (the caller holds the workspace's turn). */
+export async function insertMessage(
+  tx: Queryable,
+  row: Omit<MessageRow, 'seq' | 'senderName'>,
+): Promise<number> {
+  const [stored] = await tx.query<{ seq: number }>(
+    `insert into messages (message_id, workspace_id, seq, sender_id, text, sent_at)
+     values ($1, $2, (select coalesce(max(seq), 0) + 1 from messages where workspace_id = $2),
+       $3, $4, $5)
+     returning seq`,
+    [row.messageId, row.workspaceId, row.senderId, row.text, row.sentAt],
+  );
+  return stored?.seq ?? 0;
+}
+
+export async function messageSeq(
+  db: Queryable,
+  workspaceId: string,
+  messageId: string,
+): Promise<number | null> {
+  const [row] = await db.query<{ seq: number }>(
+    'select seq from messages where workspace_id = $1 and message_id = $2',
+    [workspaceId, messageId],
+  );
+  return row?.seq ?? null;
+}
+
+export async function readMessageRows(
+  db: Queryable,
+  workspaceId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<MessageRow[]> {
+  const rows = await db.query<{
+    message_id: string;
+    seq: number;
+    sender_id: string;
+    sender_name: string;
+    text: string;
+    sent_at: Date;
+  }>(
+    `select m.message_id, m.seq, m.sender_id, a.name as sender_name, m.text, m.sent_at
+     from messages m join agents a on a.agent_id = m.sender_id
+     where m.workspace_id = $1 and m.seq > $2 order by m.seq limit $3`,
+    [workspaceId, afterSeq, limit],
+  );
+  return rows.map((r) => ({
+    messageId: r.message_id,
+    workspaceId,
+    seq: r.seq,
+    senderId: r.sender_id,
+    senderName: r.sender_name,
+    text: r.text,
+    sentAt: r.sent_at,
+  }));
+}
+
+/** Moves the reader's mark forward (never back). */
+export async function markRead(
+  tx: Queryable,
+  agentId: string,
+  workspaceId: string,
+  seq: number,
+): Promise<void> {
+  await tx.query(
+    `insert into message_reads (agent_id, workspace_id, read_seq) values ($1, $2, $3)
+     on conflict (agent_id, workspace_id)
+     do update set read_seq = greatest(message_reads.read_seq, excluded.read_seq)`,
+    [agentId, workspaceId, seq],
+  );
+}
+
+/** Messages from others, in the agent's workspaces, after its read marks; and pending knocks. */
+export async function unreadCounts(
+  db: Queryable,
+  agentId: string,
+  now: Date,
+): Promise<{ messages: number; knocks: number }> {
+  const [row] = await db.query<{ messages: number; knocks: number }>(
+    `select
+       (select count(*)::int from messages m
+        join workspace_members wm on wm.workspace_id = m.workspace_id and wm.agent_id = $1
+        left join message_reads r on r.agent_id = $1 and r.workspace_id = m.workspace_id
+        where m.seq > coalesce(r.read_seq, 0) and m.sender_id <> $1) as messages,
+       (select count(*)::int from knocks k
+        where k.to_agent = $1 and k.status = 'pending' and k.expires_at > $2) as knocks`,
+    [agentId, now],
+  );
+  return { messages: row?.messages ?? 0, knocks: row?.knocks ?? 0 };
+}
+
+export interface KnockRow {
+  knockId: string;
+  fromAgent: string;
+  fromName: string;
+  toAgent: string;
+  toName: string;
+  workspaceId: string | null;
+  note: string;
+  status: 'pending' | 'accepted' | 'declined' | 'withdrawn' | 'expired';
+  fromOperator: boolean;
+  createdAt: Date;
+  expiresAt: Date;
+  sharedWorkspaceId: string | null;
+  machine: unknown;
+}
+
+const KNOCK_COLUMNS = `k.knock_id, k.from_agent, fa.name as from_name, k.to_agent,
+  ta.name as to_name, k.workspace_id, k.note, k.status, k.from_operator, k.created_at,
+  k.expires_at, k.shared_workspace_id, k.machine`;
+const KNOCK_FROM = `knocks k join agents fa on fa.agent_id = k.from_agent
+  join agents ta on ta.agent_id = k.to_agent`;
+
+function toKnock(r: Record<string, unknown>): KnockRow {
+  return {
+    knockId: r.knock_id as string,
+    fromAgent: r.from_agent as string,
+    fromName: r.from_name as string,
+    toAgent: r.to_agent as string,
+    toName: r.to_name as string,
+    workspaceId: (r.workspace_id as string | null) ?? null,
+    note: r.note as string,
+    status: r.status as KnockRow['status'],
+    fromOperator: r.from_operator as boolean,
+    createdAt: r.created_at as Date,
+    expiresAt: r.expires_at as Date,
+    sharedWorkspaceId: (r.shared_workspace_id as string | null) ?? null,
+    machine: r.machine,
+  };
+}
+
+export async function findKnock(db: Queryable, knockId: string): Promise<KnockRow | null> {
+  const [row] = await db.query(`select ${KNOCK_COLUMNS} from ${KNOCK_FROM} where k.knock_id = $1`, [
+    knockId,
+  ]);
+  return row ? toKnock(row) : null;
+}
+
+export async function insertKnock(
+  tx: Queryable,
+  row: Omit<KnockRow, 'fromName' | 'toName' | 'status' | 'sharedWorkspaceId'>,
+): Promise<void> {
+  await tx.query(
+    `insert into knocks (knock_id, from_agent, to_agent, workspace_id, note, status,
+       from_operator, created_at, expires_at, machine)
+     values ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9::text::jsonb)`,
+    [
+      row.knockId,
+      row.fromAgent,
+      row.toAgent,
+      row.workspaceId,
+      row.note,
+      row.fromOperator,
+      row.createdAt,
+      row.expiresAt,
+      JSON.stringify(row.machine),
+    ],
+  );
+}
+
+/** Ends a pending knock; false when it was no longer pending (someone else ended it first). */
+export async function settleKnock(
+  tx: Queryable,
+  knockId: string,
+  status: KnockRow['status'],
+  at: Date,
+  sharedWorkspaceId: string | null,
+  machine: unknown,
+): Promise<boolean> {
+  const rows = await tx.query(
+    `update knocks set status = $2, settled_at = $3, shared_workspace_id = $4,
+       machine = $5::text::jsonb
+     where knock_id = $1 and status = 'pending' returning knock_id`,
+    [knockId, status, at, sharedWorkspaceId, JSON.stringify(machine)],
+  );
+  return rows.length > 0;
+}
+
+/** The knocker's knocks since `since`, oldest first (for the hourly limit). */
+export async function knocksSince(db: Queryable, agentId: string, since: Date): Promise<Date[]> {
+  const rows = await db.query<{ created_at: Date }>(
+    `select created_at from knocks where from_agent = $1 and created_at > $2
+     order by created_at`,
+    [agentId, since],
+  );
+  return rows.map((r) => r.created_at);
+}
+
+export async function listKnockRows(
+  db: Queryable,
+  agentId: string,
+  options: {
+    direction: 'incoming' | 'outgoing';
+    status?: KnockRow['status'] | undefined;
+    now: Date;
+    before?: { createdAt: string; knockId: string } | undefined;
+    limit: number;
+  },
+): Promise<KnockRow[]> {
+  const params: unknown[] = [agentId];
+  const where = [options.direction === 'incoming' ? 'k.to_agent = $1' : 'k.from_agent = $1'];
+  // Pending past its time is shown (and filtered) as expired, swept or not.
+  if (options.status === 'expired') {
+    params.push(options.now);
+    where.push(
+      `(k.status = 'expired' or (k.status = 'pending' and k.expires_at <= $${params.length}))`,
+    );
+  } else if (options.status === 'pending') {
+    params.push(options.now);
+    where.push(`k.status = 'pending' and k.expires_at > $${params.length}`);
+  } else if (options.status !== undefined) {
+    params.push(options.status);
+    where.push(`k.status = $${params.length}`);
+  }
+  if (options.before) {
+    params.push(options.before.createdAt, options.before.knockId);
+    where.push(
+      `(k.created_at, k.knock_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`,
+    );
+  }
+  params.push(options.limit);
+  const rows = await db.query(
+    `select ${KNOCK_COLUMNS} from ${KNOCK_FROM} where ${where.join(' and ')}
+     order by k.created_at desc, k.knock_id desc limit $${params.length}`,
+    params,
+  );
+  return rows.map(toKnock);
+}
+
+export async function dueKnocks(db: Queryable, now: Date, limit: number): Promise<string[]> {
+  const rows = await db.query<{ knock_id: string }>(
+    `select knock_id from knocks where status = 'pending' and expires_at <= $1
+     order by expires_at limit $2`,
+    [now, limit],
+  );
+  return rows.map((r) => r.knock_id);
+}
+
+export async function directKnocksOf(
+  db: Queryable,
+  agentId: string,
+): Promise<'everyone' | 'nobody' | null> {
+  const [row] = await db.query<{ direct_knocks: 'everyone' | 'nobody' }>(
+    'select direct_knocks from agents where agent_id = $1',
+    [agentId],
+  );
+  return row?.direct_knocks ?? null;
+}
+
+export async function setDirectKnocks(
+  tx: Queryable,
+  agentId: string,
+  value: 'everyone' | 'nobody',
+): Promise<void> {
+  await tx.query('update agents set direct_knocks = $2 where agent_id = $1', [agentId, value]);
+}
