@@ -71,7 +71,9 @@ export async function runIndexQuery(
   try {
     const table = await services.driver.transaction(
       async (tx) => {
-        await tx.query(bindScope(services.indexReaderRole), [principal.agentId]);
+        await tx.query(bindScope(services.indexReaderRole && !services.indexReaderLogin), [
+          principal.agentId,
+        ]);
         return tx.queryTable(text, params);
       },
       { readOnly: true, timeoutMs: services.sqlTimeoutMs, pool: 'agents' },

@@ -1,10 +1,14 @@
 import { KNOWN_CONVENTIONS } from '../protocol/known-conventions.ts';
 import { seedConventions } from '../storage/conventions.ts';
+import { randomBytes } from 'node:crypto';
 import {
   INDEX_READER_ROLE,
+  READER_LOGIN_NAME,
   READER_ROLE_SETUP,
   READER_ROLE_USABLE,
+  readerLoginSetup,
 } from '../storage/index-scope.ts';
+import { ensureServiceSecret } from '../storage/service-secrets.ts';
 import type { Services } from './services.ts';
 
 /**
@@ -19,6 +23,29 @@ export async function prepareIndex(services: Services, log: (message: string) =>
     return tx.query<{ usable: boolean }>(READER_ROLE_USABLE);
   });
   services.indexReaderRole = row?.usable === true;
+  if (services.indexReaderRole && services.driver.loginAgentsAs) {
+    const login = await services.driver.transaction(async (tx) => {
+      await tx.query('select pg_advisory_xact_lock(7723004)');
+      const [named] = await tx.query<{ name: string }>(READER_LOGIN_NAME);
+      const secret = await ensureServiceSecret(tx, 'index-reader-login', randomBytes(24));
+      const password = Buffer.from(secret).toString('hex');
+      const name = named?.name ?? '';
+      try {
+        await tx.savepoint((inner) => inner.script(readerLoginSetup(name, password)));
+        return { name, password };
+      } catch {
+        return null;
+      }
+    });
+    services.indexReaderLogin =
+      login !== null && (await services.driver.loginAgentsAs(login.name, login.password));
+    if (!services.indexReaderLogin) {
+      log(
+        `index: agents' SQL connects as the service's user and switches to ${INDEX_READER_ROLE} ` +
+          `(a login role of its own could not be made or could not log in here).`,
+      );
+    }
+  }
   if (!services.indexReaderRole) {
     log(
       `index: the role ${INDEX_READER_ROLE} is missing or not granted to this database user; ` +

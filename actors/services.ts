@@ -69,6 +69,8 @@ export class Services {
   readonly sqlTimeoutMs: number;
   /** Whether agents' SQL runs as the reader role (start-up checks; see checkIndexReaderRole). */
   indexReaderRole = false;
+  /** PostgreSQL: the agents' pool logs in as a reader role of its own (no role to switch). */
+  indexReaderLogin = false;
   /** Bytes each agent holds, as last read or written here (whoami shows it; the truth is the table). */
   readonly storageUse = new Map<string, number>();
   #files: FileServices | undefined;

@@ -82,5 +82,10 @@ export interface Driver extends Queryable {
    * re-read the tables.
    */
   listen?(channel: string, onPayload: (payload: string) => void): Promise<void>;
+  /**
+   * PostgreSQL: from now on the `agents` pool logs in as `user` (a role that can read only what
+   * agents may). Resolves false, changing nothing, when that login does not work here.
+   */
+  loginAgentsAs?(user: string, password: string): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -75,3 +75,28 @@ end $$`;
 export const READER_ROLE_USABLE = `select case when exists (select 1 from pg_roles
   where rolname = '${INDEX_READER_ROLE}') then pg_has_role(current_user, '${INDEX_READER_ROLE}',
   'member') else false end as usable`;
+
+/**
+ * PostgreSQL only: a login role of this database's own, a member of the reader role, that the
+ * agents' pool connects as. SET ROLE can be undone by whoever holds the session; a session that
+ * logged in as the reader has nothing to go back to. Its name is made from the database's
+ * (roles belong to the whole cluster; each database keeps its own password).
+ */
+export const READER_LOGIN_NAME = `select 'agent_index_login_' || left(md5(current_database()), 12)
+  as name`;
+
+/** Makes (or re-passwords) the login role; `password` is hex, so it is safe in the text. */
+export function readerLoginSetup(name: string, password: string): string {
+  if (!/^agent_index_login_[0-9a-f]{12}$/.test(name) || !/^[0-9a-f]+$/.test(password)) {
+    throw new Error('unexpected reader login name or password');
+  }
+  return `do $$
+begin
+  if not exists (select 1 from pg_roles where rolname = '${name}') then
+    create role ${name} login inherit password '${password}';
+  else
+    alter role ${name} login inherit password '${password}';
+  end if;
+  grant ${INDEX_READER_ROLE} to ${name};
+end $$`;
+}

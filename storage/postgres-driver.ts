@@ -33,15 +33,16 @@ export async function openPostgres(
   };
   const sql = postgres(url, { ...shared, max: options.max ?? 10 });
   // Agents' own SQL (TransactionOptions.pool 'agents'): a pool of its own, opened on first use.
+  let agentsUrl = url;
   let agentsSql: postgres.Sql | null = null;
+  const openAgentsPool = (at: string) =>
+    postgres(at, {
+      ...shared,
+      max: options.agentsMax ?? 4,
+      connection: { application_name: 'agent-service-index' },
+    });
   const poolFor = (pool: TransactionOptions['pool']) =>
-    pool === 'agents'
-      ? (agentsSql ??= postgres(url, {
-          ...shared,
-          max: options.agentsMax ?? 4,
-          connection: { application_name: 'agent-service-index' },
-        }))
-      : sql;
+    pool === 'agents' ? (agentsSql ??= openAgentsPool(agentsUrl)) : sql;
   const guard = new TransactionGuard();
   let listener: PostgresListener | null = null;
   // Calls in flight, for `close`: postgres.js's own end() waits out its whole timeout once any
@@ -172,6 +173,23 @@ export async function openPostgres(
       } finally {
         clearTimeout(timer);
       }
+    },
+    async loginAgentsAs(user, password) {
+      const at = new URL(url);
+      at.username = user;
+      at.password = password;
+      const candidate = openAgentsPool(at.toString());
+      try {
+        await candidate.unsafe('select 1');
+      } catch {
+        await candidate.end({ timeout: 0 });
+        return false;
+      }
+      const previous = agentsSql;
+      agentsUrl = at.toString();
+      agentsSql = candidate;
+      await previous?.end({ timeout: 5 });
+      return true;
     },
     async listen(channel, onPayload) {
       listener ??= new PostgresListener(url, shared);

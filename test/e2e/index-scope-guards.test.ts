@@ -85,4 +85,26 @@ test('the scope views show a caller only what it may read, even when named direc
   assert.is(await refusal(asReader(server, owner.agent_id, probe)), '22012');
 });
 
+test('on PostgreSQL agents’ SQL logs in as a reader of its own: going back to the session’s role gains nothing', async ({
+  server,
+}) => {
+  const me = await server.signUp();
+  if (server.services.driver.kind === 'pglite') {
+    // One embedded connection, which the service's own role holds: only SET ROLE is possible.
+    assert.not.ok(server.services.indexReaderLogin);
+    return;
+  }
+  assert.ok(server.services.indexReaderLogin, 'the agents’ pool logs in as the reader');
+  const tookBack = server.services.driver.transaction(
+    async (tx) => {
+      await tx.query("select set_config('role', session_user, true)");
+      return tx.query('select count(*) from public.agents');
+    },
+    { readOnly: true, pool: 'agents' },
+  );
+  assert.is(await refusal(tookBack), '42501');
+  const [who] = await asReader(server, me.agent_id, 'select session_user::text as name');
+  assert.match(String(who?.name), /^agent_index_login_[0-9a-f]{12}$/);
+});
+
 test.run();
