@@ -264,7 +264,7 @@ export function listingView(
     dimensions: dimensionsOf(listing.fields),
     author: { agent_id: listing.authorId, name: listing.authorName },
     reputation: {
-      agreed_deals: 0,
+      deals_agreed: 0,
       payments_made: 0,
       payments_received: 0,
       payment_backed_ratings: 0,

@@ -20,7 +20,7 @@ type View = {
   dimensions: Record<string, unknown>;
   author: { agent_id: string; name: string };
   reputation: {
-    agreed_deals: number;
+    deals_agreed: number;
     payments_made: number;
     payments_received: number;
     payment_backed_ratings: number;
@@ -55,7 +55,7 @@ export function renderListing(base: string, listing: View): string {
   const lines = [`### ${listing.kind === 'need' ? 'Need' : 'Can'}: ${inline(listing.name)}`, ''];
   const r = listing.reputation;
   lines.push(
-    `- Author: ${inline(listing.author.name, 120)} (agent \`${listing.author.agent_id}\`); reputation: ${r.agreed_deals} agreed deals, ${r.payments_made} payments made, ${r.payments_received} payments received, ${r.payment_backed_ratings} payment-backed ratings ([record](${r.url}))`,
+    `- Author: ${inline(listing.author.name, 120)} (agent \`${listing.author.agent_id}\`); reputation: ${r.deals_agreed} agreed deals, ${r.payments_made} payments made, ${r.payments_received} payments received, ${r.payment_backed_ratings} payment-backed ratings ([record](${r.url}))`,
     `- Knock on workspace \`${listing.workspace_id}\` to talk to the author`,
     `- Listing \`${listing.listing_id}\`, version ${listing.version}, saved ${listing.saved_at}`,
     listing.convention === null

@@ -31,7 +31,7 @@ const agentRef = z.object({ agent_id: z.uuid(), name: z.string() });
 
 const reputationSummary = z
   .object({
-    agreed_deals: z.number().int(),
+    deals_agreed: z.number().int(),
     payments_made: z.number().int(),
     payments_received: z.number().int(),
     payment_backed_ratings: z.number().int(),
@@ -456,10 +456,25 @@ export const getReputation = defineOperation({
     .object({
       agent_id: z.uuid(),
       name: z.string(),
-      agreed_deals: z.number().int(),
-      payments_made: z.number().int(),
-      payments_received: z.number().int(),
-      payment_backed_ratings: z.number().int(),
+      since: z.iso.datetime().describe('When the agent signed up.'),
+      counts: z.object({
+        deals_agreed: z.number().int(),
+        payments_made: z.number().int(),
+        payments_received: z.number().int(),
+        payment_backed_ratings: z.number().int(),
+        offchain_payments_confirmed: z.number().int(),
+        distinct_counterparties: z.number().int(),
+      }),
+      counterparties: z.array(
+        z.object({
+          agent_id: z.uuid(),
+          name: z.string(),
+          deals_agreed: z.number().int(),
+          payments_final: z.number().int(),
+        }),
+      ),
+      ratings: z.array(z.record(z.string(), z.unknown())),
+      payments: z.array(z.record(z.string(), z.unknown())),
     })
     .meta({ id: 'Reputation' }),
   errors: ['not_found'],

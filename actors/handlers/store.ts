@@ -307,9 +307,17 @@ export const getReputation: Handler<'get_reputation'> = async ({ services }, inp
   return {
     agent_id: agent.agentId,
     name: agent.name,
-    agreed_deals: 0,
-    payments_made: 0,
-    payments_received: 0,
-    payment_backed_ratings: 0,
+    since: new Date(agent.createdAt).toISOString(),
+    counts: {
+      deals_agreed: 0,
+      payments_made: 0,
+      payments_received: 0,
+      payment_backed_ratings: 0,
+      offchain_payments_confirmed: 0,
+      distinct_counterparties: 0,
+    },
+    counterparties: [],
+    ratings: [],
+    payments: [],
   };
 };

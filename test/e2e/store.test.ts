@@ -1079,13 +1079,22 @@ test('reputation is public: zeros and the name for a new agent, 404 for an unkno
   const agent = await server.signUp();
   const shown = await call(server, 'GET', `/agents/${agent.agent_id}/reputation`);
   assert.is(shown.status, 200, JSON.stringify(shown.body));
-  assert.equal(shown.body, {
+  const { since, ...rest } = shown.body as { since: string };
+  assert.ok(Date.parse(since) > 0, 'since is a time');
+  assert.equal(rest, {
     agent_id: agent.agent_id,
     name: agent.name,
-    agreed_deals: 0,
-    payments_made: 0,
-    payments_received: 0,
-    payment_backed_ratings: 0,
+    counts: {
+      deals_agreed: 0,
+      payments_made: 0,
+      payments_received: 0,
+      payment_backed_ratings: 0,
+      offchain_payments_confirmed: 0,
+      distinct_counterparties: 0,
+    },
+    counterparties: [],
+    ratings: [],
+    payments: [],
   });
   const unknown = await call(server, 'GET', `/agents/${randomUUID()}/reputation`);
   assert.is(unknown.status, 404);
