@@ -2,6 +2,13 @@ import { availableParallelism, loadavg } from 'node:os';
 import type { CommandFigure, WritePath } from './commands.ts';
 import type { FileBench, TransferFigure } from './files.ts';
 import type { IdleRss } from './idle-rss-section.ts';
+import {
+  INDEX_SQL_QUERIES,
+  type IndexSqlFigure,
+  type IndexSqlFixture,
+  type IndexSqlPath,
+  WARM_UP_ROUNDS,
+} from './index-sql.ts';
 import { LOAD_GENERATOR, type LoadResult } from './load.ts';
 import { emptySamples, type PushSamples } from './push-latency.ts';
 import { ms, perSecond, summarize, table } from './stats.ts';
@@ -26,6 +33,11 @@ export function emptyResults() {
     /** File PUT/GET through the service beside a raw uWS upload sink and a file copy. */
     files: undefined as FileBench | undefined,
     idleRss: undefined as IdleRss | undefined,
+    /** Agents' SQL over the index: each query through the sandbox and directly, per driver. */
+    indexSql: [] as IndexSqlFigure[],
+    indexSqlFixtures: [] as IndexSqlFixture[],
+    /** Why a driver's index SQL benchmark did not run, per driver. */
+    indexSqlSkipped: [] as string[],
     notes: [] as string[],
     /** What the servers logged as internal errors (first lines only). */
     serverLog: [] as string[],
@@ -262,9 +274,101 @@ function fileRatios(files: FileBench | undefined): string[] {
   ];
 }
 
+const driverName = (kind: string) => (kind === 'pglite' ? 'PGlite' : 'PostgreSQL');
+const oneLine = (sql: string) => sql.replace(/\s+/g, ' ').trim();
+
+function indexSqlRow(figure: IndexSqlFigure): string[] {
+  return [
+    driverName(figure.driver),
+    figure.query,
+    figure.path,
+    String(figure.count),
+    ms(figure.p50Ms),
+    ms(figure.p95Ms),
+    ms(figure.maxMs),
+    figure.rows === undefined ? '-' : String(figure.rows),
+    String(figure.failures),
+  ];
+}
+
+function indexSqlSection(results: Results): string[] {
+  const [fixture] = results.indexSqlFixtures;
+  const loads = results.indexSqlFixtures
+    .map((f) => `${driverName(f.driver)} ${f.loadSeconds.toFixed(1)} s`)
+    .join(', ');
+  const limits = results.indexSqlFixtures
+    .map((f) => `${f.sqlTimeoutMs} ms on ${driverName(f.driver)}`)
+    .join(', ');
+  const lines = [
+    '',
+    "Index SQL (POST /index/sql): agents' SQL over the index, through the sandbox beside the same",
+    'question asked of the tables directly.',
+    ...(fixture
+      ? [
+          `Fixture: ${fixture.files.toLocaleString('en-US')} indexed markdown files in ${fixture.workspaces} public workspaces, ` +
+            `${fixture.listings.toLocaleString('en-US')} of them listings, on the six built-in conventions,`,
+          `${fixture.cities} cities, bodies of a few sentences from ${fixture.words} words; written by SQL and ANALYZEd (${loads}).`,
+        ]
+      : []),
+    "sandbox: runIndexQuery in-process with the server's services and an agent's principal (no HTTP):",
+    'the policy check, the scope CTEs over the views, the binding statement, the reader role, the',
+    'time limit, the agents\' pool. "policy check skipped": the sandbox\'s wrapped text on the same',
+    'transaction without checkUserSql. direct: the same question over the base tables, in a read-only',
+    'transaction on the same driver. "policy check alone": checkUserSql by itself (CPU, this process).',
+    `The paths take turns query by query, after ${WARM_UP_ROUNDS} untimed rounds.`,
+    ...INDEX_SQL_QUERIES.map((q) => `- ${q.query} (scope ${q.scope}): ${oneLine(q.sandbox)}`),
+  ];
+  if (limits) lines.push(`The service's time limit for agents' SQL: ${limits}.`);
+  if (results.indexSql.length > 0) {
+    lines.push(
+      table([
+        ['driver', 'query', 'path', 'n', 'p50', 'p95', 'max', 'rows', 'failed'],
+        ...results.indexSql.map(indexSqlRow),
+      ]),
+    );
+  } else lines.push('(no figures)');
+  lines.push(...results.indexSqlSkipped.map((line) => `${line}.`));
+  return lines;
+}
+
+/** Sandbox p50 minus direct p50, per driver and query, and what it is made of. */
+function indexSqlRatios(figures: readonly IndexSqlFigure[]): string[] {
+  const lines: string[] = [];
+  for (const sandbox of figures.filter((f) => f.path === 'sandbox: runIndexQuery')) {
+    const sameCase = (path: IndexSqlPath) =>
+      figures.find(
+        (f) => f.path === path && f.driver === sandbox.driver && f.query === sandbox.query,
+      );
+    const direct = sameCase('direct SQL on the tables');
+    const skipped = sameCase('sandbox SQL, policy check skipped');
+    const check = sameCase('policy check alone: checkUserSql');
+    if (!direct || sandbox.count === 0 || direct.count === 0) continue;
+    const overhead = sandbox.p50Ms - direct.p50Ms;
+    const parts = [
+      ...(check ? [`policy check ${ms(check.p50Ms)}`] : []),
+      ...(skipped ? [`views, binding and time limit ${ms(skipped.p50Ms - direct.p50Ms)}`] : []),
+    ];
+    const rows =
+      sandbox.rows === direct.rows ? '' : `; rows differ: ${sandbox.rows} vs ${direct.rows}`;
+    // The sandbox cannot cost less than nothing: a negative difference is two different plans.
+    const target =
+      overhead < 0
+        ? 'not comparable: the direct SQL planned slower; BENCH_EXPLAIN=1 prints both plans'
+        : `target < 1 ms: ${verdict(overhead < 1)}`;
+    lines.push(
+      `index SQL ${driverName(sandbox.driver)} ${sandbox.query}: sandbox p50 ${ms(sandbox.p50Ms)} - ` +
+        `direct p50 ${ms(direct.p50Ms)} = ${ms(overhead)} (${target})` +
+        `${parts.length > 0 ? `; ${parts.join(', ')}` : ''}${rows}`,
+    );
+  }
+  return lines.length > 0 ? lines : ['index SQL sandbox overhead: not measured'];
+}
+
 function idleRssLines(results: Results): string[] {
   const idle = results.idleRss;
-  if (!idle) return ['idle RSS: not measured (bench/idle-rss.ts is not there)'];
+  if (!idle) {
+    return ['idle RSS: not measured (bench/idle-rss.ts is not there, or BENCH_ONLY left it out)'];
+  }
   if (idle.freshMb === undefined || idle.restartMb === undefined) {
     return ['idle RSS: see the idle RSS section above'];
   }
@@ -335,6 +439,7 @@ export function report(results: Results): void {
   );
   lines.push(...fileSection(results.files));
   if (results.idleRss) lines.push('', 'Idle RSS (bench/idle-rss.ts):', ...results.idleRss.lines);
+  lines.push(...indexSqlSection(results));
   const loadAfter = (loadavg()[0] ?? 0).toFixed(2);
   lines.push(
     '',
@@ -347,6 +452,7 @@ export function report(results: Results): void {
         : ['write path: not measured']),
       ...fileRatios(results.files),
       ...idleRssLines(results),
+      ...indexSqlRatios(results.indexSql),
     ].map((line) => `- ${line}`),
     '',
     `1-minute load average: ${results.loadBefore.toFixed(2)} before, ${loadAfter} after ` +

@@ -1,8 +1,11 @@
 /**
  * `npm run bench`: whoami throughput, write-to-push latency, file PUT/GET, the write path
- * (commands per second through the registry) and idle memory, each beside a baseline measured
- * in the same run on the same machine. It prints figures and never fails: a run that breaks or
- * overruns prints what it has and exits 0.
+ * (commands per second through the registry), idle memory and agents' SQL over the index, each
+ * beside a baseline measured in the same run on the same machine. It prints figures and never
+ * fails: a run that breaks or overruns prints what it has and exits 0.
+ *
+ * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
+ * index-sql) runs only those sections; BENCH_EXPLAIN=1 prints the index queries' plans.
  */
 import { execSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -14,13 +17,24 @@ import { closeAll, connectMany, signUpMany, type PushClient } from './clients.ts
 import { measureCommands, type CommandBenchOptions, type CommandFigure } from './commands.ts';
 import { measureFiles } from './files.ts';
 import { idleRssAvailable, measureIdleRss } from './idle-rss-section.ts';
+import {
+  INDEXED_FILES,
+  indexSqlSkipReason,
+  measureIndexSql,
+  type IndexSqlFigure,
+  type IndexSqlFixture,
+  type IndexSqlOptions,
+} from './index-sql.ts';
 import { emitPoster, feedbackPoster, timeLongPolls, timeSocketPushes } from './push-latency.ts';
 import { emptyResults, report } from './report.ts';
 import { benchDatabaseUrl } from './scratch-database.ts';
 import { measureRawUws, measureWhoami } from './whoami.ts';
 
-/** Past this the bench prints what it has and exits (BENCH_LIMIT_S shortens it for a try-out). */
-const OVERALL_LIMIT_MS = (Number(process.env.BENCH_LIMIT_S) || 300) * 1000;
+/**
+ * Past this the bench prints what it has and exits (BENCH_LIMIT_S shortens it for a try-out).
+ * With PostgreSQL too, a whole run takes about 5 minutes on 2 cores.
+ */
+const OVERALL_LIMIT_MS = (Number(process.env.BENCH_LIMIT_S) || 420) * 1000;
 /** BENCH_CLIENTS lowers the socket count on a machine that cannot hold 1,000 (2 fds each). */
 const CLIENTS = Math.max(1, Math.floor(Number(process.env.BENCH_CLIENTS ?? 1000)) || 1000);
 const SET_UP_CONCURRENCY = 20;
@@ -33,6 +47,23 @@ const COMMANDS: CommandBenchOptions = {
   actors: 1000,
   databaseUrl: benchDatabaseUrl(),
 };
+
+/** Agents' SQL over the index: at most this many measured rounds per query and driver. */
+const INDEX_SQL: IndexSqlOptions = {
+  databaseUrl: benchDatabaseUrl(),
+  rounds: 300,
+  explain: process.env.BENCH_EXPLAIN === '1',
+};
+
+const SECTIONS = ['push', 'throughput', 'files', 'commands', 'idle-rss', 'index-sql'] as const;
+type SectionName = (typeof SECTIONS)[number];
+const only = new Set(
+  (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean),
+);
+const wanted = (name: SectionName) => only.size === 0 || only.has(name);
 
 const results = emptyResults();
 
@@ -157,6 +188,32 @@ async function writePath(): Promise<void> {
   );
 }
 
+async function indexSql(): Promise<void> {
+  const sink = {
+    figure(figure: IndexSqlFigure) {
+      results.indexSql.push(figure);
+      if (figure.firstError) {
+        results.notes.push(
+          `index SQL, ${figure.driver} ${figure.query} ${figure.path}: ${figure.failures} failed, the first with: ${figure.firstError}`,
+        );
+      }
+    },
+    fixture: (fixture: IndexSqlFixture) => results.indexSqlFixtures.push(fixture),
+    note: (line: string) => results.notes.push(line),
+  };
+  for (const kind of ['pglite', 'postgres'] as const) {
+    const driver = kind === 'pglite' ? 'PGlite' : 'PostgreSQL';
+    const name = `index SQL on ${driver}, ${INDEXED_FILES.toLocaleString('en-US')} files`;
+    const skipped = indexSqlSkipReason(kind, INDEX_SQL);
+    if (skipped) {
+      results.indexSqlSkipped.push(`${driver}: skipped, ${skipped}`);
+      log(`${name}: skipped (${skipped})`);
+      continue;
+    }
+    await section(name, () => measureIndexSql(kind, INDEX_SQL, stop.signal, sink, log, serverLog));
+  }
+}
+
 async function idleMemory(): Promise<void> {
   if (!idleRssAvailable()) return;
   await section('idle RSS (bench/idle-rss.ts)', async () => {
@@ -184,16 +241,25 @@ process.on('unhandledRejection', (reason) => bail(`unhandled rejection: ${String
 log(
   `node ${process.version}, ${availableParallelism()} cores, ulimit -n ${fdLimit()}, ${CLIENTS} clients`,
 );
+const unknown = [...only].filter((name) => !(SECTIONS as readonly string[]).includes(name));
+if (unknown.length > 0) {
+  results.notes.push(`BENCH_ONLY names no section ${unknown.join(', ')} (${SECTIONS.join(', ')})`);
+}
+if (only.size > 0) log(`BENCH_ONLY: ${[...only].join(', ')}`);
 // The baseline goes first: attaching socket.io to uWS patches socket.io's Adapter prototype for
 // the whole process, and the service's close() never calls io.close(), which would restore it.
 // After that, a node:http socket.io server here crashes on its first connection.
-await section(`write-to-push, raw socket.io baseline, ${CLIENTS} sockets`, baselinePushes);
-await throughput();
+if (wanted('push')) {
+  await section(`write-to-push, raw socket.io baseline, ${CLIENTS} sockets`, baselinePushes);
+}
+if (wanted('throughput')) await throughput();
 // Early, and short (a few seconds): the later sections can run into BENCH_LIMIT_S.
-await files();
-await section(`write-to-push, service, ${CLIENTS} sockets`, servicePushes);
-await writePath();
-await idleMemory();
+if (wanted('files')) await files();
+if (wanted('push')) await section(`write-to-push, service, ${CLIENTS} sockets`, servicePushes);
+if (wanted('commands')) await writePath();
+if (wanted('idle-rss')) await idleMemory();
+// Last: loading 100,000 files takes its time on each driver.
+if (wanted('index-sql')) await indexSql();
 await closeTestResources();
 clearTimeout(overall);
 report(results);
