@@ -3,6 +3,7 @@ import { seedConventions } from '../storage/conventions.ts';
 import { randomBytes } from 'node:crypto';
 import {
   INDEX_READER_ROLE,
+  LEAKPROOF_SETUP,
   READER_LOGIN_NAME,
   READER_ROLE_SETUP,
   READER_ROLE_USABLE,
@@ -20,6 +21,15 @@ export async function prepareIndex(services: Services, log: (message: string) =>
   const [row] = await services.driver.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock(7723004)');
     await tx.script(READER_ROLE_SETUP);
+    try {
+      await tx.savepoint((inner) => inner.script(LEAKPROOF_SETUP));
+    } catch {
+      log(
+        'index: full-text and header filters cannot use their indexes under the scope views ' +
+          '(marking ts_match_vq and the jsonb field functions LEAKPROOF needs a superuser); ' +
+          'answers stay right, only slower on large indexes.',
+      );
+    }
     return tx.query<{ usable: boolean }>(READER_ROLE_USABLE);
   });
   services.indexReaderRole = row?.usable === true;
