@@ -21,7 +21,7 @@ import {
   upsertFile,
   writeLastReceipt,
 } from '../storage/files.ts';
-import { insertIndexedVersion } from '../storage/file-index.ts';
+import { insertIndexedVersion, retireIndexedVersions } from '../storage/file-index.ts';
 import { holdBlob } from './blob-collector.ts';
 import { contentTypeOf } from './content-type.ts';
 import { listingDeleted, listingSaved } from './listings.ts';
@@ -314,6 +314,7 @@ export async function commitSave(
       savedBy: principal.agentId,
       indexError: stored.index && 'error' in stored.index ? stored.index.error : null,
     });
+    await retireIndexedVersions(tx, workspace.workspaceId, path);
     if (stored.index && !('error' in stored.index)) {
       await insertIndexedVersion(tx, {
         workspaceId: workspace.workspaceId,
@@ -375,6 +376,7 @@ export async function commitDelete(
     });
     if (!/\.md$/i.test(path)) await forgetOlderBytes(tx, workspace.workspaceId, path, version);
     await removeFile(tx, workspace.workspaceId, path);
+    await retireIndexedVersions(tx, workspace.workspaceId, path);
     await listingDeleted(tx, workspace.workspaceId, path);
     return outcome(services, workspace, principal, 'file.deleted', signed, used);
   });

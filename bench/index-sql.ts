@@ -116,9 +116,8 @@ export const INDEX_SQL_QUERIES: readonly QueryCase[] = [
     direct: `select iv.fields->>'name' as name, l.kind, iv.fields->>'location' as location
       from listings l
       join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
-      join files f on f.workspace_id = l.workspace_id and f.path = l.path
-      join indexed_versions iv on iv.workspace_id = f.workspace_id and iv.path = f.path
-        and iv.version = f.version
+      join indexed_versions iv on iv.workspace_id = l.workspace_id and iv.path = l.path
+        and iv.current
       where iv.convention = 'local-services' and iv.fields->>'location' = 'Berlin' limit 50`,
   },
   {
@@ -126,12 +125,10 @@ export const INDEX_SQL_QUERIES: readonly QueryCase[] = [
     scope: 'public',
     sandbox: `select workspace_id, path from files
       where search @@ websearch_to_tsquery('english', 'bike repair') limit 50`,
-    direct: `select f.workspace_id, f.path
-      from files f
-      join workspaces w on w.workspace_id = f.workspace_id and w.visibility = 'public'
-      join indexed_versions iv on iv.workspace_id = f.workspace_id and iv.path = f.path
-        and iv.version = f.version
-      where iv.search @@ websearch_to_tsquery('english', 'bike repair') limit 50`,
+    direct: `select iv.workspace_id, iv.path
+      from indexed_versions iv
+      join workspaces w on w.workspace_id = iv.workspace_id and w.visibility = 'public'
+      where iv.current and iv.search @@ websearch_to_tsquery('english', 'bike repair') limit 50`,
   },
   // What the sandbox costs whatever the data: no view is read.
   { query: 'select 1', scope: 'own', sandbox: 'select 1', direct: 'select 1' },
@@ -340,9 +337,9 @@ const LOAD_BATCH = `with input as (
   select workspace_id, path, 1, sha256, size, $2, saved_at, author_id from input
 ), indexed as (
   insert into indexed_versions (workspace_id, path, version, sha256, author_id, saved_at,
-    visibility, convention, fields, body, search)
+    visibility, convention, fields, body, search, current)
   select workspace_id, path, 1, sha256, author_id, saved_at, 'public', convention, fields, body,
-    to_tsvector('pg_catalog.english', search_text)
+    to_tsvector('pg_catalog.english', search_text), true
   from input
 )
 insert into listings (listing_id, workspace_id, path, kind, author_id, created_at)

@@ -33,9 +33,9 @@ export function searchText(fields: unknown, body: string): string {
 export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): Promise<void> {
   await tx.query(
     `insert into indexed_versions (workspace_id, path, version, sha256, author_id, saved_at,
-       visibility, convention, fields, body, search)
+       visibility, convention, fields, body, search, current)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::jsonb, $10,
-       to_tsvector('pg_catalog.english', $11))`,
+       to_tsvector('pg_catalog.english', $11), true)`,
     [
       row.workspaceId,
       row.path,
@@ -49,5 +49,17 @@ export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): 
       row.body,
       searchText(row.fields, row.body),
     ],
+  );
+}
+
+/** The path's indexed versions are no longer current (a new version is saved, or it is deleted). */
+export async function retireIndexedVersions(
+  tx: Queryable,
+  workspaceId: string,
+  path: string,
+): Promise<void> {
+  await tx.query(
+    'update indexed_versions set current = false where workspace_id = $1 and path = $2 and current',
+    [workspaceId, path],
   );
 }

@@ -91,9 +91,8 @@ export async function readStore(
        iv.author_id, a.name as author_name, l.workspace_id, l.path, iv.version, iv.saved_at
      from listings l
      join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
-     join files f on f.workspace_id = l.workspace_id and f.path = l.path
-     join indexed_versions iv on iv.workspace_id = f.workspace_id and iv.path = f.path
-       and iv.version = f.version
+     join indexed_versions iv on iv.workspace_id = l.workspace_id and iv.path = l.path
+       and iv.current
      join agents a on a.agent_id = l.author_id
      left join conventions c on c.name = iv.convention
      ${where.length ? `where ${where.join(' and ')}` : ''}

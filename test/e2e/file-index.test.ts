@@ -144,4 +144,33 @@ test('a deleted file leaves the current view, its indexed versions stay on recor
   assert.is((await indexed(server, id)).length, 1);
 });
 
+test('only the version a file holds now is current: not after a save whose header breaks, nor after a delete', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const id = await newWorkspace(server, owner);
+  const currentPaths = async () =>
+    (
+      await server.services.driver.query<{ path: string; version: number }>(
+        'select path, version from indexed_versions where workspace_id = $1 and current order by path',
+        [id],
+      )
+    ).map((row) => [row.path, row.version]);
+  await saveFile(server, owner, id, 'a.md', LISTING);
+  await saveFile(server, owner, id, 'a.md', LISTING);
+  await saveFile(server, owner, id, 'b.md', LISTING);
+  assert.equal(await currentPaths(), [
+    ['a.md', 2],
+    ['b.md', 1],
+  ]);
+  await saveFile(server, owner, id, 'a.md', '---\nkey: [unclosed\n---\n');
+  assert.equal(await currentPaths(), [['b.md', 1]]);
+  const deleted = await fetch(server.url(`/workspaces/${id}/files/b.md`), {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${owner.api_token}` },
+  });
+  assert.is(deleted.status, 200);
+  assert.equal(await currentPaths(), []);
+});
+
 test.run();
