@@ -15,6 +15,8 @@ import { lockAgent } from '../storage/agents.ts';
 import { lockWorkspace } from '../storage/workspaces.ts';
 import { lockConvention } from '../storage/conventions.ts';
 import { loadConventionActor, type ConventionActor } from './convention-actor.ts';
+import { loadDealActor, type DealActor } from './deal-actor.ts';
+import { lockDeal } from '../storage/deals.ts';
 import type { Driver, Queryable, Transaction } from '../storage/driver.ts';
 import { loadAgentActor, type AgentActor } from './agent-actor.ts';
 import { ChangeHub } from './change-hub.ts';
@@ -62,6 +64,7 @@ export class Services {
   readonly agents: ActorRegistry<AgentActor>;
   readonly workspaces: ActorRegistry<WorkspaceActor>;
   readonly conventions: ActorRegistry<ConventionActor>;
+  readonly deals: ActorRegistry<DealActor>;
   /** Time for everything that expires or waits; tests pass a TestClock. */
   readonly clock: Clock;
   readonly storageQuotaBytes: number;
@@ -115,6 +118,16 @@ export class Services {
       kind: 'convention',
       load: (name, db) => loadConventionActor(db, name),
       lock: (name, tx) => lockConvention(tx, name),
+      db: () => this.db(),
+      commit: (work) => this.commit(work),
+      capacity: config.actorCapacity,
+    });
+    this.deals = new ActorRegistry<DealActor>({
+      kind: 'deal',
+      load: (dealId, db) => loadDealActor(db, dealId),
+      lock: (dealId, tx) => lockDeal(tx, dealId),
+      // Agreements decide from the machine in memory: check the copy before deciding.
+      lockFirst: true,
       db: () => this.db(),
       commit: (work) => this.commit(work),
       capacity: config.actorCapacity,
@@ -191,6 +204,7 @@ export class Services {
       if (notice.kind === 'agent') this.agents.invalidate(notice.id, notice.version);
       if (notice.kind === 'workspace') this.workspaces.invalidate(notice.id, notice.version);
       if (notice.kind === 'convention') this.conventions.invalidate(notice.id, notice.version);
+      if (notice.kind === 'deal') this.deals.invalidate(notice.id, notice.version);
       if (notice.kind === TOKEN_NOTICE_KIND) this.tokens.forgetAgent(notice.id);
     });
   }
@@ -211,9 +225,15 @@ export class Services {
 
   /** Lets go of every actor after their mailboxes drain. */
   async flush(): Promise<void> {
-    await Promise.all([this.agents.flush(), this.workspaces.flush(), this.conventions.flush()]);
+    await Promise.all([
+      this.agents.flush(),
+      this.workspaces.flush(),
+      this.conventions.flush(),
+      this.deals.flush(),
+    ]);
     this.agents.clear();
     this.workspaces.clear();
     this.conventions.clear();
+    this.deals.clear();
   }
 }

@@ -159,7 +159,7 @@ const answer = (verb: string, extra: string) =>
   [
     `${verb} a pending knock addressed to you (to you directly, or to a public workspace you`,
     `own). ${extra} A knock that is no longer pending (answered, withdrawn, expired) answers`,
-    '`409 knock_not_pending` with its `status`; a knock not addressed to you, `404` (or `403`',
+    '`409 knock_not_pending` with its `knock_status`; a knock not addressed to you, `404` (or `403`',
     'for its knocker).',
   ].join(' ');
 

@@ -72,7 +72,21 @@ export const ERRORS = {
   knock_pending: { status: 409, title: 'You have a pending knock on that target already' },
   knock_not_pending: {
     status: 409,
-    title: 'That knock is no longer pending (`status` says what became of it)',
+    title: 'That knock is no longer pending (`knock_status` says what became of it)',
+  },
+  deal_invalid: {
+    status: 422,
+    title:
+      'That file is not a deal (a YAML header with `deal` and `parties`), or names unknown agents',
+  },
+  deal_version_mismatch: {
+    status: 409,
+    title: 'That version and sha256 are not the stored version of the deal file',
+  },
+  deal_not_agreed: { status: 409, title: 'The deal is not agreed yet' },
+  delivery_invalid: {
+    status: 422,
+    title: 'A delivered file does not exist in the deal\u2019s workspace (`paths` names them)',
   },
   limit_reached: { status: 409, title: 'You hold as many of these as one agent may' },
   quota_exceeded: { status: 507, title: 'Your storage quota would be exceeded' },

@@ -5,7 +5,7 @@ import { pageCursor, pageLimit } from './paging.ts';
 /** The largest file one PUT takes; storage links take larger ones, up to the quota. */
 export const MAX_FILE_BYTES = 100 * 1024 * 1024;
 
-const filePath = z
+export const filePath = z
   .string()
   .describe(
     'The file path inside the workspace: UTF-8 segments separated by `/`, at most 1,024 bytes; no empty, `.` or `..` segments, no control characters.',

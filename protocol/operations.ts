@@ -1,5 +1,6 @@
 import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
+import { agree, deliver, getDeal, rate } from './deals.ts';
 import {
   sendMessage,
   readMessages,
@@ -85,6 +86,10 @@ export const OPERATIONS = {
   decline_knock: declineKnock,
   withdraw_knock: withdrawKnock,
   set_knock_settings: setKnockSettings,
+  get_deal: getDeal,
+  agree,
+  deliver,
+  rate,
 } as const;
 
 export type Operations = typeof OPERATIONS;

@@ -59,14 +59,13 @@ export const sendMessage: Handler<'send_message'> = async ({ services, principal
         'Only members send messages here; knock on the workspace to ask its owner to talk.',
       );
     }
-    const seq = await insertMessage(tx, {
+    await insertMessage(tx, {
       messageId,
       workspaceId: workspace.workspaceId,
       senderId: principal.agentId,
       text: input.text,
       sentAt,
     });
-    await markRead(tx, principal.agentId, workspace.workspaceId, seq);
     const message = {
       message_id: messageId,
       workspace_id: workspace.workspaceId,
@@ -327,7 +326,7 @@ async function answerKnock(
     const shown = shownKnockStatus(row.status, row.expiresAt.getTime(), now);
     if (shown !== 'pending') {
       throw new ServiceError('knock_not_pending', `This knock is ${shown}, not pending.`, {
-        status: shown,
+        knock_status: shown,
       });
     }
     const workspaceId = kind === 'accept' ? randomUUID() : null;
@@ -342,7 +341,7 @@ async function answerKnock(
     if (!(await settleKnock(tx, knockId, status, new Date(now), workspaceId, persistKnock(next)))) {
       const again = await findKnock(tx, knockId);
       throw new ServiceError('knock_not_pending', `This knock is ${again?.status}, not pending.`, {
-        status: again?.status,
+        knock_status: again?.status,
       });
     }
     return {
@@ -396,7 +395,7 @@ export const acceptKnock: Handler<'accept_knock'> = async ({ services, principal
   const { status, workspaceId } = await answerKnock(services, principal, input.knock_id, 'accept');
   if (status !== 'accepted' || !workspaceId) {
     throw new ServiceError('knock_not_pending', `This knock is ${status}, not pending.`, {
-      status,
+      knock_status: status,
     });
   }
   return { knock_id: input.knock_id, status: 'accepted' as const, workspace_id: workspaceId };
@@ -406,7 +405,7 @@ export const declineKnock: Handler<'decline_knock'> = async ({ services, princip
   const { status } = await answerKnock(services, principal, input.knock_id, 'decline');
   if (status !== 'declined') {
     throw new ServiceError('knock_not_pending', `This knock is ${status}, not pending.`, {
-      status,
+      knock_status: status,
     });
   }
   return { knock_id: input.knock_id, status: 'declined' as const };
@@ -416,7 +415,7 @@ export const withdrawKnock: Handler<'withdraw_knock'> = async ({ services, princ
   const { status } = await answerKnock(services, principal, input.knock_id, 'withdraw');
   if (status !== 'withdrawn') {
     throw new ServiceError('knock_not_pending', `This knock is ${status}, not pending.`, {
-      status,
+      knock_status: status,
     });
   }
   return { knock_id: input.knock_id, status: 'withdrawn' as const };

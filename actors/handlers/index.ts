@@ -1,5 +1,6 @@
 import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
+import { agree, deliver, getDeal, rate } from './deals.ts';
 import {
   sendMessage,
   readMessages,
@@ -87,4 +88,8 @@ export const HANDLERS: Handlers = {
   decline_knock: declineKnock,
   withdraw_knock: withdrawKnock,
   set_knock_settings: setKnockSettings,
+  get_deal: getDeal,
+  agree,
+  deliver,
+  rate,
 };

@@ -3,7 +3,6 @@ import { bytesBody, markdown, reply } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { MAX_FILE_BYTES } from '../../protocol/files.ts';
 import { MAX_MATCHES, MAX_WATCHES } from '../../protocol/store.ts';
-import { findAgent } from '../../storage/agents.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import {
   deleteWatchRow,
@@ -31,6 +30,7 @@ import { decodePageCursor, encodePageCursor } from '../page-cursor.ts';
 import { notFound, type Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
 import { renderStore } from '../store-markdown.ts';
+import { reputation } from './deals.ts';
 import type { Handler } from './types.ts';
 import { assertMayChange, readable } from './workspaces.ts';
 
@@ -300,24 +300,5 @@ export const deleteWatch: Handler<'delete_watch'> = async ({ services, principal
   return { watch_id: input.watch_id, deleted: true as const };
 };
 
-export const getReputation: Handler<'get_reputation'> = async ({ services }, input) => {
-  const agent = await findAgent(services.db(), input.agent_id);
-  if (!agent) throw notFound('agent');
-  // Deals and payments are not recorded yet by any operation: every count is truly zero.
-  return {
-    agent_id: agent.agentId,
-    name: agent.name,
-    since: new Date(agent.createdAt).toISOString(),
-    counts: {
-      deals_agreed: 0,
-      payments_made: 0,
-      payments_received: 0,
-      payment_backed_ratings: 0,
-      offchain_payments_confirmed: 0,
-      distinct_counterparties: 0,
-    },
-    counterparties: [],
-    ratings: [],
-    payments: [],
-  };
-};
+export const getReputation: Handler<'get_reputation'> = async ({ services }, input) =>
+  reputation(services, input.agent_id);

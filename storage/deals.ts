@@ -1,0 +1,344 @@
+import type { Queryable } from './driver.ts';
+
+/** Deals, agreements, deliveries, ratings (migrations/012_deals.sql). */
+
+export interface DealRow {
+  dealId: string;
+  workspaceId: string;
+  path: string;
+  status: 'draft' | 'agreed' | 'delivered' | 'closed';
+  machine: unknown;
+  version: number;
+  createdAt: Date;
+}
+
+type DealRecord = {
+  deal_id: string;
+  workspace_id: string;
+  path: string;
+  status: DealRow['status'];
+  machine: unknown;
+  version: number;
+  created_at: Date;
+};
+
+const toDeal = (r: DealRecord): DealRow => ({
+  dealId: r.deal_id,
+  workspaceId: r.workspace_id,
+  path: r.path,
+  status: r.status,
+  machine: r.machine,
+  version: r.version,
+  createdAt: r.created_at,
+});
+
+const DEAL_COLUMNS = 'deal_id, workspace_id, path, status, machine, version, created_at';
+
+export async function findDeal(db: Queryable, dealId: string): Promise<DealRow | null> {
+  const [row] = await db.query<DealRecord>(`select ${DEAL_COLUMNS} from deals where deal_id = $1`, [
+    dealId,
+  ]);
+  return row ? toDeal(row) : null;
+}
+
+export async function findDealAt(
+  db: Queryable,
+  workspaceId: string,
+  path: string,
+): Promise<DealRow | null> {
+  const [row] = await db.query<DealRecord>(
+    `select ${DEAL_COLUMNS} from deals where workspace_id = $1 and path = $2`,
+    [workspaceId, path],
+  );
+  return row ? toDeal(row) : null;
+}
+
+/** Makes the deal's row unless it is there; answers the deal id either way. */
+export async function ensureDeal(
+  tx: Queryable,
+  row: { dealId: string; workspaceId: string; path: string; machine: unknown; createdAt: Date },
+): Promise<string> {
+  await tx.query(
+    `insert into deals (deal_id, workspace_id, path, status, machine, created_at)
+     values ($1, $2, $3, 'draft', $4::text::jsonb, $5) on conflict (workspace_id, path) do nothing`,
+    [row.dealId, row.workspaceId, row.path, JSON.stringify(row.machine), row.createdAt],
+  );
+  const found = await findDealAt(tx, row.workspaceId, row.path);
+  if (!found) throw new Error('the deal row was not kept');
+  return found.dealId;
+}
+
+export async function lockDeal(tx: Queryable, dealId: string): Promise<number | null> {
+  const [row] = await tx.query<{ version: number }>(
+    'select version from deals where deal_id = $1 for update',
+    [dealId],
+  );
+  return row?.version ?? null;
+}
+
+export async function updateDeal(
+  tx: Queryable,
+  dealId: string,
+  version: number,
+  state: { status: string; machine: unknown },
+): Promise<number | null> {
+  const [row] = await tx.query<{ version: number }>(
+    `update deals set status = $3, machine = $4::text::jsonb, version = version + 1
+     where deal_id = $1 and version = $2 returning version`,
+    [dealId, version, state.status, JSON.stringify(state.machine)],
+  );
+  return row?.version ?? null;
+}
+
+/** What was agreed changed: its parties are these now. */
+export async function setDealParties(
+  tx: Queryable,
+  dealId: string,
+  parties: readonly string[],
+  at: Date,
+): Promise<void> {
+  await tx.query('delete from deal_parties where deal_id = $1', [dealId]);
+  await tx.query(
+    `insert into deal_parties (deal_id, agent_id, agreed_at)
+     select $1, unnest($2::uuid[]), $3`,
+    [dealId, parties, at],
+  );
+}
+
+export interface AgreementRow {
+  agreementId: string;
+  dealId: string;
+  agentId: string;
+  version: number;
+  sha256: string;
+  parties: string[];
+  agreedAt: Date;
+  receipt: unknown;
+}
+
+export async function insertAgreement(tx: Queryable, row: AgreementRow): Promise<void> {
+  await tx.query(
+    `insert into deal_agreements (agreement_id, deal_id, agent_id, version, sha256, parties,
+       agreed_at, receipt)
+     values ($1, $2, $3, $4, $5, $6::uuid[], $7, $8::text::jsonb)`,
+    [
+      row.agreementId,
+      row.dealId,
+      row.agentId,
+      row.version,
+      row.sha256,
+      row.parties,
+      row.agreedAt,
+      JSON.stringify(row.receipt),
+    ],
+  );
+}
+
+export async function findAgreement(
+  db: Queryable,
+  dealId: string,
+  version: number,
+  agentId: string,
+): Promise<AgreementRow | null> {
+  const rows = await listAgreements(db, dealId);
+  return rows.find((r) => r.version === version && r.agentId === agentId) ?? null;
+}
+
+export async function listAgreements(db: Queryable, dealId: string): Promise<AgreementRow[]> {
+  const rows = await db.query<{
+    agreement_id: string;
+    agent_id: string;
+    version: number;
+    sha256: string;
+    parties: string[];
+    agreed_at: Date;
+    receipt: unknown;
+  }>(
+    `select agreement_id, agent_id, version, sha256, parties, agreed_at, receipt
+     from deal_agreements where deal_id = $1 order by agreed_at, agreement_id`,
+    [dealId],
+  );
+  return rows.map((r) => ({
+    agreementId: r.agreement_id,
+    dealId,
+    agentId: r.agent_id,
+    version: r.version,
+    sha256: r.sha256,
+    parties: r.parties,
+    agreedAt: r.agreed_at,
+    receipt: r.receipt,
+  }));
+}
+
+export interface DeliveryRow {
+  deliveryId: string;
+  dealId: string;
+  agentId: string;
+  note: string | null;
+  files: { path: string; version: number; size: number; sha256: string }[];
+  deliveredAt: Date;
+  receipt: unknown;
+}
+
+export async function insertDelivery(tx: Queryable, row: DeliveryRow): Promise<void> {
+  await tx.query(
+    `insert into deal_deliveries (delivery_id, deal_id, agent_id, note, files, delivered_at,
+       receipt) values ($1, $2, $3, $4, $5::text::jsonb, $6, $7::text::jsonb)`,
+    [
+      row.deliveryId,
+      row.dealId,
+      row.agentId,
+      row.note,
+      JSON.stringify(row.files),
+      row.deliveredAt,
+      JSON.stringify(row.receipt),
+    ],
+  );
+}
+
+export async function listDeliveries(db: Queryable, dealId: string): Promise<DeliveryRow[]> {
+  const rows = await db.query<{
+    delivery_id: string;
+    agent_id: string;
+    note: string | null;
+    files: DeliveryRow['files'];
+    delivered_at: Date;
+    receipt: unknown;
+  }>(
+    `select delivery_id, agent_id, note, files, delivered_at, receipt from deal_deliveries
+     where deal_id = $1 order by delivered_at, delivery_id`,
+    [dealId],
+  );
+  return rows.map((r) => ({
+    deliveryId: r.delivery_id,
+    dealId,
+    agentId: r.agent_id,
+    note: r.note,
+    files: r.files,
+    deliveredAt: r.delivered_at,
+    receipt: r.receipt,
+  }));
+}
+
+export interface RatingRow {
+  ratingId: string;
+  dealId: string;
+  raterId: string;
+  rateeId: string;
+  deliveredCan: boolean;
+  acceptedOnNeed: boolean;
+  score: number | null;
+  comment: string | null;
+  paymentBacked: boolean;
+  ratedAt: Date;
+  supersededBy: string | null;
+  receipt: unknown;
+}
+
+/**
+ * Records a rating; the standing one of the same rater, ratee and deal (if any) is superseded
+ * by it, and stays on record. Answers the superseded rating's id.
+ */
+export async function insertRating(tx: Queryable, row: RatingRow): Promise<string | null> {
+  // The foreign key of superseded_by is checked at commit: the new row comes next.
+  const [old] = await tx.query<{ rating_id: string }>(
+    `update deal_ratings set superseded_by = $4
+     where deal_id = $1 and rater_id = $2 and ratee_id = $3 and superseded_by is null
+     returning rating_id`,
+    [row.dealId, row.raterId, row.rateeId, row.ratingId],
+  );
+  await tx.query(
+    `insert into deal_ratings (rating_id, deal_id, rater_id, ratee_id, delivered_can,
+       accepted_on_need, score, comment, payment_backed, rated_at, superseded_by, receipt)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, null, $11::text::jsonb)`,
+    [
+      row.ratingId,
+      row.dealId,
+      row.raterId,
+      row.rateeId,
+      row.deliveredCan,
+      row.acceptedOnNeed,
+      row.score,
+      row.comment,
+      row.paymentBacked,
+      row.ratedAt,
+      JSON.stringify(row.receipt),
+    ],
+  );
+  return old?.rating_id ?? null;
+}
+
+type RatingRecord = {
+  rating_id: string;
+  deal_id: string;
+  rater_id: string;
+  ratee_id: string;
+  delivered_can: boolean;
+  accepted_on_need: boolean;
+  score: number | null;
+  comment: string | null;
+  payment_backed: boolean;
+  rated_at: Date;
+  superseded_by: string | null;
+  receipt: unknown;
+};
+
+const toRating = (r: RatingRecord): RatingRow => ({
+  ratingId: r.rating_id,
+  dealId: r.deal_id,
+  raterId: r.rater_id,
+  rateeId: r.ratee_id,
+  deliveredCan: r.delivered_can,
+  acceptedOnNeed: r.accepted_on_need,
+  score: r.score,
+  comment: r.comment,
+  paymentBacked: r.payment_backed,
+  ratedAt: r.rated_at,
+  supersededBy: r.superseded_by,
+  receipt: r.receipt,
+});
+
+export async function listRatings(db: Queryable, dealId: string): Promise<RatingRow[]> {
+  const rows = await db.query<RatingRecord>(
+    `select * from deal_ratings where deal_id = $1 order by rated_at, rating_id`,
+    [dealId],
+  );
+  return rows.map(toRating);
+}
+
+/** Counts of an agent's record, and its counterparties (routes.md, Reputation). */
+export async function reputationOf(db: Queryable, agentId: string) {
+  const [counts] = await db.query<{
+    deals_agreed: number;
+    distinct_counterparties: number;
+    payment_backed_ratings: number;
+  }>(
+    `select
+       (select count(*)::int from deal_parties where agent_id = $1) as deals_agreed,
+       (select count(distinct o.agent_id)::int from deal_parties me
+          join deal_parties o on o.deal_id = me.deal_id and o.agent_id <> me.agent_id
+          where me.agent_id = $1) as distinct_counterparties,
+       (select count(*)::int from deal_ratings where ratee_id = $1 and superseded_by is null
+          and payment_backed) as payment_backed_ratings`,
+    [agentId],
+  );
+  const counterparties = await db.query<{ agent_id: string; name: string; deals_agreed: number }>(
+    `select o.agent_id, a.name, count(*)::int as deals_agreed
+     from deal_parties me
+     join deal_parties o on o.deal_id = me.deal_id and o.agent_id <> me.agent_id
+     join agents a on a.agent_id = o.agent_id
+     where me.agent_id = $1
+     group by o.agent_id, a.name order by deals_agreed desc, o.agent_id limit 100`,
+    [agentId],
+  );
+  const ratings = await db.query<RatingRecord & { rater_name: string }>(
+    `select r.*, a.name as rater_name from deal_ratings r join agents a on a.agent_id = r.rater_id
+     where r.ratee_id = $1 and r.superseded_by is null order by r.rated_at desc limit 100`,
+    [agentId],
+  );
+  return {
+    counts: counts ?? { deals_agreed: 0, distinct_counterparties: 0, payment_backed_ratings: 0 },
+    counterparties,
+    ratings: ratings.map((r) => ({ ...toRating(r), raterName: r.rater_name })),
+  };
+}
