@@ -112,13 +112,14 @@ export const INDEX_SQL_QUERIES: readonly QueryCase[] = [
     query: 'store',
     scope: 'store',
     sandbox: `select name, kind, dimensions->>'location' as location from store
-      where convention = 'local-services' and dimensions->>'location' = 'Berlin' limit 50`,
+      where convention = 'local-services' and dimensions @> '{"location": "Berlin"}' limit 50`,
     direct: `select iv.fields->>'name' as name, l.kind, iv.fields->>'location' as location
       from listings l
       join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
       join indexed_versions iv on iv.workspace_id = l.workspace_id and iv.path = l.path
         and iv.current
-      where iv.convention = 'local-services' and iv.fields->>'location' = 'Berlin' limit 50`,
+      where iv.convention = 'local-services' and iv.dimensions @> '{"location": "Berlin"}'
+      limit 50`,
   },
   {
     query: 'full-text',

@@ -19,6 +19,9 @@ create index indexed_versions_current_convention on indexed_versions (convention
 alter table indexed_versions add column dimensions jsonb generated always as (
   fields - array['name', 'description', 'need', 'can', 'contact', 'convention', 'kind']
 ) stored;
+-- "Listings on a convention with a dimension value": `dimensions @> '{"location": "Berlin"}'`.
+create index indexed_versions_dimensions on indexed_versions using gin (dimensions jsonb_path_ops)
+  where current;
 
 
 create view agent_index.indexed with (security_barrier) as
