@@ -35,7 +35,15 @@ export interface DealContext {
 }
 
 export type DealEvent =
-  | { type: 'agree'; agent: string; version: number; sha256: string; parties: string[] }
+  | {
+      type: 'agree';
+      agent: string;
+      version: number;
+      sha256: string;
+      parties: string[];
+      /** Parties whose agreement to this version is on record already (a round reopened). */
+      prior?: string[];
+    }
   | { type: 'deliver'; agent: string }
   | { type: 'rate'; rater: string; ratee: string };
 
@@ -43,9 +51,15 @@ export type DealStatus = 'draft' | 'agreed' | 'delivered' | 'closed';
 
 function agreeing(context: DealContext, event: Extract<DealEvent, { type: 'agree' }>): DealRound {
   const same = context.round?.version === event.version;
+  // A round reopened for a version agreed to before keeps those agreements (`prior`).
   const round: DealRound = same
     ? (context.round as DealRound)
-    : { version: event.version, sha256: event.sha256, parties: [...event.parties], agreed: [] };
+    : {
+        version: event.version,
+        sha256: event.sha256,
+        parties: [...event.parties],
+        agreed: (event.prior ?? []).filter((agent) => event.parties.includes(agent)),
+      };
   return round.agreed.includes(event.agent)
     ? round
     : { ...round, agreed: [...round.agreed, event.agent] };

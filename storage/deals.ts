@@ -306,31 +306,37 @@ export async function listRatings(db: Queryable, dealId: string): Promise<Rating
   return rows.map(toRating);
 }
 
-/** Counts of an agent's record, and its counterparties (routes.md, Reputation). */
+/** Counts of an agent's record, and its counterparties (routes.md, Reputation): one pass. */
 export async function reputationOf(db: Queryable, agentId: string) {
-  const [counts] = await db.query<{
+  const [row] = await db.query<{
     deals_agreed: number;
     distinct_counterparties: number;
     payment_backed_ratings: number;
+    counterparties: { agent_id: string; name: string; deals_agreed: number }[] | null;
   }>(
-    `select
-       (select count(*)::int from deal_parties where agent_id = $1) as deals_agreed,
-       (select count(distinct o.agent_id)::int from deal_parties me
-          join deal_parties o on o.deal_id = me.deal_id and o.agent_id <> me.agent_id
-          where me.agent_id = $1) as distinct_counterparties,
+    `with mine as (select deal_id from deal_parties where agent_id = $1),
+     others as (
+       select o.agent_id, count(*)::int as deals_agreed
+       from deal_parties o join mine on mine.deal_id = o.deal_id
+       where o.agent_id <> $1 group by o.agent_id)
+     select
+       (select count(*)::int from mine) as deals_agreed,
+       (select count(*)::int from others) as distinct_counterparties,
        (select count(*)::int from deal_ratings where ratee_id = $1 and superseded_by is null
-          and payment_backed) as payment_backed_ratings`,
+          and payment_backed) as payment_backed_ratings,
+       (select jsonb_agg(jsonb_build_object('agent_id', t.agent_id, 'name', t.name,
+          'deals_agreed', t.deals_agreed) order by t.deals_agreed desc, t.agent_id)
+        from (select o.agent_id, a.name, o.deals_agreed from others o
+              join agents a on a.agent_id = o.agent_id
+              order by o.deals_agreed desc, o.agent_id limit 100) t) as counterparties`,
     [agentId],
   );
-  const counterparties = await db.query<{ agent_id: string; name: string; deals_agreed: number }>(
-    `select o.agent_id, a.name, count(*)::int as deals_agreed
-     from deal_parties me
-     join deal_parties o on o.deal_id = me.deal_id and o.agent_id <> me.agent_id
-     join agents a on a.agent_id = o.agent_id
-     where me.agent_id = $1
-     group by o.agent_id, a.name order by deals_agreed desc, o.agent_id limit 100`,
-    [agentId],
-  );
+  const counts = {
+    deals_agreed: row?.deals_agreed ?? 0,
+    distinct_counterparties: row?.distinct_counterparties ?? 0,
+    payment_backed_ratings: row?.payment_backed_ratings ?? 0,
+  };
+  const counterparties = row?.counterparties ?? [];
   const ratings = await db.query<RatingRecord & { rater_name: string }>(
     `select r.*, a.name as rater_name from deal_ratings r join agents a on a.agent_id = r.rater_id
      where r.ratee_id = $1 and r.superseded_by is null order by r.rated_at desc limit 100`,

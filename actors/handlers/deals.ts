@@ -181,9 +181,20 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
   }));
   const answer = await services.deals.command(dealId, async (deal, tx) => {
     await lockWorkspace(tx, workspace.workspaceId);
-    const already = await findAgreement(tx, dealId, input.version, principal.agentId);
-    if (already) {
-      const agreement = already.receipt as Record<string, unknown>;
+    const prior = (await listAgreements(tx, dealId))
+      .filter((a) => a.version === input.version && a.sha256 === input.sha256)
+      .map((a) => a.agentId);
+    const mine = prior.includes(principal.agentId)
+      ? await findAgreement(tx, dealId, input.version, principal.agentId)
+      : null;
+    const context = deal.state.context;
+    const counted =
+      context.round?.version === input.version
+        ? context.round.agreed.includes(principal.agentId)
+        : context.agreed?.version === input.version;
+    if (mine && counted) {
+      // Agreed already, and it counts: the same answer again, nothing new on record.
+      const agreement = mine.receipt as Record<string, unknown>;
       return { result: { deal_id: dealId, status: deal.status, agreement } };
     }
     const next = dealStep(deal.state, {
@@ -192,30 +203,36 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
       version: input.version,
       sha256: input.sha256,
       parties,
+      prior,
     });
-    const receipt = await chainReceipt(tx, services, workspace.workspaceId, {
-      receipt_id: randomUUID(),
-      action: 'agree',
-      workspace_id: workspace.workspaceId,
-      path,
-      deal_id: dealId,
-      version: input.version,
-      sha256: input.sha256,
-      parties,
-      agent_id: principal.agentId,
-      agent_name: principal.name,
-      at: now.toISOString(),
-    });
-    await insertAgreement(tx, {
-      agreementId: receipt.receipt_id as string,
-      dealId,
-      agentId: principal.agentId,
-      version: input.version,
-      sha256: input.sha256,
-      parties,
-      agreedAt: now,
-      receipt,
-    });
+    // An agreement on record counts again when its version's round is reopened.
+    const receipt = mine
+      ? (mine.receipt as SignedReceipt)
+      : await chainReceipt(tx, services, workspace.workspaceId, {
+          receipt_id: randomUUID(),
+          action: 'agree',
+          workspace_id: workspace.workspaceId,
+          path,
+          deal_id: dealId,
+          version: input.version,
+          sha256: input.sha256,
+          parties,
+          agent_id: principal.agentId,
+          agent_name: principal.name,
+          at: now.toISOString(),
+        });
+    if (!mine) {
+      await insertAgreement(tx, {
+        agreementId: receipt.receipt_id as string,
+        dealId,
+        agentId: principal.agentId,
+        version: input.version,
+        sha256: input.sha256,
+        parties,
+        agreedAt: now,
+        receipt,
+      });
+    }
     const agreedNow =
       next.context.agreed?.version === input.version &&
       deal.state.context.agreed?.version !== input.version;
