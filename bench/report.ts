@@ -1,5 +1,7 @@
 import { availableParallelism, loadavg } from 'node:os';
-import type { CommandFigure, WritePath } from './commands.ts';
+import { CHAT_P99_TARGET_MS } from './chat.ts';
+import type { CommandFigure, DriverKind, WritePath } from './commands.ts';
+import type { FanOutFigure, FanOutPath } from './fan-out.ts';
 import type { FileBench, TransferFigure } from './files.ts';
 import type { IdleRss } from './idle-rss-section.ts';
 import {
@@ -11,7 +13,9 @@ import {
 } from './index-sql.ts';
 import { LOAD_GENERATOR, type LoadResult } from './load.ts';
 import { emptySamples, type PushSamples } from './push-latency.ts';
+import { REPUTATION_DEALS, type ReputationFigure, type ReputationFixture } from './reputation.ts';
 import { ms, perSecond, summarize, table } from './stats.ts';
+import type { StoreFixture, StorePageFigure } from './store.ts';
 
 /** Everything measured so far; sections fill it in, so a cut-short run can still be printed. */
 export function emptyResults() {
@@ -38,6 +42,20 @@ export function emptyResults() {
     indexSqlFixtures: [] as IndexSqlFixture[],
     /** Why a driver's index SQL benchmark did not run, per driver. */
     indexSqlSkipped: [] as string[],
+    storeFixtures: [] as StoreFixture[],
+    /** GET /store pages and their static twin under load, per driver. */
+    storePages: [] as StorePageFigure[],
+    /** A listing posted to 1,000 watchers, and the floor beside it, per driver. */
+    storeWatches: [] as FanOutFigure[],
+    /** Message fan-out in a workspace of 10, and the floor beside it, per driver. */
+    chat: [] as FanOutFigure[],
+    /** Why a driver's store and chat sections did not run, per driver. */
+    fanOutSkipped: [] as string[],
+    /** The reputation record of an agent with many deals, beside GET /health, per driver. */
+    reputation: [] as ReputationFigure[],
+    reputationFixtures: [] as ReputationFixture[],
+    /** Why a driver's reputation section did not run, per driver. */
+    reputationSkipped: [] as string[],
     notes: [] as string[],
     /** What the servers logged as internal errors (first lines only). */
     serverLog: [] as string[],
@@ -364,6 +382,211 @@ function indexSqlRatios(figures: readonly IndexSqlFigure[]): string[] {
   return lines.length > 0 ? lines : ['index SQL sandbox overhead: not measured'];
 }
 
+const bytesPerSecond = (bytes: number, perSecondValue: number) =>
+  `${((bytes * perSecondValue) / 1e6).toFixed(1)} MB/s`;
+
+function storePageRow(figure: StorePageFigure): string[] {
+  const { result } = figure;
+  return [
+    driverName(figure.driver),
+    `${figure.page}: GET ${figure.path}`,
+    figure.bytes.toLocaleString('en-US'),
+    perSecond(result.requestsPerSecond),
+    bytesPerSecond(figure.bytes, result.requestsPerSecond),
+    perCpuSecond(result.requestsPerCpuSecond),
+    `${result.latencyP50Ms} ms`,
+    `${result.latencyP99Ms} ms`,
+    `${Math.round(result.serverCpuPercent)}%`,
+    String(result.failures),
+  ];
+}
+
+const FAN_OUT_LABELS: Record<FanOutPath, string> = {
+  service: 'service',
+  'bare socket.io room emit': 'bare socket.io, room emit (baseline)',
+  'bare socket.io emit per socket': 'bare socket.io, emit per socket (baseline)',
+};
+
+function fanOutRow(figure: FanOutFigure, service: string): string[] {
+  const { samples } = figure;
+  const last = summarize(samples.last);
+  const each = summarize(samples.all);
+  const post = summarize(samples.post);
+  return [
+    driverName(figure.driver),
+    figure.path === 'service' ? service : FAN_OUT_LABELS[figure.path],
+    figure.receivers.toLocaleString('en-US'),
+    figure.connected.toLocaleString('en-US'),
+    String(samples.writes),
+    ms(last?.p50),
+    ms(last?.p99),
+    ms(last?.max),
+    ms(each?.p50),
+    ms(each?.p99),
+    ms(post?.p50),
+    String(samples.lost),
+  ];
+}
+
+const FAN_OUT_HEADER = [
+  'driver',
+  'path',
+  'receivers',
+  'connected',
+  'writes',
+  'p50 last',
+  'p99 last',
+  'max last',
+  'p50 each',
+  'p99 each',
+  'p50 POST',
+  'lost',
+];
+
+const FLOOR_TEXT = [
+  'Floor: bare socket.io on uWS (bench/fan-out.ts), its own sockets, emitting on a POST; open beside',
+  "the driver's server, the two taking turns write by write. Clients in this process.",
+];
+
+function storeSection(results: Results): string[] {
+  const [fixture] = results.storeFixtures;
+  const loads = results.storeFixtures
+    .map((f) => `${driverName(f.driver)} ${f.loadSeconds.toFixed(1)} s`)
+    .join(', ');
+  const lines = [
+    '',
+    'Store: GET /store as an anonymous agent reads it (markdown, default page of 50), beside a static',
+    "document of the same size served by the same engine (uWS) in the same run: the service's /terms",
+    'on a second server whose privacy URL (a placeholder /terms names once) is padded with the first',
+    "page's own text to the first page's byte size. Load as for GET /whoami (10 connections, 5 s",
+    'after 1 s); the server also holds the connected agents below. MB/s = body bytes x requests/s.',
+    "On PostgreSQL, the database server's CPU is not counted per CPU-second.",
+    ...(fixture
+      ? [
+          `Fixture: ${fixture.listings.toLocaleString('en-US')} listings (${fixture.localServices.toLocaleString('en-US')} on local-services, the rest on agent-services) in ` +
+            `${fixture.workspaces} public workspaces of ${fixture.owners} agents, the filtered page's filters matching ` +
+            `${fixture.filteredMatches}; written by SQL and ANALYZEd (${loads}).`,
+        ]
+      : []),
+  ];
+  if (results.storePages.length > 0) {
+    lines.push(
+      table([
+        [
+          'driver',
+          'page',
+          'bytes',
+          'requests/s',
+          'MB/s',
+          'per CPU-second',
+          'p50',
+          'p99',
+          'server CPU',
+          'non-2xx/errors',
+        ],
+        ...results.storePages.map(storePageRow),
+      ]),
+    );
+  } else lines.push('(no page figures)');
+  lines.push(
+    '',
+    'Watchers: every connected agent saved the watch {convention: local-services, axis: place,',
+    'value: Berlin}; another agent posts matching listings (POST /listings) one at a time. "last":',
+    'POST sent -> the last watcher\'s listing.posted; "each": POST sent -> every watcher\'s. With 20',
+    'writes, p99 is the slowest. The floor emits to as many sockets, as one room emit and as one',
+    'emit per socket (the service sends each agent its own change).',
+    ...FLOOR_TEXT,
+  );
+  const rows = results.storeWatches.map((f) => fanOutRow(f, 'POST /listings -> listing.posted'));
+  lines.push(rows.length > 0 ? table([FAN_OUT_HEADER, ...rows]) : '(no watcher figures)');
+  return lines;
+}
+
+function chatSection(results: Results): string[] {
+  const lines = [
+    '',
+    'Message fan-out: a private workspace of 10 members (made, invited and joined over HTTP), all',
+    'connected among every connected agent; one member sends messages one at a time. "each": POST',
+    'sent -> message.sent at each of the 9 others; "last": at the last of them. The floor emits to a',
+    'room of 10 of its sockets, timed at all 10.',
+    ...FLOOR_TEXT,
+  ];
+  const rows = results.chat.map((f) => fanOutRow(f, 'POST messages -> message.sent'));
+  lines.push(rows.length > 0 ? table([FAN_OUT_HEADER, ...rows]) : '(no figures)');
+  lines.push(...results.fanOutSkipped.map((line) => `${line}.`));
+  return lines;
+}
+
+/** Each page against the static document of its driver's run, by throughput and by CPU. */
+function storeRatios(results: Results): string[] {
+  const lines: string[] = [];
+  const drivers = [...new Set(results.storePages.map((f) => f.driver))] as DriverKind[];
+  for (const driver of drivers) {
+    const pages = results.storePages.filter((f) => f.driver === driver);
+    const twin = pages.find((f) => f.page === 'static document (baseline)');
+    for (const page of pages.filter((f) => f !== twin)) {
+      if (!twin) {
+        lines.push(`GET ${page.path} (${driverName(driver)}): no static document measured`);
+        continue;
+      }
+      const r = page.result;
+      const b = twin.result;
+      lines.push(
+        `GET ${page.path} (${driverName(driver)}, ${page.bytes.toLocaleString('en-US')} B) vs a static document of ` +
+          `${twin.bytes.toLocaleString('en-US')} B: ${percent(r.requestsPerSecond / b.requestsPerSecond)} by throughput ` +
+          `(${perSecond(r.requestsPerSecond)} vs ${perSecond(b.requestsPerSecond)}), ` +
+          `${percent(r.requestsPerCpuSecond / b.requestsPerCpuSecond)} per server CPU-second; ` +
+          `p99 ${r.latencyP99Ms} ms vs ${b.latencyP99Ms} ms`,
+      );
+    }
+  }
+  for (const service of results.storeWatches.filter((f) => f.path === 'service')) {
+    const last = summarize(service.samples.last);
+    if (!last) continue;
+    const floor = (path: FanOutPath) =>
+      summarize(
+        results.storeWatches.find((f) => f.driver === service.driver && f.path === path)?.samples
+          .last ?? [],
+      );
+    const room = floor('bare socket.io room emit');
+    const each = floor('bare socket.io emit per socket');
+    const against =
+      room && each
+        ? ` vs ${ms(room.p99)} for a bare socket.io room emit and ${ms(each.p99)} for one emit per socket ` +
+          `(${(last.p99 / each.p99).toFixed(1)}x the latter)`
+        : ' (no floor measured)';
+    lines.push(
+      `listing.posted to ${service.receivers.toLocaleString('en-US')} watchers (${driverName(service.driver)}): ` +
+        `p99 to the last ${ms(last.p99)}, p50 ${ms(last.p50)}${against}`,
+    );
+  }
+  return lines.length > 0 ? lines : ['store: not measured'];
+}
+
+function chatRatios(results: Results): string[] {
+  const lines = results.chat
+    .filter((f) => f.path === 'service')
+    .flatMap((service) => {
+      const each = summarize(service.samples.all);
+      const last = summarize(service.samples.last);
+      if (!each || !last) return [];
+      const floor = summarize(
+        results.chat.find((f) => f.driver === service.driver && f.path !== 'service')?.samples
+          .all ?? [],
+      );
+      return [
+        `message fan-out (${driverName(service.driver)}), ${service.receivers + 1} members among ` +
+          `${service.connected.toLocaleString('en-US')}: p99 send -> receive ${ms(each.p99)} at each receiver ` +
+          `(target < ${CHAT_P99_TARGET_MS} ms: ${verdict(each.p99 < CHAT_P99_TARGET_MS)}), ${ms(last.p99)} at the last; ` +
+          `p50 ${ms(each.p50)}` +
+          (floor
+            ? `; bare room emit p99 ${ms(floor.p99)}, p50 ${ms(floor.p50)}`
+            : '; no floor measured'),
+      ];
+    });
+  return lines.length > 0 ? lines : ['message fan-out: not measured'];
+}
+
 function idleRssLines(results: Results): string[] {
   const idle = results.idleRss;
   if (!idle) {
@@ -376,6 +599,66 @@ function idleRssLines(results: Results): string[] {
     `idle RSS of the service on PGlite: first start on a new DATA_DIR ${idle.freshMb} MB, ` +
       `restart on the same data ${idle.restartMb} MB`,
   ];
+}
+
+function reputationSection(results: Results): string[] {
+  const deals = REPUTATION_DEALS.toLocaleString('en-US');
+  const lines = [
+    '',
+    `Reputation endpoint for an agent with ${deals} deals: GET /agents/<id>/reputation over HTTP (no`,
+    'token), one request at a time, beside GET /health on the same server (the same door and one',
+    "database round trip: the baseline) and the record's own SQL (storage/deals.ts reputationOf) run",
+    'directly on the driver. The lanes take turns request by request, after untimed warm-up rounds.',
+    ...results.reputationFixtures.map(
+      (f) =>
+        `Fixture (${driverName(f.driver)}): ${f.deals.toLocaleString('en-US')} closed deals with ` +
+        `${f.counterparties} counterparties (skewed), ${f.ratings.toLocaleString('en-US')} ratings ` +
+        `(a tenth of those received corrected once), written by SQL and ANALYZEd in ${f.loadSeconds.toFixed(1)} s; ` +
+        `the endpoint answered deals_agreed ${f.answered.deals_agreed}, distinct_counterparties ` +
+        `${f.answered.distinct_counterparties}, ${f.answered.ratings} ratings.`,
+    ),
+  ];
+  if (results.reputation.length > 0) {
+    lines.push(
+      table([
+        ['driver', 'path', 'n', 'p50', 'p99', 'max', 'failed'],
+        ...results.reputation.map((f) => [
+          driverName(f.driver),
+          f.lane,
+          String(f.count),
+          ms(f.p50Ms),
+          ms(f.p99Ms),
+          ms(f.maxMs),
+          String(f.failures),
+        ]),
+      ]),
+    );
+  } else lines.push('(no figures)');
+  lines.push(...results.reputationSkipped.map((line) => `${line}.`));
+  return lines;
+}
+
+/** The endpoint against GET /health of its driver's run, and the share of its own SQL. */
+function reputationRatios(results: Results): string[] {
+  const lines: string[] = [];
+  for (const driver of [...new Set(results.reputation.map((f) => f.driver))]) {
+    const lane = (name: ReputationFigure['lane']) =>
+      results.reputation.find((f) => f.driver === driver && f.lane === name && f.count > 0);
+    const record = lane('GET /agents/<id>/reputation');
+    const health = lane('GET /health (baseline)');
+    const sql = lane('reputationOf SQL on the driver');
+    if (!record) continue;
+    lines.push(
+      `Reputation endpoint for an agent with ${REPUTATION_DEALS.toLocaleString('en-US')} deals ` +
+        `(${driverName(driver)}): p50 ${ms(record.p50Ms)}, p99 ${ms(record.p99Ms)}` +
+        (health
+          ? `; GET /health p50 ${ms(health.p50Ms)}, p99 ${ms(health.p99Ms)} ` +
+            `(${(record.p50Ms / health.p50Ms).toFixed(1)}x at p50)`
+          : '; no baseline measured') +
+        (sql ? `; its SQL alone p50 ${ms(sql.p50Ms)}, p99 ${ms(sql.p99Ms)}` : ''),
+    );
+  }
+  return lines.length > 0 ? lines : ['reputation endpoint: not measured'];
 }
 
 /** The closing report: each figure beside its baseline, then the ratios the targets are set on. */
@@ -440,6 +723,8 @@ export function report(results: Results): void {
   lines.push(...fileSection(results.files));
   if (results.idleRss) lines.push('', 'Idle RSS (bench/idle-rss.ts):', ...results.idleRss.lines);
   lines.push(...indexSqlSection(results));
+  lines.push(...storeSection(results), ...chatSection(results));
+  lines.push(...reputationSection(results));
   const loadAfter = (loadavg()[0] ?? 0).toFixed(2);
   lines.push(
     '',
@@ -453,6 +738,9 @@ export function report(results: Results): void {
       ...fileRatios(results.files),
       ...idleRssLines(results),
       ...indexSqlRatios(results.indexSql),
+      ...storeRatios(results),
+      ...chatRatios(results),
+      ...reputationRatios(results),
     ].map((line) => `- ${line}`),
     '',
     `1-minute load average: ${results.loadBefore.toFixed(2)} before, ${loadAfter} after ` +

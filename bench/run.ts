@@ -1,11 +1,13 @@
 /**
  * `npm run bench`: whoami throughput, write-to-push latency, file PUT/GET, the write path
- * (commands per second through the registry), idle memory and agents' SQL over the index, each
+ * (commands per second through the registry), idle memory, agents' SQL over the index, the
+ * store (GET /store under load, a listing reaching 1,000 watchers) and message fan-out, each
  * beside a baseline measured in the same run on the same machine. It prints figures and never
  * fails: a run that breaks or overruns prints what it has and exits 0.
  *
  * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
- * index-sql) runs only those sections; BENCH_EXPLAIN=1 prints the index queries' plans.
+ * index-sql, store, chat, reputation) runs only those sections; BENCH_EXPLAIN=1 prints the
+ * index queries' plans.
  */
 import { execSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -13,8 +15,15 @@ import { performance } from 'node:perf_hooks';
 import { closeTestResources } from '../test/helpers/resources.ts';
 import { startTestServer } from '../test/helpers/server.ts';
 import { startRawSocketIo } from './baselines.ts';
+import { CHAT_MEMBERS, measureChat } from './chat.ts';
 import { closeAll, connectMany, signUpMany, type PushClient } from './clients.ts';
-import { measureCommands, type CommandBenchOptions, type CommandFigure } from './commands.ts';
+import {
+  measureCommands,
+  type CommandBenchOptions,
+  type CommandFigure,
+  type DriverKind,
+} from './commands.ts';
+import { crowdSkipReason, openCrowd, openFloor, type Crowd, type Floor } from './fan-out.ts';
 import { measureFiles } from './files.ts';
 import { idleRssAvailable, measureIdleRss } from './idle-rss-section.ts';
 import {
@@ -27,14 +36,21 @@ import {
 } from './index-sql.ts';
 import { emitPoster, feedbackPoster, timeLongPolls, timeSocketPushes } from './push-latency.ts';
 import { emptyResults, report } from './report.ts';
+import {
+  measureReputation,
+  REPUTATION_DEALS,
+  reputationSkipReason,
+  type ReputationSink,
+} from './reputation.ts';
 import { benchDatabaseUrl } from './scratch-database.ts';
+import { measureStore, STORE_LISTINGS, type StoreSink } from './store.ts';
 import { measureRawUws, measureWhoami } from './whoami.ts';
 
 /**
  * Past this the bench prints what it has and exits (BENCH_LIMIT_S shortens it for a try-out).
- * With PostgreSQL too, a whole run takes about 5 minutes on 2 cores.
+ * With PostgreSQL too, a whole run takes about 7 minutes on 2 cores (store and chat about 2).
  */
-const OVERALL_LIMIT_MS = (Number(process.env.BENCH_LIMIT_S) || 420) * 1000;
+const OVERALL_LIMIT_MS = (Number(process.env.BENCH_LIMIT_S) || 600) * 1000;
 /** BENCH_CLIENTS lowers the socket count on a machine that cannot hold 1,000 (2 fds each). */
 const CLIENTS = Math.max(1, Math.floor(Number(process.env.BENCH_CLIENTS ?? 1000)) || 1000);
 const SET_UP_CONCURRENCY = 20;
@@ -55,7 +71,17 @@ const INDEX_SQL: IndexSqlOptions = {
   explain: process.env.BENCH_EXPLAIN === '1',
 };
 
-const SECTIONS = ['push', 'throughput', 'files', 'commands', 'idle-rss', 'index-sql'] as const;
+const SECTIONS = [
+  'push',
+  'throughput',
+  'files',
+  'commands',
+  'idle-rss',
+  'index-sql',
+  'store',
+  'chat',
+  'reputation',
+] as const;
 type SectionName = (typeof SECTIONS)[number];
 const only = new Set(
   (process.env.BENCH_ONLY ?? '')
@@ -214,6 +240,89 @@ async function indexSql(): Promise<void> {
   }
 }
 
+/** Both sections' server, with CLIENTS agents connected: made once per driver, null if it failed. */
+async function crowdOn(kind: DriverKind, driver: string): Promise<Crowd | null> {
+  const opened: { crowd?: Crowd } = {};
+  await section(`${CLIENTS} agents signed up and connected on ${driver}`, async () => {
+    opened.crowd = await openCrowd(kind, CLIENTS, benchDatabaseUrl(), log, serverLog);
+  });
+  return opened.crowd ?? null;
+}
+
+/**
+ * The store and message fan-out, per driver on one server with CLIENTS agents connected, which
+ * both sections use, and one floor (bare socket.io, CLIENTS sockets of its own) that both time
+ * their pushes beside, opened when first asked for.
+ */
+async function storeAndChat(): Promise<void> {
+  const sink: StoreSink = {
+    fixture: (fixture) => results.storeFixtures.push(fixture),
+    page: (figure) => results.storePages.push(figure),
+    watches: (figure) => results.storeWatches.push(figure),
+    note: (line) => results.notes.push(line),
+  };
+  for (const kind of ['pglite', 'postgres'] as const) {
+    const driver = kind === 'pglite' ? 'PGlite' : 'PostgreSQL';
+    const skipped = crowdSkipReason(kind, benchDatabaseUrl());
+    if (skipped) {
+      results.fanOutSkipped.push(`${driver}: skipped, ${skipped}`);
+      log(`store and chat on ${driver}: skipped (${skipped})`);
+      continue;
+    }
+    if (stop.signal.aborted) return;
+    const crowd = await crowdOn(kind, driver);
+    if (!crowd) continue;
+    const floor: { opening?: Promise<Floor> } = {};
+    const floorOf = () => (floor.opening ??= openFloor(CLIENTS, CHAT_MEMBERS));
+    try {
+      if (wanted('store')) {
+        const listings = STORE_LISTINGS.toLocaleString('en-US');
+        await section(`store on ${driver}, ${listings} listings`, () =>
+          measureStore(crowd, floorOf, sink, stop.signal, log, serverLog),
+        );
+      }
+      if (wanted('chat')) {
+        await section(`message fan-out on ${driver}, ${CHAT_MEMBERS} members`, () =>
+          measureChat(crowd, floorOf, (figure) => results.chat.push(figure), stop.signal, log),
+        );
+      }
+    } finally {
+      await floor.opening?.then((open) => open.close()).catch(() => undefined);
+      await crowd.close().catch(() => undefined);
+    }
+  }
+}
+
+/** The reputation record of an agent with REPUTATION_DEALS deals, per driver, beside GET /health. */
+async function reputation(): Promise<void> {
+  const sink: ReputationSink = {
+    figure(figure) {
+      results.reputation.push(figure);
+      if (figure.firstError) {
+        results.notes.push(
+          `reputation, ${figure.driver} ${figure.lane}: ${figure.failures} failed, the first with: ${figure.firstError}`,
+        );
+      }
+    },
+    fixture: (fixture) => results.reputationFixtures.push(fixture),
+    note: (line) => results.notes.push(line),
+  };
+  for (const kind of ['pglite', 'postgres'] as const) {
+    const driver = kind === 'pglite' ? 'PGlite' : 'PostgreSQL';
+    const name = `reputation on ${driver}, ${REPUTATION_DEALS.toLocaleString('en-US')} deals`;
+    const skipped = reputationSkipReason(kind, benchDatabaseUrl());
+    if (skipped) {
+      results.reputationSkipped.push(`${driver}: skipped, ${skipped}`);
+      log(`${name}: skipped (${skipped})`);
+      continue;
+    }
+    if (stop.signal.aborted) return;
+    await section(name, () =>
+      measureReputation(kind, benchDatabaseUrl(), stop.signal, sink, log, serverLog),
+    );
+  }
+}
+
 async function idleMemory(): Promise<void> {
   if (!idleRssAvailable()) return;
   await section('idle RSS (bench/idle-rss.ts)', async () => {
@@ -258,6 +367,8 @@ if (wanted('files')) await files();
 if (wanted('push')) await section(`write-to-push, service, ${CLIENTS} sockets`, servicePushes);
 if (wanted('commands')) await writePath();
 if (wanted('idle-rss')) await idleMemory();
+if (wanted('store') || wanted('chat')) await storeAndChat();
+if (wanted('reputation')) await reputation();
 // Last: loading 100,000 files takes its time on each driver.
 if (wanted('index-sql')) await indexSql();
 await closeTestResources();

@@ -42,39 +42,76 @@ function toStored(row: ChangeRow): StoredChangeRow {
 }
 
 /**
- * Numbers and inserts changes. Agents are taken in id order so that two writes touching the
- * same agents lock their feed heads in the same order and cannot deadlock.
+ * Numbers and inserts changes: one statement for one change, two for many (a listing that
+ * reaches 1,000 watchers is not 1,000 round trips). Feed heads are locked in agent-id order,
+ * so that two writes touching the same agents cannot deadlock.
  */
 export async function appendChanges(
   tx: Queryable,
   drafts: readonly ChangeDraft[],
 ): Promise<StoredChangeRow[]> {
+  if (drafts.length === 0) return [];
+  if (drafts.length === 1) return [await appendOne(tx, drafts[0] as ChangeDraft)];
   const ordered = [...drafts].sort((a, b) =>
     a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0,
   );
-  const stored: StoredChangeRow[] = [];
-  for (const draft of ordered) {
-    // Numbering and inserting in one statement: one round trip per agent concerned.
-    const [row] = await tx.query<ChangeRow>(
-      `with head as (
-         update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq
-       )
-       insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
-       select $1, head.last_seq, $2, $3, $4, $5::text::jsonb, $6::text::jsonb from head
-       returning agent_id, seq, event_id, type, at, workspace_id, actor, data`,
-      [
-        draft.agentId,
-        randomUUID(),
-        draft.type,
-        draft.workspaceId ?? null,
-        draft.actor ? JSON.stringify(draft.actor) : null,
-        JSON.stringify(draft.data),
-      ],
-    );
-    if (!row) throw new Error(`no feed head for agent ${draft.agentId}`);
-    stored.push(toStored(row));
-  }
-  return stored;
+  const agents = [...new Set(ordered.map((d) => d.agentId))];
+  const locked = await tx.query<{ agent_id: string }>(
+    'select agent_id from feed_heads where agent_id = any($1::uuid[]) order by agent_id for update',
+    [agents],
+  );
+  if (locked.length !== agents.length) throw new Error('no feed head for some agent');
+  const rows = await tx.query<ChangeRow>(
+    `with input as (
+       select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::text[])
+         with ordinality as t(agent_id, event_id, type, workspace_id, actor, data, ord)
+     ), counts as (
+       select agent_id, count(*)::bigint as n from input group by agent_id
+     ), heads as (
+       update feed_heads h set last_seq = h.last_seq + c.n from counts c
+       where h.agent_id = c.agent_id returning h.agent_id, h.last_seq, c.n
+     )
+     insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
+     select i.agent_id,
+       heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord),
+       i.event_id, i.type, i.workspace_id, i.actor::jsonb, i.data::jsonb
+     from input i join heads on heads.agent_id = i.agent_id
+     returning agent_id, seq, event_id, type, at, workspace_id, actor, data`,
+    [
+      ordered.map((d) => d.agentId),
+      ordered.map(() => randomUUID()),
+      ordered.map((d) => d.type),
+      ordered.map((d) => d.workspaceId ?? null),
+      ordered.map((d) => (d.actor ? JSON.stringify(d.actor) : null)),
+      ordered.map((d) => JSON.stringify(d.data)),
+    ],
+  );
+  if (rows.length !== ordered.length) throw new Error('not every change was recorded');
+  return rows
+    .map(toStored)
+    .sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : a.seq - b.seq));
+}
+
+async function appendOne(tx: Queryable, draft: ChangeDraft): Promise<StoredChangeRow> {
+  // Numbering and inserting in one statement.
+  const [row] = await tx.query<ChangeRow>(
+    `with head as (
+       update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq
+     )
+     insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
+     select $1, head.last_seq, $2, $3, $4, $5::text::jsonb, $6::text::jsonb from head
+     returning agent_id, seq, event_id, type, at, workspace_id, actor, data`,
+    [
+      draft.agentId,
+      randomUUID(),
+      draft.type,
+      draft.workspaceId ?? null,
+      draft.actor ? JSON.stringify(draft.actor) : null,
+      JSON.stringify(draft.data),
+    ],
+  );
+  if (!row) throw new Error(`no feed head for agent ${draft.agentId}`);
+  return toStored(row);
 }
 
 export async function readChanges(

@@ -26,8 +26,8 @@ export interface StoreFilter {
   exclude?: string | undefined;
   /** Listings sharing one of these values on the place axis (lower case). */
   anyPlace?: string[] | undefined;
-  /** Newest first: strictly before this (saved_at, listing_id). */
-  before?: { savedAt: string; listingId: string } | undefined;
+  /** Newest first: strictly after this one in the store's order (saved_at desc, workspace, path). */
+  before?: { savedAt: string; workspaceId: string; path: string } | undefined;
 }
 
 /**
@@ -67,10 +67,12 @@ export async function readStore(
     where.push(onAxis('place', `${bind(filter.anyPlace)}::text[]`));
   if (filter.exclude !== undefined) where.push(`l.listing_id <> ${bind(filter.exclude)}`);
   if (filter.before !== undefined) {
+    const at = bind(filter.before.savedAt);
     where.push(
-      `(iv.saved_at, l.listing_id) < (${bind(filter.before.savedAt)}::timestamptz, ${bind(
-        filter.before.listingId,
-      )}::uuid)`,
+      `(iv.saved_at < ${at}::timestamptz or (iv.saved_at = ${at}::timestamptz and
+        (iv.workspace_id, iv.path) > (${bind(filter.before.workspaceId)}::uuid, ${bind(
+          filter.before.path,
+        )}::text)))`,
     );
   }
   const rows = await db.query<{
@@ -96,7 +98,7 @@ export async function readStore(
      join agents a on a.agent_id = l.author_id
      left join conventions c on c.name = iv.convention
      ${where.length ? `where ${where.join(' and ')}` : ''}
-     order by iv.saved_at desc, l.listing_id desc
+     order by iv.saved_at desc, iv.workspace_id, iv.path
      limit ${bind(limit)}`,
     params,
   );

@@ -182,11 +182,12 @@ export const readStore: Handler<'read_store'> = async (call, input) => {
     input.cursor === undefined
       ? undefined
       : (() => {
-          const [savedAt, listingId] = decodePageCursor(input.cursor, 's', ['time', 'uuid']) as [
-            string,
-            string,
-          ];
-          return { savedAt, listingId };
+          const [savedAt, workspaceId, path] = decodePageCursor(input.cursor, 's', [
+            'time',
+            'uuid',
+            'text',
+          ]) as [string, string, string];
+          return { savedAt, workspaceId, path };
         })();
   const rows = await readStoreRows(
     services.db(),
@@ -204,7 +205,7 @@ export const readStore: Handler<'read_store'> = async (call, input) => {
   const last = page.at(-1);
   const nextCursor =
     rows.length > limit && last
-      ? encodePageCursor('s', [last.savedAt.toISOString(), last.listingId])
+      ? encodePageCursor('s', [last.savedAt.toISOString(), last.workspaceId, last.path])
       : null;
   const withContact = principal !== null;
   const listings = page.map((row) => listingView(services, row, { withContact }));

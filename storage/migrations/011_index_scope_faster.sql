@@ -15,6 +15,9 @@ update indexed_versions iv set current = true from files f
   where f.workspace_id = iv.workspace_id and f.path = iv.path and f.version = iv.version;
 create index indexed_versions_current on indexed_versions (workspace_id, path) where current;
 create index indexed_versions_current_convention on indexed_versions (convention) where current;
+-- The store's pages, newest first (storage/store.ts).
+create index indexed_versions_current_recent on indexed_versions (saved_at desc, workspace_id, path)
+  where current;
 
 alter table indexed_versions add column dimensions jsonb generated always as (
   fields - array['name', 'description', 'need', 'can', 'contact', 'convention', 'kind']

@@ -1,0 +1,541 @@
+/**
+ * The store with 10,000 listings: `GET /store` as an anonymous agent reads it (markdown, the
+ * first page of 50, and a page filtered by convention, place and kind), by requests per second
+ * and p99, beside a static document of the same size served by the same engine in the same
+ * run; and a listing posted while 1,000 agents watch for it, each connected by socket.io: the
+ * time from the POST's send to the last watcher's `listing.posted`, beside the floor in
+ * bench/fan-out.ts.
+ *
+ * The listings are a fixture written by SQL straight into the tables (files, file_versions,
+ * indexed_versions with `current` and its tsvector, listings), as bench/index-sql.ts writes
+ * its own: each listing's text is what post_listing would write, indexed by the service's own
+ * code, in public workspaces of agents signed up over HTTP. One GET /store checks they show.
+ *
+ * The static document is the service's own `/terms` on a second server whose privacy URL (a
+ * placeholder in that document, filled in at start) is padded with the store page's text, so
+ * that the document is byte for byte as long as the first page: the server's static route, no
+ * server code changed.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { contentTypeOf } from '../actors/content-type.ts';
+import { listingMarkdown } from '../actors/listings.ts';
+import { indexEntry } from '../actors/markdown-index.ts';
+import type { Driver } from '../storage/driver.ts';
+import { searchText } from '../storage/file-index.ts';
+import { startTestServer, type TestServer } from '../test/helpers/server.ts';
+import { bounded } from './clients.ts';
+import type { DriverKind } from './commands.ts';
+import {
+  Arrivals,
+  emptyFanOut,
+  postJson,
+  timeInTurns,
+  warmUpLanes,
+  type Crowd,
+  type FanOutFigure,
+  type FanOutLane,
+  type FanOutPath,
+  type Floor,
+  type KeyOf,
+} from './fan-out.ts';
+import { measureLoad, type LoadResult } from './load.ts';
+
+export const STORE_LISTINGS = 10_000;
+const OWNERS = 5;
+const WORKSPACES = 10;
+/** Listings written per statement. */
+const BATCH = 2_500;
+/** Of the listings, this share is on local-services; the rest on agent-services. */
+const LOCAL_SHARE = 0.6;
+/** The load generator's shape: as GET /whoami's (bench/whoami.ts). */
+const CONNECTIONS = 10;
+const SECONDS = 5;
+/** Listings posted while the agents watch, one at a time, after the untimed ones. */
+export const WATCH_POSTS = 20;
+const WARM_UP_POSTS = 2;
+const SET_UP_CONCURRENCY = 20;
+/** What every watcher watches, and what every posted listing matches. */
+const WATCH = { convention: 'local-services', axis: 'place', value: 'Berlin' } as const;
+
+export const FIRST_PAGE = '/store';
+export const FILTERED_PAGE = '/store?convention=local-services&place=Berlin&kind=can';
+/** The static document made as long as the first page. */
+export const STATIC_TWIN = '/terms';
+
+export type StorePage = 'first page' | 'filtered page' | 'static document (baseline)';
+
+export interface StorePageFigure {
+  driver: DriverKind;
+  page: StorePage;
+  path: string;
+  /** The answer's body, in bytes. */
+  bytes: number;
+  result: LoadResult;
+}
+
+export interface StoreFixture {
+  driver: DriverKind;
+  listings: number;
+  localServices: number;
+  workspaces: number;
+  owners: number;
+  /** Listings the filtered page's filters match (its page shows at most 50). */
+  filteredMatches: number;
+  loadSeconds: number;
+}
+
+export interface StoreSink {
+  fixture(fixture: StoreFixture): void;
+  page(figure: StorePageFigure): void;
+  /** The watchers' figure and its floor's, handed over before the posts and filled in as they go. */
+  watches(figure: FanOutFigure): void;
+  note(line: string): void;
+}
+
+// The fixture's vocabulary: small, so that words repeat the way a marketplace's do.
+// prettier-ignore
+const CITIES = [
+  'Berlin', 'Hamburg', 'Munich', 'Cologne', 'Frankfurt', 'Leipzig', 'Vienna', 'Zurich', 'Paris',
+  'Lyon', 'Madrid', 'Barcelona', 'Lisbon', 'Rome', 'Milan', 'Amsterdam', 'Brussels',
+  'Copenhagen', 'Stockholm', 'Warsaw', 'Prague', 'Budapest', 'Dublin', 'London', 'Manchester',
+];
+// prettier-ignore
+const LOCAL_SERVICES = [
+  'bike repair', 'plumbing', 'dog walking', 'house cleaning', 'maths tutoring', 'moving help',
+  'gardening', 'furniture assembly', 'piano lessons', 'car repair', 'window cleaning',
+  'babysitting',
+];
+// prettier-ignore
+const TASKS = [
+  'code review', 'German-to-English translation', 'market research', 'data extraction',
+  'test writing', 'summarising papers', 'bug triage', 'log analysis',
+];
+const QUALITIES = ['certified', 'insured', 'friendly', 'experienced', 'careful', 'reliable'];
+const AVAILABILITY = ['weekdays after 17:00', 'Saturdays', 'weekday mornings', 'any day, 8-20'];
+const LANGUAGES = ['German, English', 'English', 'French, English', 'Spanish', 'Italian, English'];
+const PLACES = ['my flat', 'our office', 'a small house', 'a shop', 'a studio'];
+const WHEN = ['this week', 'next month', 'every other Saturday', 'as soon as possible'];
+const INPUTS = ['a public GitHub repository', 'a folder of PDFs', 'a CSV export', 'a web page'];
+const OUTPUTS = ['a markdown report', 'a JSON file', 'a pull request', 'a short summary'];
+const INTERFACES = ['http-api', 'mcp', 'email', 'workspace-files'];
+const TURNAROUND = ['within 24 hours', 'under 10 minutes', 'within a week'];
+
+/** mulberry32: the same fixture every run, from a seed. */
+function randomSource(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+  return { next, int, pick };
+}
+
+type Random = ReturnType<typeof randomSource>;
+type Kind = 'need' | 'can';
+
+const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** What post_listing takes: a listing as an agent would write it. */
+interface ListingInput {
+  kind: Kind;
+  convention: string;
+  name: string;
+  description: string;
+  need?: string;
+  can?: string;
+  contact: string;
+  dimensions: Record<string, string | number>;
+}
+
+function localService(kind: Kind, random: Random, city = random.pick(CITIES)): ListingInput {
+  const service = random.pick(LOCAL_SERVICES);
+  const text =
+    kind === 'can'
+      ? {
+          can: `${capital(service)} by a ${random.pick(QUALITIES)} provider, tools included.`,
+        }
+      : { need: `Someone for ${service} at ${random.pick(PLACES)}, ${random.pick(WHEN)}.` };
+  return {
+    kind,
+    convention: 'local-services',
+    name: kind === 'can' ? `${capital(service)} in ${city}` : `Looking for ${service} in ${city}`,
+    description:
+      `${capital(service)} in ${city} and around, ${random.int(2, 20)} years of experience; ` +
+      `${random.pick(AVAILABILITY)}. Reviews from earlier clients on request.`,
+    ...text,
+    contact: 'Knock on my workspace; I answer within a day.',
+    dimensions: {
+      service,
+      location: city,
+      service_area_km: random.int(2, 40),
+      rate: `${random.int(15, 90)} EUR per hour`,
+      availability: random.pick(AVAILABILITY),
+      languages: random.pick(LANGUAGES),
+      insured: random.pick(['yes', 'no']),
+    },
+  };
+}
+
+function agentService(kind: Kind, random: Random): ListingInput {
+  const task = random.pick(TASKS);
+  const input = random.pick(INPUTS);
+  const output = random.pick(OUTPUTS);
+  const text =
+    kind === 'can'
+      ? { can: `${capital(task)} on ${input}, handed back as ${output}.` }
+      : { need: `${capital(task)} for ${input}; I want ${output} back.` };
+  return {
+    kind,
+    convention: 'agent-services',
+    name: kind === 'can' ? `${capital(task)} by an agent` : `Need ${task}`,
+    description:
+      `${capital(task)}: the agent is given ${input} and hands back ${output}, ` +
+      `${random.pick(TURNAROUND)}. Paid on acceptance.`,
+    ...text,
+    contact: 'Knock on my workspace.',
+    dimensions: {
+      task_type: task,
+      input,
+      output,
+      interface: random.pick(INTERFACES),
+      turnaround: random.pick(TURNAROUND),
+      payment: `${random.int(1, 50)} USDC per task, on acceptance`,
+      contact_method: 'knock',
+    },
+  };
+}
+
+interface Workspace {
+  workspace_id: string;
+  owner: string;
+}
+
+/** One listing as the load statement reads it: the file post_listing writes, indexed. */
+function fixtureListing(workspaces: readonly Workspace[], random: Random) {
+  const workspace = random.pick(workspaces);
+  const kind = random.pick(['need', 'can'] as const);
+  const listing =
+    random.next() < LOCAL_SHARE ? localService(kind, random) : agentService(kind, random);
+  const bytes = Buffer.from(listingMarkdown(listing), 'utf8');
+  const entry = indexEntry(bytes, bytes.length);
+  if ('error' in entry) throw new Error(`a fixture listing does not index: ${entry.error}`);
+  const listingId = randomUUID();
+  return {
+    listing_id: listingId,
+    workspace_id: workspace.workspace_id,
+    path: `listings/${listingId}.md`,
+    author_id: workspace.owner,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    size: bytes.length,
+    kind,
+    convention: listing.convention,
+    fields: entry.fields,
+    body: entry.body,
+    search_text: searchText(entry.fields, entry.body),
+    saved_at: new Date(Date.UTC(2026, 0, 1) + random.int(0, 90 * 86_400) * 1000).toISOString(),
+  };
+}
+
+/**
+ * One statement per batch: the version (with a receipt shaped like the service's, unsigned),
+ * the current file, the indexed version (current, with its tsvector), the listing. The foreign
+ * keys are checked at the end of the statement, when every part is written.
+ */
+const LOAD_BATCH = `with input as (
+  select * from jsonb_to_recordset($1::text::jsonb) as r(listing_id uuid, workspace_id uuid,
+    path text, author_id uuid, sha256 text, size bigint, kind text, convention text,
+    fields jsonb, body text, search_text text, saved_at timestamptz)
+), versions as (
+  insert into file_versions (workspace_id, path, version, action, sha256, size, bytes_kept,
+    agent_id, saved_at, receipt)
+  select workspace_id, path, 1, 'save', sha256, size, true, author_id, saved_at,
+    jsonb_build_object('receipt_id', gen_random_uuid(), 'workspace_id', workspace_id,
+      'path', path, 'action', 'save', 'version', 1, 'size', size, 'sha256', sha256,
+      'agent_id', author_id, 'saved_at', saved_at, 'signature', 'bench fixture')
+  from input
+), current_files as (
+  insert into files (workspace_id, path, version, sha256, size, content_type, saved_at, saved_by)
+  select workspace_id, path, 1, sha256, size, $2, saved_at, author_id from input
+), indexed as (
+  insert into indexed_versions (workspace_id, path, version, sha256, author_id, saved_at,
+    visibility, convention, fields, body, search, current)
+  select workspace_id, path, 1, sha256, author_id, saved_at, 'public', convention, fields, body,
+    to_tsvector('pg_catalog.english', search_text), true
+  from input
+)
+insert into listings (listing_id, workspace_id, path, kind, author_id, created_at)
+select listing_id, workspace_id, path, kind, author_id, saved_at from input`;
+
+/** Public workspaces of the owners, then the listings in batches, then statistics. */
+export async function loadStoreFixture(
+  driver: Driver,
+  owners: readonly string[],
+): Promise<{ localServices: number; filteredMatches: number }> {
+  const random = randomSource(11);
+  const workspaces: Workspace[] = Array.from({ length: WORKSPACES }, (_, i) => ({
+    workspace_id: randomUUID(),
+    owner: owners[i % owners.length] as string,
+  }));
+  await driver.query(
+    `with input as (
+       select * from jsonb_to_recordset($1::text::jsonb) as r(workspace_id uuid, owner uuid)
+     ), made as (
+       insert into workspaces (workspace_id, owner_agent_id, visibility, name)
+       select workspace_id, owner, 'public', 'Listings of bench owner ' || owner from input
+     )
+     insert into workspace_members (workspace_id, agent_id, role)
+     select workspace_id, owner, 'owner' from input`,
+    [JSON.stringify(workspaces)],
+  );
+  const contentType = contentTypeOf('listing.md');
+  let localServices = 0;
+  let filteredMatches = 0;
+  for (let first = 0; first < STORE_LISTINGS; first += BATCH) {
+    const batch = Array.from({ length: Math.min(BATCH, STORE_LISTINGS - first) }, () =>
+      fixtureListing(workspaces, random),
+    );
+    localServices += batch.filter((l) => l.convention === 'local-services').length;
+    filteredMatches += batch.filter(
+      (l) =>
+        l.convention === 'local-services' && l.kind === 'can' && l.fields.location === 'Berlin',
+    ).length;
+    await driver.query(LOAD_BATCH, [JSON.stringify(batch), contentType]);
+  }
+  await driver.query('analyze');
+  return { localServices, filteredMatches };
+}
+
+interface StoreJson {
+  listings: { convention: string | null; kind: Kind; dimensions: Record<string, unknown> }[];
+  next_cursor: string | null;
+}
+
+/** One anonymous read of each page as JSON: the fixture shows, and the filters hold. */
+async function checkStore(server: TestServer, filteredMatches: number): Promise<void> {
+  const read = async (path: string) => {
+    const response = await fetch(server.url(path), { headers: { accept: 'application/json' } });
+    if (response.status !== 200) {
+      throw new Error(`GET ${path} answered ${response.status}: ${await response.text()}`);
+    }
+    return (await response.json()) as StoreJson;
+  };
+  const first = await read(FIRST_PAGE);
+  if (first.listings.length !== 50 || first.next_cursor === null) {
+    throw new Error(`GET ${FIRST_PAGE} shows ${first.listings.length} listings, not a full page`);
+  }
+  const filtered = await read(FILTERED_PAGE);
+  const strays = filtered.listings.filter(
+    (l) =>
+      l.convention !== 'local-services' || l.kind !== 'can' || l.dimensions.location !== 'Berlin',
+  );
+  if (filtered.listings.length !== Math.min(50, filteredMatches) || strays.length > 0) {
+    throw new Error(
+      `GET ${FILTERED_PAGE} shows ${filtered.listings.length} listings (${strays.length} not matching), ` +
+        `expected ${Math.min(50, filteredMatches)}`,
+    );
+  }
+}
+
+/** The markdown an anonymous agent gets, with its size in bytes. */
+async function markdownPage(server: TestServer, path: string): Promise<string> {
+  const response = await fetch(server.url(path));
+  const text = await response.text();
+  if (
+    response.status !== 200 ||
+    !response.headers.get('content-type')?.startsWith('text/markdown')
+  ) {
+    throw new Error(
+      `GET ${path} answered ${response.status} ${response.headers.get('content-type')}`,
+    );
+  }
+  return text;
+}
+
+/** `filler`'s first characters, then spaces, to exactly `bytes` bytes of UTF-8. */
+function padding(filler: string, bytes: number): string {
+  let text = '';
+  let size = 0;
+  for (const char of filler) {
+    const width = Buffer.byteLength(char);
+    if (size + width > bytes) break;
+    text += char;
+    size += width;
+  }
+  return text + ' '.repeat(Math.max(0, bytes - size));
+}
+
+const byteLength = async (response: Response) => (await response.arrayBuffer()).byteLength;
+
+/**
+ * A second server (uWS) whose `/terms` is `bytes` long: its privacy URL, which `/terms` names
+ * once, padded with `filler`. The rest of `/terms` is measured on the first server; a port of
+ * another length is made up for by starting again.
+ */
+async function startStaticTwin(
+  server: TestServer,
+  bytes: number,
+  filler: string,
+  serverLog: (message: string) => void,
+): Promise<{ twin: TestServer; bytes: number }> {
+  let rest =
+    (await byteLength(await fetch(server.url(STATIC_TWIN)))) -
+    Buffer.byteLength(`${server.baseUrl}/privacy`);
+  for (let attempt = 1; ; attempt++) {
+    const pad = padding(filler, bytes - rest);
+    const twin = await startTestServer({ httpEngine: 'uws', log: serverLog, privacyUrl: pad });
+    const size = await byteLength(await fetch(twin.url(STATIC_TWIN)));
+    if (size === bytes || attempt === 3) return { twin, bytes: size };
+    rest = size - Buffer.byteLength(pad);
+    await twin.close();
+  }
+}
+
+const listingPostedKey: KeyOf = (event) =>
+  event.type === 'listing.posted'
+    ? (event.data?.listing as { listing_id?: string } | undefined)?.listing_id
+    : undefined;
+
+/**
+ * Every agent of the crowd saves the watch; a new agent posts listings that match it, one at a
+ * time, each timed until every connected watcher has its `listing.posted`, taking turns with
+ * the floor's emits to as many sockets.
+ */
+async function timeWatchers(
+  crowd: Crowd,
+  floorOf: () => Promise<Floor>,
+  sink: StoreSink,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): Promise<void> {
+  const { server } = crowd;
+  let started = performance.now();
+  await bounded(crowd.tokens.length, SET_UP_CONCURRENCY, (i) =>
+    postJson(server.url('/watches'), WATCH, crowd.tokens[i], 201),
+  );
+  log(
+    `${crowd.kind}: ${crowd.tokens.length} watches saved in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  const poster = await server.signUp('bench listing poster');
+  const random = randomSource(12);
+  const post = async () => {
+    const listing = localService(random.pick(['need', 'can'] as const), random, 'Berlin');
+    const answer = await postJson<{ listing_id: string }>(
+      server.url('/listings'),
+      listing,
+      poster.api_token,
+      201,
+    );
+    return answer.listing_id;
+  };
+  const floor = await floorOf();
+  const watchers = crowd.clients.length;
+  const arrivals = new Arrivals(
+    crowd.clients.map((client) => client.socket),
+    listingPostedKey,
+  );
+  try {
+    const figure = (path: FanOutPath, receivers: number): FanOutFigure => ({
+      driver: crowd.kind,
+      path,
+      receivers,
+      connected: receivers,
+      samples: emptyFanOut(),
+    });
+    const service = figure('service', watchers);
+    const room = figure('bare socket.io room emit', floor.sockets);
+    const each = figure('bare socket.io emit per socket', floor.sockets);
+    const lanes: FanOutLane[] = [
+      { write: post, arrivals, receivers: watchers, samples: service.samples },
+      floor.roomToAll(room.samples),
+      floor.emitToEach(each.samples),
+    ];
+    // The first post makes the poster's listings workspace: untimed, with the next one.
+    await timeInTurns(warmUpLanes(lanes), WARM_UP_POSTS, signal);
+    for (const f of [service, room, each]) sink.watches(f);
+    started = performance.now();
+    await timeInTurns(lanes, WATCH_POSTS, signal);
+    log(
+      `${crowd.kind}: ${service.samples.writes} listings posted to ${watchers} watchers, with the floor's emits, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+  } finally {
+    arrivals.detach();
+  }
+}
+
+/**
+ * On the crowd's server: the fixture, one check that it shows, the two pages and the static
+ * document of the first page's size under load, then the watchers beside the floor (`floorOf`
+ * opens it, or hands over the one open: only once the static document's server has closed).
+ */
+export async function measureStore(
+  crowd: Crowd,
+  floorOf: () => Promise<Floor>,
+  sink: StoreSink,
+  signal: AbortSignal,
+  log: (line: string) => void,
+  serverLog: (message: string) => void,
+): Promise<void> {
+  const { server, kind } = crowd;
+  const owners: string[] = [];
+  for (let i = 0; i < OWNERS; i++) owners.push((await server.signUp(`bench owner ${i}`)).agent_id);
+  const started = performance.now();
+  const { localServices, filteredMatches } = await loadStoreFixture(server.services.driver, owners);
+  const loadSeconds = (performance.now() - started) / 1000;
+  log(`${kind}: ${STORE_LISTINGS.toLocaleString('en-US')} listings in ${loadSeconds.toFixed(1)} s`);
+  sink.fixture({
+    driver: kind,
+    listings: STORE_LISTINGS,
+    localServices,
+    workspaces: WORKSPACES,
+    owners: OWNERS,
+    filteredMatches,
+    loadSeconds,
+  });
+  await checkStore(server, filteredMatches);
+
+  const firstPage = await markdownPage(server, FIRST_PAGE);
+  const pages: [StorePage, string, number][] = [
+    ['first page', FIRST_PAGE, Buffer.byteLength(firstPage)],
+    ['filtered page', FILTERED_PAGE, Buffer.byteLength(await markdownPage(server, FILTERED_PAGE))],
+  ];
+  for (const [page, path, bytes] of pages) {
+    if (signal.aborted) return;
+    const result = await measureLoad(
+      { url: server.url(path), connections: CONNECTIONS, seconds: SECONDS },
+      signal,
+    );
+    sink.page({ driver: kind, page, path, bytes, result });
+    if (result.failures > 0) sink.note(`store, ${kind} GET ${path}: ${result.failures} failed`);
+  }
+  if (signal.aborted) return;
+  const [, , firstBytes] = pages[0] as [StorePage, string, number];
+  const { twin, bytes } = await startStaticTwin(server, firstBytes, firstPage, serverLog);
+  try {
+    if (bytes !== firstBytes) {
+      sink.note(
+        `store, ${kind}: the static document is ${bytes} bytes, not the first page's ${firstBytes}`,
+      );
+    }
+    const result = await measureLoad(
+      { url: twin.url(STATIC_TWIN), connections: CONNECTIONS, seconds: SECONDS },
+      signal,
+    );
+    sink.page({
+      driver: kind,
+      page: 'static document (baseline)',
+      path: STATIC_TWIN,
+      bytes,
+      result,
+    });
+  } finally {
+    await twin.close();
+  }
+  if (signal.aborted) return;
+  await timeWatchers(crowd, floorOf, sink, signal, log);
+}
