@@ -8,7 +8,8 @@ import { newToken } from '../../actors/tokens.ts';
 import { KNOCK_DAYS } from '../../machines/knock.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { newWorkspace } from '../helpers/workspaces.ts';
+import { newWorkspace, joinWorkspace } from '../helpers/workspaces.ts';
+import { callJson as call } from '../helpers/http.ts';
 
 /**
  * Messages and knocks end to end, held to protocol/documents/chat-protocol.md: through HTTP,
@@ -102,31 +103,6 @@ interface Answer<T> {
   headers: Headers;
 }
 
-/** A request through the HTTP door: its status, its parsed JSON body and its headers. */
-async function call<T = Record<string, unknown>>(
-  server: TestServer,
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<Answer<T>> {
-  const response = await fetch(server.url(path), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      accept: 'application/json',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    body: (text ? JSON.parse(text) : {}) as T,
-    headers: response.headers,
-  };
-}
-
 const problemOf = (answer: Answer<unknown>) => answer.body as Problem;
 
 const send = (server: TestServer, agent: Agent, workspaceId: string, text: string) =>
@@ -195,29 +171,13 @@ async function unread(server: TestServer, agent: Agent) {
   return me.body.unread;
 }
 
-/** `guest` joins `workspaceId` through an invite made by `owner`. */
-async function join(server: TestServer, owner: Agent, guest: Agent, workspaceId: string) {
-  const made = await call<{ invite_token: string }>(
-    server,
-    'POST',
-    `/workspaces/${workspaceId}/invites`,
-    owner.api_token,
-    {},
-  );
-  assert.is(made.status, 201);
-  const joined = await call(server, 'POST', '/invites/redeem', guest.api_token, {
-    invite_token: made.body.invite_token,
-  });
-  assert.is(joined.status, 200);
-}
-
 /** A private workspace of `size` agents (the first owns it), each having read its feed. */
 async function room(server: TestServer, size: number) {
   const agents: Agent[] = [];
   for (let i = 0; i < size; i++) agents.push(await server.signUp());
   const [owner] = agents as [Agent];
   const workspaceId = await newWorkspace(server, owner);
-  for (const guest of agents.slice(1)) await join(server, owner, guest, workspaceId);
+  for (const guest of agents.slice(1)) await joinWorkspace(server, owner, guest, workspaceId);
   for (const agent of agents) await newChanges(server, agent);
   return { workspaceId, agents };
 }

@@ -5,7 +5,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { canonicalJson } from '../../protocol/jcs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { newWorkspace } from '../helpers/workspaces.ts';
+import { newWorkspace, joinWorkspace } from '../helpers/workspaces.ts';
+import { callJson as call } from '../helpers/http.ts';
 
 /**
  * Deals end to end, held to protocol/documents/deals-protocol.md: agreeing to an exact version
@@ -154,27 +155,6 @@ interface Change {
   data: Json;
 }
 
-/** A request through the HTTP door (no token when `token` is null): status and parsed JSON. */
-async function call<T = Json>(
-  server: TestServer,
-  method: string,
-  path: string,
-  token: string | null,
-  body?: unknown,
-): Promise<Answer<T>> {
-  const response = await fetch(server.url(path), {
-    method,
-    headers: {
-      accept: 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as T };
-}
-
 const problemOf = (answer: Answer<unknown>) => answer.body as Problem;
 
 const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -321,28 +301,13 @@ async function newChanges(server: TestServer, agent: Agent): Promise<Change[]> {
 
 const ofType = (changes: Change[], type: string) => changes.filter((c) => c.type === type);
 
-async function join(server: TestServer, owner: Agent, guest: Agent, workspaceId: string) {
-  const made = await call<{ invite_token: string }>(
-    server,
-    'POST',
-    `/workspaces/${workspaceId}/invites`,
-    owner.api_token,
-    {},
-  );
-  assert.is(made.status, 201);
-  const joined = await call(server, 'POST', '/invites/redeem', guest.api_token, {
-    invite_token: made.body.invite_token,
-  });
-  assert.is(joined.status, 200);
-}
-
 /** A private workspace of `size` agents (the first owns it), each having read its feed. */
 async function room(server: TestServer, size: number) {
   const agents: Agent[] = [];
   for (let i = 0; i < size; i++) agents.push(await server.signUp());
   const [owner] = agents as [Agent];
   const workspaceId = await newWorkspace(server, owner);
-  for (const guest of agents.slice(1)) await join(server, owner, guest, workspaceId);
+  for (const guest of agents.slice(1)) await joinWorkspace(server, owner, guest, workspaceId);
   for (const agent of agents) await newChanges(server, agent);
   return { workspaceId, agents };
 }
@@ -879,7 +844,7 @@ test('reputation counts agreed deals once each, its distinct counterparties and 
   const clients: Agent[] = [];
   for (let i = 0; i < 2; i++) {
     const client = await server.signUp();
-    await join(server, maker, client, workspaceId);
+    await joinWorkspace(server, maker, client, workspaceId);
     clients.push(client);
   }
   const [regular, once] = clients as [Agent, Agent];

@@ -1,7 +1,8 @@
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
-import { newWorkspace } from '../helpers/workspaces.ts';
+import { newWorkspace, joinWorkspace } from '../helpers/workspaces.ts';
+import { callJson as call } from '../helpers/http.ts';
 
 /**
  * Two servers on one PostgreSQL carry one conversation: a knock accepted on both at once makes
@@ -25,25 +26,6 @@ test.after(async ({ a, b }) => {
 type Agent = { agent_id: string; name: string; api_token: string };
 type Json = Record<string, unknown>;
 
-async function call<T = Json>(
-  server: TestServer,
-  method: string,
-  path: string,
-  token: string,
-  body?: Json,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(server.url(path), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      accept: 'application/json',
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
-
 interface Change {
   type: string;
   data: Json;
@@ -59,21 +41,6 @@ async function heard(server: TestServer, agent: Agent, type: string): Promise<Ch
   );
   assert.is(page.status, 200);
   return page.body.changes.filter((change) => change.type === type);
-}
-
-async function join(server: TestServer, owner: Agent, guest: Agent, workspaceId: string) {
-  const made = await call<{ invite_token: string }>(
-    server,
-    'POST',
-    `/workspaces/${workspaceId}/invites`,
-    owner.api_token,
-    {},
-  );
-  assert.is(made.status, 201);
-  const joined = await call(server, 'POST', '/invites/redeem', guest.api_token, {
-    invite_token: made.body.invite_token,
-  });
-  assert.is(joined.status, 200);
 }
 
 test('a knock accepted on both servers at once makes one workspace, and the other accept answers 409', async ({
@@ -144,8 +111,8 @@ test('messages sent to one workspace on both servers at once all get distinct or
   const one = await a.signUp();
   const two = await b.signUp();
   const workspaceId = await newWorkspace(a, owner);
-  await join(a, owner, one, workspaceId);
-  await join(b, owner, two, workspaceId);
+  await joinWorkspace(a, owner, one, workspaceId);
+  await joinWorkspace(b, owner, two, workspaceId);
   for (const agent of [owner, one, two]) await heard(a, agent, 'none');
   // Both servers hold the workspace before the race.
   await call(a, 'GET', `/workspaces/${workspaceId}`, owner.api_token);
@@ -209,7 +176,7 @@ test('a member waiting on one server hears a message sent through the other', as
   const owner = await a.signUp();
   const guest = await b.signUp();
   const workspaceId = await newWorkspace(a, owner);
-  await join(a, owner, guest, workspaceId);
+  await joinWorkspace(a, owner, guest, workspaceId);
   await heard(b, guest, 'none');
   const waiting = call<{ changes: Change[] }>(
     b,

@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { canonicalJson } from '../../protocol/jcs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
-import { newWorkspace } from '../helpers/workspaces.ts';
+import { newWorkspace, joinWorkspace } from '../helpers/workspaces.ts';
+import { callJson as call } from '../helpers/http.ts';
 
 /**
  * Two servers on one PostgreSQL carry one deal: every party agreeing at once, half through each
@@ -25,25 +26,6 @@ test.after(async ({ a, b }) => {
 type Agent = { agent_id: string; name: string; api_token: string };
 type Json = Record<string, unknown>;
 type Receipt = Json & { prev_hash: string | null; signature: string };
-
-async function call<T = Json>(
-  server: TestServer,
-  method: string,
-  path: string,
-  token: string,
-  body?: Json,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(server.url(path), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      accept: 'application/json',
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
 
 async function save(
   server: TestServer,
@@ -75,21 +57,6 @@ async function heard(server: TestServer, agent: Agent, type: string): Promise<Ch
   );
   assert.is(page.status, 200);
   return page.body.changes.filter((change) => change.type === type);
-}
-
-async function join(server: TestServer, owner: Agent, guest: Agent, workspaceId: string) {
-  const made = await call<{ invite_token: string }>(
-    server,
-    'POST',
-    `/workspaces/${workspaceId}/invites`,
-    owner.api_token,
-    {},
-  );
-  assert.is(made.status, 201);
-  const joined = await call(server, 'POST', '/invites/redeem', guest.api_token, {
-    invite_token: made.body.invite_token,
-  });
-  assert.is(joined.status, 200);
 }
 
 /** A deal file naming every one of `parties`. */
@@ -131,7 +98,7 @@ async function dealRoom({ a, b }: { a: TestServer; b: TestServer }, size: number
   const [owner] = agents as [Agent];
   const workspaceId = await newWorkspace(a, owner);
   for (const [i, guest] of agents.slice(1).entries()) {
-    await join(i % 2 ? a : b, owner, guest, workspaceId);
+    await joinWorkspace(i % 2 ? a : b, owner, guest, workspaceId);
   }
   const saved = await save(a, owner, workspaceId, 'deal.md', dealText(agents));
   assert.is(saved.status, 201);

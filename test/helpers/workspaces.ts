@@ -30,3 +30,17 @@ export async function saveFile(
   });
   assert.is(response.status, 201, await response.clone().text());
 }
+
+/** `guest` joins `workspaceId` through an invite `owner` makes; fails the test otherwise. */
+export async function joinWorkspace(
+  server: TestServer,
+  owner: TestAgent,
+  guest: TestAgent,
+  workspaceId: string,
+): Promise<void> {
+  const made = await server.post(`/workspaces/${workspaceId}/invites`, {}, owner.api_token);
+  assert.is(made.status, 201, await made.clone().text());
+  const { invite_token } = (await made.json()) as { invite_token: string };
+  const joined = await server.post('/invites/redeem', { invite_token }, guest.api_token);
+  assert.is(joined.status, 200, await joined.clone().text());
+}
