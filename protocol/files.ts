@@ -147,6 +147,23 @@ export const listFiles = defineOperation({
   errors: ['not_found', 'invalid_cursor'],
 });
 
+/** The receipt of a deal's agreement, delivery or rating (protocol/deals.ts, /deals/protocol). */
+export const dealReceiptSchema = z
+  .looseObject({
+    receipt_id: z.uuid(),
+    workspace_id: z.uuid(),
+    action: z.enum(['agree', 'deliver', 'rate']),
+    deal_id: z.uuid(),
+    at: z.iso.datetime(),
+    kid: z.string(),
+    prev_hash: z.string().nullable(),
+    signature: z.string(),
+  })
+  .describe('A deal receipt; its other members depend on `action` (see /deals/protocol).')
+  .meta({ id: 'DealReceipt' });
+
+export type DealReceipt = z.infer<typeof dealReceiptSchema>;
+
 export const listReceipts = defineOperation({
   name: 'list_receipts',
   method: 'GET',
@@ -157,8 +174,10 @@ export const listReceipts = defineOperation({
   summary: "A workspace's signed receipts (optionally of one path), newest first.",
   description: [
     'Every save and delete leaves a receipt signed by the service (Ed25519 over RFC 8785 JSON) and',
-    "chained to the workspace's previous one (`prev_hash`): verify them with the keys at",
-    '/.well-known/service-keys.json, without trusting the service.',
+    "chained to the workspace's previous one (`prev_hash`), and so does every deal agreement,",
+    'delivery and rating in the workspace (`action` `agree`, `deliver`, `rate`): this list is the',
+    'whole chain. Verify them with the keys at /.well-known/service-keys.json, without trusting',
+    'the service. With `path`: the receipts of that file (and of the deal it holds).',
   ].join(' '),
   input: z.strictObject({
     workspace_id: z.uuid(),
@@ -167,7 +186,10 @@ export const listReceipts = defineOperation({
     cursor: pageCursor,
   }),
   output: z
-    .object({ receipts: z.array(receiptSchema), next_cursor: z.string().nullable() })
+    .object({
+      receipts: z.array(z.union([receiptSchema, dealReceiptSchema])),
+      next_cursor: z.string().nullable(),
+    })
     .meta({ id: 'ReceiptList' }),
   errors: ['not_found', 'invalid_cursor'],
 });

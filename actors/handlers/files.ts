@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES } from '../../protocol/files.ts';
+import { MAX_FILE_BYTES, type DealReceipt } from '../../protocol/files.ts';
 import { parseFilePath } from '../../protocol/file-path.ts';
 import type { ByteReply } from '../../protocol/binding.ts';
 import { BlobNotFoundError } from '../../storage/blobs/errors.ts';
@@ -106,11 +106,9 @@ export const listReceipts: Handler<'list_receipts'> = async ({ services, princip
   const after =
     input.cursor === undefined
       ? null
-      : (([at, path, version]) => ({
-          savedAt: new Date(at as string),
-          path: path as string,
-          version: Number(version),
-        }))(decodePageCursor(input.cursor, 'r', ['time', 'text', 'int']));
+      : (([at, receiptId]) => ({ at: new Date(at as string), receiptId: receiptId as string }))(
+          decodePageCursor(input.cursor, 'r', ['time', 'uuid']),
+        );
   const rows = await readReceipts(
     services.db(),
     workspace.workspaceId,
@@ -121,10 +119,10 @@ export const listReceipts: Handler<'list_receipts'> = async ({ services, princip
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
-    receipts: page.map((row) => row.receipt as FileReceipt),
+    receipts: page.map((row) => row.receipt as FileReceipt | DealReceipt),
     next_cursor:
       rows.length > limit && last
-        ? encodePageCursor('r', [last.savedAt.toISOString(), last.path, String(last.version)])
+        ? encodePageCursor('r', [last.at.toISOString(), last.receiptId])
         : null,
   };
 };

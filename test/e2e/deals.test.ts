@@ -363,28 +363,35 @@ function verifies(receipt: Receipt, jwks: Jwks): boolean {
   );
 }
 
-/** Every receipt of a workspace: its file receipts (list_receipts) and the deals' (get_deal). */
+/**
+ * Every receipt of a workspace, as list_receipts answers it (the whole chain: files and deals);
+ * each receipt get_deal shows for `dealPaths` is among them, the same bytes.
+ */
 async function allReceipts(
   server: TestServer,
   agent: Agent,
   workspaceId: string,
   dealPaths: string[],
 ): Promise<Receipt[]> {
-  const files = await call<{ receipts: Receipt[] }>(
+  const listed = await call<{ receipts: Receipt[]; next_cursor: string | null }>(
     server,
     'GET',
     `/workspaces/${workspaceId}/receipts?limit=100`,
     agent.api_token,
   );
-  assert.is(files.status, 200);
-  const receipts = [...files.body.receipts];
+  assert.is(listed.status, 200);
+  assert.is(listed.body.next_cursor, null, 'the whole chain on one page');
+  const receipts = listed.body.receipts;
+  const byId = new Map(receipts.map((r) => [r.receipt_id, r]));
   for (const path of dealPaths) {
     const deal = await dealOf(server, agent, workspaceId, path);
-    receipts.push(
+    for (const receipt of [
       ...deal.agreements.map((a) => a.receipt),
       ...deal.deliveries.map((d) => d.receipt),
       ...deal.ratings.map((r) => r.receipt),
-    );
+    ]) {
+      assert.equal(byId.get(receipt.receipt_id), receipt, 'list_receipts holds the deal receipt');
+    }
   }
   return receipts;
 }
@@ -637,11 +644,31 @@ test('every agreement, delivery and rating receipt verifies with plain node:cryp
   // A receipt altered by one byte no longer verifies.
   assert.not.ok(verifies({ ...agreement, version: at.version + 1 }, jwks));
 
-  // list_receipts and get_deal together hold the same one chain.
-  const order = chainOrder(await allReceipts(server, buyer, workspaceId, ['deal.md']));
+  // list_receipts holds the one chain, files and deals, get_deal's receipts among them.
+  const whole = await allReceipts(server, buyer, workspaceId, ['deal.md']);
+  const order = chainOrder(whole);
   assert.equal(
     order.map((r) => r.signature),
     steps.map((s) => s.receipt.signature),
+  );
+  // Two at a time, the pages walk the same receipts once each, newest first.
+  const paged: Receipt[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: { status: number; body: { receipts: Receipt[]; next_cursor: string | null } } =
+      await call(
+        server,
+        'GET',
+        `/workspaces/${workspaceId}/receipts?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        buyer.api_token,
+      );
+    assert.is(page.status, 200);
+    paged.push(...page.body.receipts);
+    cursor = page.body.next_cursor;
+  } while (cursor);
+  assert.equal(
+    paged.map((r) => r.signature),
+    whole.map((r) => r.signature),
   );
 });
 

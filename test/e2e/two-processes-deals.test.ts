@@ -121,7 +121,7 @@ const hashOf = (receipt: Receipt) =>
   createHash('sha256').update(canonicalJson(receipt)).digest('hex');
 
 /**
- * Walks prev_hash over every receipt of the workspace (list_receipts and get_deal's) from the
+ * Walks prev_hash over every receipt of the workspace (list_receipts: files and deals) from the
  * first: fails on a fork (two receipts naming one predecessor) or a receipt left off the chain.
  */
 async function assertOneChain(server: TestServer, agent: Agent, workspaceId: string) {
@@ -132,14 +132,17 @@ async function assertOneChain(server: TestServer, agent: Agent, workspaceId: str
     agent.api_token,
   );
   assert.is(files.status, 200);
-  assert.is(files.body.next_cursor, null, 'every file receipt on one page');
+  assert.is(files.body.next_cursor, null, 'the whole chain on one page');
+  const receipts = files.body.receipts;
+  const listed = new Set(receipts.map((r) => JSON.stringify(r)));
   const deal = await dealOn(server, agent, workspaceId);
-  const receipts = [
-    ...files.body.receipts,
+  for (const receipt of [
     ...deal.agreements.map((x) => x.receipt),
     ...deal.deliveries.map((x) => x.receipt),
     ...deal.ratings.map((x) => x.receipt),
-  ];
+  ]) {
+    assert.ok(listed.has(JSON.stringify(receipt)), 'list_receipts holds every deal receipt');
+  }
   const byPrev = new Map<string | null, Receipt>();
   for (const receipt of receipts) {
     assert.not.ok(
