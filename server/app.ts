@@ -1,7 +1,7 @@
 import { Server as SocketIoServer } from 'socket.io';
 import { ensureHelpWorkspace, ensureOperator } from '../actors/operator.ts';
 import { prepareIndex } from '../actors/index-setup.ts';
-import { expireDueKnocks } from '../actors/handlers/chat.ts';
+import { expireDueKnocks } from '../actors/handlers/knocks.ts';
 import { collectUnusedBlobs } from '../actors/blob-collector.ts';
 import { expireDueInvites } from '../actors/invites.ts';
 import { databaseJobStore } from '../actors/scheduled-jobs.ts';

@@ -1,9 +1,8 @@
 import { signUp, whoami } from './account.ts';
 import { changes, waitForChanges } from './changes.ts';
 import { agree, deliver, getDeal, rate } from './deals.ts';
+import { readMessages, sendMessage } from './messages.ts';
 import {
-  sendMessage,
-  readMessages,
   knock,
   knockAgent,
   listKnocks,
@@ -11,7 +10,7 @@ import {
   declineKnock,
   withdrawKnock,
   setKnockSettings,
-} from './chat.ts';
+} from './knocks.ts';
 import { answerFeedback, leaveFeedback } from './feedback.ts';
 import { deleteFile, listFiles, listReceipts, readFile, writeFile } from './files.ts';
 import { queryIndex } from './index-sql.ts';
