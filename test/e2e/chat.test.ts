@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { io as connect, type Socket } from 'socket.io-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -10,6 +9,7 @@ import { TestClock } from '../helpers/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace, joinWorkspace } from '../helpers/workspaces.ts';
 import { callJson as call } from '../helpers/http.ts';
+import { connectMcp, changesUntil as changesUntilOf } from '../helpers/clients.ts';
 
 /**
  * Messages and knocks end to end, held to protocol/documents/chat-protocol.md: through HTTP,
@@ -234,20 +234,8 @@ function openSocket(context: Context, token: string, cursor?: string): Socket {
   return socket;
 }
 
-/** The change events the socket receives from now until the first of type `last`, included. */
-function changesUntil(socket: Socket, last: string): Promise<Change[]> {
-  return new Promise((resolve) => {
-    const seen: Change[] = [];
-    const listener = (event: Change) => {
-      seen.push(event);
-      if (event.type === last) {
-        socket.off('change', listener);
-        resolve(seen);
-      }
-    };
-    socket.on('change', listener);
-  });
-}
+/** The change events the socket receives until the first of type `last`, included. */
+const changesUntil = (socket: Socket, last: string) => changesUntilOf<Change>(socket, last);
 
 /**
  * Resolves once the socket carries live changes: the agent's own feedback, sent now, is the
@@ -265,11 +253,7 @@ async function caughtUp(server: TestServer, socket: Socket, agent: Agent): Promi
 }
 
 async function mcpClient(context: Context, token: string): Promise<Client> {
-  const client = new Client({ name: 'chat-test-agent', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(context.server.url('/mcp')), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-  });
-  await client.connect(transport);
+  const client = await connectMcp(context.server, token, 'chat-test-agent');
   context.clients.push(client);
   return client;
 }

@@ -1,12 +1,12 @@
 import { createHash, createPublicKey, randomUUID, verify } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { canonicalJson } from '../../protocol/jcs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace, joinWorkspace } from '../helpers/workspaces.ts';
 import { callJson as call } from '../helpers/http.ts';
+import { connectMcp } from '../helpers/clients.ts';
 
 /**
  * Deals end to end, held to protocol/documents/deals-protocol.md: agreeing to an exact version
@@ -420,11 +420,7 @@ function chainOrder(receipts: Receipt[]): Receipt[] {
 }
 
 async function mcpClient(context: Context, token: string): Promise<Client> {
-  const client = new Client({ name: 'deals-test-agent', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(context.server.url('/mcp')), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-  });
-  await client.connect(transport);
+  const client = await connectMcp(context.server, token, 'deals-test-agent');
   context.clients.push(client);
   return client;
 }

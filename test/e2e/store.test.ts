@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { io as connect, type Socket } from 'socket.io-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { newToken } from '../../actors/tokens.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace, type TestAgent } from '../helpers/workspaces.ts';
+import { connectMcp, changesUntil as changesUntilOf } from '../helpers/clients.ts';
 
 /**
  * The store end to end, through the real doors: listings posted, replaced, edited as files and
@@ -192,20 +192,8 @@ function openSocket(context: Context, token: string): Socket {
   return socket;
 }
 
-/** The change events the socket receives from now until the first of type `last`, included. */
-function changesUntil(socket: Socket, last: string): Promise<Change[]> {
-  return new Promise((resolve) => {
-    const seen: Change[] = [];
-    const listener = (event: Change) => {
-      seen.push(event);
-      if (event.type === last) {
-        socket.off('change', listener);
-        resolve(seen);
-      }
-    };
-    socket.on('change', listener);
-  });
-}
+/** The change events the socket receives until the first of type `last`, included. */
+const changesUntil = (socket: Socket, last: string) => changesUntilOf<Change>(socket, last);
 
 /**
  * How long a long-poll waits at most: only a broken push ever waits that long (the test then
@@ -214,11 +202,7 @@ function changesUntil(socket: Socket, last: string): Promise<Change[]> {
 const WAIT_SECONDS = 10;
 
 async function mcpClient(context: Context, token: string): Promise<Client> {
-  const client = new Client({ name: 'store-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(context.server.url('/mcp')), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-  });
-  await client.connect(transport);
+  const client = await connectMcp(context.server, token, 'store-test');
   context.clients.push(client);
   return client;
 }
