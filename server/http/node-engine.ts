@@ -49,30 +49,40 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
         body,
         controller,
       ),
-    ).then(
-      (response) => {
-        if (res.destroyed) return dropStream(response);
-        // An unread rest of the body is dropped by closing rather than read to the end.
-        if (response.close || (body !== null && !body.complete)) res.shouldKeepAlive = false;
-        if (!response.stream) {
-          res.writeHead(response.status, response.headers);
-          res.end(response.body);
-          return;
-        }
-        // node:http sends no body for HEAD, 204 and 304 by itself, but only we know the length.
-        res.writeHead(response.status, {
-          ...response.headers,
-          'content-length': String(response.stream.length),
-        });
-        if (response.stream.chunks === null || response.stream.length === 0) res.end();
-        else void streamAnswer(res, response.stream.length, response.stream.chunks);
-      },
-      () => {
-        if (res.destroyed) return;
-        res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end('internal error');
-      },
-    );
+    )
+      .then(
+        (response) => {
+          if (res.destroyed) return dropStream(response);
+          // An unread rest of the body is dropped by closing rather than read to the end; whoever
+          // still reads it gets ClientGone rather than waiting for chunks that never come.
+          if (body !== null && !body.complete) {
+            res.shouldKeepAlive = false;
+            body.abort();
+          }
+          if (response.close) res.shouldKeepAlive = false;
+          if (!response.stream) {
+            res.writeHead(response.status, response.headers);
+            res.end(response.body);
+            return;
+          }
+          // node:http sends no body for HEAD, 204 and 304 by itself, but only we know the length.
+          res.writeHead(response.status, {
+            ...response.headers,
+            'content-length': String(response.stream.length),
+          });
+          if (response.stream.chunks === null || response.stream.length === 0) res.end();
+          else void streamAnswer(res, response.stream.length, response.stream.chunks);
+        },
+        () => {
+          if (res.destroyed || res.headersSent) return void res.destroy();
+          res.writeHead(500, { 'content-type': 'text/plain' });
+          res.end('internal error');
+        },
+      )
+      // An answer node:http would not take (writeHead throws on a header value with a control
+      // character) must not become an unhandled rejection, which ends the process: cut the
+      // connection instead.
+      .catch(() => res.destroy());
   });
   server.keepAliveTimeout = 10_000;
 

@@ -6,6 +6,7 @@ import { isBodyless } from '../../protocol/binding.ts';
 import { BodyStream } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
 import { TakenRequest } from './taken-request.ts';
+import { GuardedResponse } from './uws-response.ts';
 import { dropStream, type EngineResponse, type HttpEngine, type RequestHandler } from './engine.ts';
 
 type UWS = typeof uWS;
@@ -24,10 +25,8 @@ export function loadUws(): UWS | null {
   }
 }
 
-/** One request's life, shared by the handler's callbacks and a streamed answer. */
+/** What a streamed answer waits on besides the socket: the client going away. */
 interface Exchange {
-  /** The client went away: `res` must not be touched again. */
-  aborted: boolean;
   /** Called once on abort, by whoever waits on the socket (a streamed answer). */
   onAbort: (() => void) | null;
 }
@@ -37,32 +36,27 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
   let listenSocket: uWS.us_listen_socket | null = null;
   const open = new Set<LazyAbort>();
 
-  app.any('/*', (res, req) => {
+  app.any('/*', (uwsResponse, req) => {
     // `req` is valid only now: copy what we need before anything async.
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
     const query = req.getQuery() ?? '';
-    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const remoteAddress = Buffer.from(uwsResponse.getRemoteAddressAsText()).toString();
     const headers: Record<string, string> = {};
     req.forEach((name, value) => {
       headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
     });
     const controller = new LazyAbort();
     open.add(controller);
-    let aborted = false;
     // Made only for a streamed answer: most answers are written at once.
     let exchange: Exchange | null = null;
-    let responded = false;
-    res.onAborted(() => {
-      aborted = true;
-      responded = true;
+    // From here on `res` alone touches the response: no call reaches uWS after the abort or
+    // the end (uws-response.ts).
+    const res = new GuardedResponse(uwsResponse, () => {
       open.delete(controller);
       controller.abort();
       body?.abort();
-      if (exchange) {
-        exchange.aborted = true;
-        exchange.onAbort?.();
-      }
+      exchange?.onAbort?.();
     });
     // A request without a length or chunked encoding has no body: nothing to collect.
     const length = headers['content-length'];
@@ -73,12 +67,12 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
           length === undefined ? null : Number(length),
           {
             pause() {
-              if (aborted || paused) return;
+              if (paused) return;
               paused = true;
               res.pause();
             },
             resume() {
-              if (aborted || !paused) return;
+              if (!paused) return;
               paused = false;
               res.resume();
             },
@@ -87,6 +81,8 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
         )
       : null;
     if (body) {
+      // Chunks that arrive after the answer (a refusal sent while the body still comes, often
+      // in the same socket read as the request's head) never get here: see GuardedResponse.
       res.onData((chunk, isLast) => {
         // The ArrayBuffer is emptied after this callback: copy it.
         body.push(Buffer.from(chunk.slice(0)));
@@ -95,17 +91,19 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
     }
 
     const respond = (response: EngineResponse) => {
-      if (responded) return dropStream(response);
-      responded = true;
+      if (res.settled) return dropStream(response);
       // A paused socket writes unreliably; an unread rest of the body is dropped by closing.
       if (paused) {
         paused = false;
         res.resume();
       }
       const close = response.close === true || (body !== null && !body.complete);
+      // Whoever still reads the body after the answer gets ClientGone instead of waiting for
+      // chunks that are dropped from now on.
+      if (body !== null && !body.complete) body.abort();
       const statusLine = `${response.status} ${STATUS_CODES[response.status] ?? ''}`;
       if (response.stream && response.stream.chunks !== null && response.stream.length > 0) {
-        exchange = { aborted: false, onAbort: null };
+        exchange = { onAbort: null };
         void streamAnswer(res, statusLine, response, exchange).finally(() =>
           open.delete(controller),
         );
@@ -118,7 +116,6 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
         // uWS writes a body for HEAD if given one, and Content-Length: 0 for 204/304 unless
         // told there is no body.
         if (response.stream) endHeadersOnly(res, response.stream.length, close);
-        // (No length argument at all: `undefined` is taken as a number.)
         else if (isBodyless(response.status)) {
           if (close) res.endWithoutBody(0, true);
           else res.endWithoutBody();
@@ -126,11 +123,16 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
         else res.end(response.body, close);
       });
     };
-    handler(new TakenRequest(method, path, query, headers, remoteAddress, body, controller)).then(
-      respond,
-      () =>
+    handler(new TakenRequest(method, path, query, headers, remoteAddress, body, controller))
+      .then(respond, () =>
         respond({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'internal error' }),
-    );
+      )
+      // An answer uWS would not take (a header it refuses) must not become an unhandled
+      // rejection, which ends the process: cut the connection instead.
+      .catch(() => {
+        open.delete(controller);
+        res.close();
+      });
   });
 
   return {
@@ -163,7 +165,7 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
  * drops the next request on the kept-alive connection: so the length is written here and the
  * response ended as bodiless. (Where the connection closes anyway, that does not matter.)
  */
-function endHeadersOnly(res: uWS.HttpResponse, length: number, close: boolean): void {
+function endHeadersOnly(res: GuardedResponse, length: number, close: boolean): void {
   if (close || length === 0) {
     res.endWithoutBody(length, close);
     return;
@@ -178,7 +180,7 @@ function endHeadersOnly(res: uWS.HttpResponse, length: number, close: boolean): 
  * pulled only as fast as the client reads; when the client goes away its iterator is ended.
  */
 async function streamAnswer(
-  res: uWS.HttpResponse,
+  res: GuardedResponse,
   statusLine: string,
   response: EngineResponse,
   exchange: Exchange,
@@ -190,20 +192,20 @@ async function streamAnswer(
   const iterator = chunks[Symbol.asyncIterator]();
   let sent = 0;
   let headed = false;
-  let finished = false;
   let exhausted = false;
   try {
-    while (!exchange.aborted && !finished) {
+    while (!res.settled) {
       const next = await iterator.next();
       if (next.done) {
         exhausted = true;
         break;
       }
-      if (exchange.aborted) break;
+      if (res.settled) break;
       const chunk = next.value.subarray(0, length - sent);
       if (chunk.length === 0) continue;
       const offset = res.getWriteOffset();
       let ok = false;
+      let finished = false;
       res.cork(() => {
         if (!headed) {
           headed = true;
@@ -215,7 +217,7 @@ async function streamAnswer(
         [ok, finished] = res.tryEnd(chunk, length);
       });
       sent += chunk.length;
-      if (!ok && !finished) finished = await writable(res, chunk, offset, length, exchange);
+      if (!ok && !finished) await writable(res, chunk, offset, length, exchange);
     }
   } catch {
     // The source failed (the route logged it); the connection is closed below.
@@ -223,25 +225,26 @@ async function streamAnswer(
     if (!exhausted) await Promise.resolve(iterator.return?.()).catch(() => undefined);
   }
   // A source that ended short (or failed) cannot finish the promised length: close, so the
-  // client sees a cut answer rather than waiting for bytes that never come.
-  if (!finished && !exchange.aborted) res.close();
+  // client sees a cut answer rather than waiting for bytes that never come. (After the whole
+  // answer, or the client's abort, the response is settled and this does nothing.)
+  res.close();
 }
 
-/** Resolves when uWS has taken the rest of `chunk` (true once the whole answer is sent). */
+/** Resolves when uWS has taken the rest of `chunk`, or the client went away. */
 function writable(
-  res: uWS.HttpResponse,
+  res: GuardedResponse,
   chunk: Uint8Array,
   offset: number,
   length: number,
   exchange: Exchange,
-): Promise<boolean> {
+): Promise<void> {
   return new Promise((resolve) => {
-    exchange.onAbort = () => resolve(false);
+    exchange.onAbort = () => resolve();
     res.onWritable((writeOffset) => {
       const [ok, done] = res.tryEnd(chunk.subarray(writeOffset - offset), length);
       if (ok || done) {
         exchange.onAbort = null;
-        resolve(done);
+        resolve();
       }
       return ok;
     });
