@@ -20,7 +20,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { contentTypeOf } from '../actors/content-type.ts';
 import { listingMarkdown } from '../actors/listings.ts';
-import { indexEntry } from '../actors/markdown-index.ts';
+import { indexEntryHere } from '../actors/markdown-index.ts';
 import type { Driver } from '../storage/driver.ts';
 import { searchText } from '../storage/file-index.ts';
 import { startTestServer, type TestServer } from '../test/helpers/server.ts';
@@ -223,7 +223,7 @@ function fixtureListing(workspaces: readonly Workspace[], random: Random) {
   const listing =
     random.next() < LOCAL_SHARE ? localService(kind, random) : agentService(kind, random);
   const bytes = Buffer.from(listingMarkdown(listing), 'utf8');
-  const entry = indexEntry(bytes, bytes.length);
+  const entry = indexEntryHere(bytes, bytes.length);
   if ('error' in entry) throw new Error(`a fixture listing does not index: ${entry.error}`);
   const listingId = randomUUID();
   return {
@@ -312,7 +312,11 @@ export async function loadStoreFixture(
 }
 
 interface StoreJson {
-  listings: { convention: string | null; kind: Kind; dimensions: Record<string, unknown> }[];
+  listings: {
+    convention: string | null;
+    kind: Kind;
+    agent_written: { dimensions: Record<string, unknown> };
+  }[];
   next_cursor: string | null;
 }
 
@@ -332,7 +336,9 @@ async function checkStore(server: TestServer, filteredMatches: number): Promise<
   const filtered = await read(FILTERED_PAGE);
   const strays = filtered.listings.filter(
     (l) =>
-      l.convention !== 'local-services' || l.kind !== 'can' || l.dimensions.location !== 'Berlin',
+      l.convention !== 'local-services' ||
+      l.kind !== 'can' ||
+      l.agent_written.dimensions.location !== 'Berlin',
   );
   if (filtered.listings.length !== Math.min(50, filteredMatches) || strays.length > 0) {
     throw new Error(

@@ -1,0 +1,176 @@
+import { isAlias, isMap, isScalar, isSeq, parseDocument, type Node, type Pair } from 'yaml';
+
+/**
+ * Reads a markdown file's YAML header within bounds, on whichever thread calls it (the event
+ * loop for small headers, the header thread for the rest: header-thread.ts). The `yaml`
+ * package has two quadratic paths: its duplicate-key check (`uniqueKeys`, every key compared
+ * with every earlier one: 30,000 keys took 10 s) and alias resolution (every alias scans every
+ * anchor before it). Here duplicates are found with one Set per mapping, and anchors, aliases,
+ * tags and nesting are counted on the composed document before it is turned into values, so
+ * every step is linear in the header's bytes, which the caller caps.
+ */
+
+/** The bounds of a header the index reads; past any of them the file saves with an error. */
+export const HEADER_LIMITS = {
+  /** UTF-8 bytes between the `---` lines. */
+  bytes: 64 * 1024,
+  /** Keys of the top-level mapping. */
+  keys: 1000,
+  /** Mappings and sequences inside one another. */
+  depth: 32,
+  anchors: 100,
+  aliases: 100,
+  tags: 1000,
+} as const;
+
+/** A header read: its fields, or why it is not indexed. */
+export type HeaderReading = { fields: Record<string, unknown> } | { error: string };
+
+const INVALID = 'The YAML header is not valid:';
+
+export function tooManyKeys(): string {
+  return `The YAML header has more than ${HEADER_LIMITS.keys} top-level keys; the index reads at most ${HEADER_LIMITS.keys}.`;
+}
+
+export function tooDeep(): string {
+  return `The YAML header nests mappings and sequences more than ${HEADER_LIMITS.depth} levels deep; the index reads at most ${HEADER_LIMITS.depth}.`;
+}
+
+/**
+ * What can be told of a header from its text alone, in one pass and before any parsing: its
+ * size, an upper bound on its top-level keys (a top-level key starts a line at column 0), an
+ * upper bound on its flow nesting (brackets), and how much structure it has (indicator
+ * characters: every node past the first few needs one), which says what parsing it will cost.
+ */
+export interface HeaderShape {
+  bytes: number;
+  keyLines: number;
+  deepestBracket: number;
+  /** Characters that start or separate nodes: `: , - ? [ ] { } | >`. */
+  indicators: number;
+  /** Characters that start anchors, aliases and tags: `& * !`. */
+  references: number;
+}
+
+/** What each ASCII character is to the scan, looked up by its code. */
+const [INDICATOR, REFERENCE, OPENS, CLOSES] = [1, 2, 4, 8];
+const KIND = new Uint8Array(128);
+for (const char of ':,-?|>') KIND[char.charCodeAt(0)] = INDICATOR;
+for (const char of '&*!') KIND[char.charCodeAt(0)] = REFERENCE;
+for (const char of '[{') KIND[char.charCodeAt(0)] = INDICATOR | OPENS;
+for (const char of ']}') KIND[char.charCodeAt(0)] = INDICATOR | CLOSES;
+const BLANK = new Set([...' \t\r\n#'].map((char) => char.charCodeAt(0)));
+const NEWLINE = 10;
+
+export function measureHeader(source: string): HeaderShape {
+  const shape = { bytes: Buffer.byteLength(source, 'utf8'), keyLines: 0, deepestBracket: 0 };
+  // Past the byte bound nothing else is asked: the scan stays within 64 KiB.
+  if (shape.bytes > HEADER_LIMITS.bytes) return { ...shape, indicators: 0, references: 0 };
+  let depth = 0;
+  let indicators = 0;
+  let references = 0;
+  let lineStart = true;
+  for (let i = 0; i < source.length; i++) {
+    const code = source.charCodeAt(i);
+    // A line that starts with neither a blank nor a comment may start a top-level key.
+    if (lineStart && !BLANK.has(code)) shape.keyLines++;
+    lineStart = code === NEWLINE;
+    const kind = code < 128 ? (KIND[code] as number) : 0;
+    if (kind === 0) continue;
+    if (kind & REFERENCE) references++;
+    if (kind & INDICATOR) indicators++;
+    if (kind & OPENS) shape.deepestBracket = Math.max(shape.deepestBracket, ++depth);
+    if (kind & CLOSES && depth > 0) depth--;
+  }
+  return { ...shape, indicators, references };
+}
+
+/** The first bound a header's text passes before any parsing, or null: it may be parsed. */
+export function headerOverBounds(shape: HeaderShape): string | null {
+  if (shape.bytes > HEADER_LIMITS.bytes) {
+    return `The YAML header is ${shape.bytes} bytes; the index reads headers of at most ${HEADER_LIMITS.bytes} bytes (64 KiB).`;
+  }
+  if (shape.keyLines > HEADER_LIMITS.keys) return tooManyKeys();
+  if (shape.deepestBracket > HEADER_LIMITS.depth) return tooDeep();
+  return null;
+}
+
+/** Counts of what the bounds limit, taken on the composed document. */
+interface Counts {
+  anchors: number;
+  aliases: number;
+  tags: number;
+}
+
+/**
+ * Walks the composed document once: depth, anchors, aliases and tags counted, and duplicate
+ * keys found per mapping with the `yaml` package's own notion of equal keys (scalars with the
+ * same value). Answers the first bound passed or the first duplicate, else null.
+ */
+function walk(node: unknown, depth: number, counts: Counts): string | null {
+  if (!node || typeof node !== 'object') return null;
+  if (isAlias(node)) {
+    return ++counts.aliases > HEADER_LIMITS.aliases
+      ? `The YAML header has more than ${HEADER_LIMITS.aliases} aliases (*name); the index reads at most ${HEADER_LIMITS.aliases}.`
+      : null;
+  }
+  const value = node as Node;
+  if (value.anchor && ++counts.anchors > HEADER_LIMITS.anchors) {
+    return `The YAML header has more than ${HEADER_LIMITS.anchors} anchors (&name); the index reads at most ${HEADER_LIMITS.anchors}.`;
+  }
+  if (value.tag && ++counts.tags > HEADER_LIMITS.tags) {
+    return `The YAML header has more than ${HEADER_LIMITS.tags} tags (!tag); the index reads at most ${HEADER_LIMITS.tags}.`;
+  }
+  if (isScalar(value)) return null;
+  if (depth > HEADER_LIMITS.depth) return tooDeep();
+  if (isSeq(value)) {
+    for (const item of value.items) {
+      const problem = walk(item, depth + 1, counts);
+      if (problem) return problem;
+    }
+    return null;
+  }
+  if (isMap(value)) {
+    const seen = new Set<unknown>();
+    for (const pair of value.items as Pair<unknown, unknown>[]) {
+      if (isScalar(pair.key)) {
+        if (seen.has(pair.key.value)) {
+          return `${INVALID} Map keys must be unique (\`${String(pair.key.value)}\` appears twice).`;
+        }
+        seen.add(pair.key.value);
+      }
+      const problem = walk(pair.key, depth + 1, counts) ?? walk(pair.value, depth + 1, counts);
+      if (problem) return problem;
+    }
+  }
+  return null;
+}
+
+/** Reads a header's source (the text between the `---` lines) into fields, within the bounds. */
+export function readHeader(source: string): HeaderReading {
+  const over = headerOverBounds(measureHeader(source));
+  if (over) return { error: over };
+  // uniqueKeys off: the walk finds duplicates in linear time instead.
+  const document = parseDocument(source, { uniqueKeys: false, prettyErrors: true });
+  if (document.errors.length > 0) {
+    return { error: `${INVALID} ${firstLine(document.errors[0]?.message)}` };
+  }
+  const top = document.contents;
+  if (isMap(top) && top.items.length > HEADER_LIMITS.keys) return { error: tooManyKeys() };
+  const problem = walk(top, 1, { anchors: 0, aliases: 0, tags: 0 });
+  if (problem) return { error: problem };
+  let header: unknown;
+  try {
+    header = document.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    return { error: `${INVALID} ${firstLine((error as Error).message)}` };
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) {
+    return { error: 'The YAML header must be a mapping of keys to values (`key: value` lines).' };
+  }
+  return { fields: JSON.parse(JSON.stringify(header)) as Record<string, unknown> };
+}
+
+function firstLine(message: string | undefined): string {
+  return (message ?? 'unreadable').split('\n')[0] as string;
+}

@@ -1,0 +1,77 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { holdHeaderThread, readHeaderOffLoop } from '../../actors/header-thread.ts';
+import { indexEntry, indexEntryHere } from '../../actors/markdown-index.ts';
+import { HEADER_LIMITS, readHeader } from '../../actors/yaml-header.ts';
+
+const lines = (count: number, line: (index: number) => string) =>
+  Array.from({ length: count }, (_, index) => line(index)).join('\n');
+
+const errorOf = (source: string) => {
+  const reading = readHeader(source);
+  return 'error' in reading ? reading.error : 'read';
+};
+
+test('an ordinary header reads as before: scalars, lists, nested mappings, anchors within bounds', () => {
+  assert.equal(readHeader('name: Bike repair\nprice: 40\ntags: [a, b]\nat: {city: Berlin}\n'), {
+    fields: { name: 'Bike repair', price: 40, tags: ['a', 'b'], at: { city: 'Berlin' } },
+  });
+  assert.equal(readHeader('base: &b {x: 1}\ncopy: *b\nlabel: !!str 12\n'), {
+    fields: { base: { x: 1 }, copy: { x: 1 }, label: '12' },
+  });
+});
+
+test('duplicate keys are found at every level, without the quadratic check', () => {
+  assert.match(errorOf('a: 1\nb: 2\na: 3\n'), /not valid: Map keys must be unique \(`a`/);
+  assert.match(errorOf('a: {x: 1, y: 2, x: 3}\n'), /Map keys must be unique \(`x`/);
+  assert.match(errorOf('a:\n  - {k: 1}\n  - k: 1\n    k: 2\n'), /Map keys must be unique \(`k`/);
+  // As the yaml package has it: the number 1 and the string "1" are different keys.
+  assert.equal(readHeader('1: a\n"2": b\n'), { fields: { 1: 'a', 2: 'b' } });
+});
+
+test('each bound is named: bytes, top-level keys (block and flow), depth, anchors, aliases, tags', () => {
+  const bigValue = `k: ${'x'.repeat(HEADER_LIMITS.bytes)}`;
+  assert.match(errorOf(bigValue), /at most 65536 bytes/);
+  assert.match(errorOf(lines(1001, (i) => `k${i}: v`)), /more than 1000 top-level keys/);
+  assert.is(errorOf(lines(1000, (i) => `k${i}: v`)), 'read');
+  assert.match(
+    errorOf(`{${lines(1001, (i) => `k${i}: 1,`).replaceAll('\n', ' ')} last: 1}`),
+    /more than 1000 top-level keys/,
+  );
+  assert.match(errorOf(`k: ${'['.repeat(33)}${']'.repeat(33)}`), /more than 32 levels/);
+  assert.match(errorOf(`k:\n${'  - '.repeat(1)}${'- '.repeat(40)}x`), /more than 32 levels/);
+  assert.match(errorOf(lines(101, (i) => `a${i}: &x${i} v`)), /more than 100 anchors/);
+  assert.match(errorOf(`a: &x v\n${lines(101, (i) => `b${i}: *x`)}`), /more than 100 aliases/);
+  assert.match(errorOf(`k:\n${lines(1001, () => '  - !!str v')}`), /more than 1000 tags/);
+});
+
+test('the headers of the issue are refused on their size before any parsing', async () => {
+  const keys = lines(30_000, (i) => `k${i}: v`);
+  const file = Buffer.from(`---\n${keys}\n---\nbody\n`);
+  const entry = await indexEntry(file, file.length);
+  assert.match('error' in entry ? entry.error : 'read', /is 288889 bytes; .* at most 65536 bytes/);
+});
+
+test('a small header is read where it is asked, a large one on the header thread, with the same result', async () => {
+  const small = Buffer.from('---\nname: a\n---\nbody\n');
+  assert.equal(await indexEntry(small, small.length), {
+    fields: { name: 'a' },
+    body: 'body\n',
+    convention: null,
+  });
+  const source = lines(900, (i) => `key${i}: ${'x'.repeat(60)}`);
+  const large = Buffer.from(`---\n${source}\n---\nbody\n`);
+  assert.equal(await indexEntry(large, large.length), indexEntryHere(large, large.length));
+  assert.equal(await readHeaderOffLoop(source), readHeader(source));
+});
+
+test('a header that passes its deadline on the thread answers an error naming it, and the next one is read by a fresh thread', async () => {
+  const hold = holdHeaderThread(50);
+  const next = readHeaderOffLoop('name: after\n');
+  await hold.queuedBehind;
+  const held = await hold.done;
+  assert.match('error' in held ? held.error : 'read', /longer than 50 ms/);
+  assert.equal(await next, { fields: { name: 'after' } });
+});
+
+test.run();
