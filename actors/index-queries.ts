@@ -19,6 +19,24 @@ function withinBytes(rows: unknown[][], cap: number): unknown[][] {
   return rows;
 }
 
+/**
+ * Whether a failed query ran out of what the database gives one statement rather than being
+ * wrong: a resource class (53: out of memory), a program limit (54: stack depth, statement too
+ * complex), a regular expression too large to compile (2201B with that reason), or an internal
+ * error (XX000), which a read-only query over the scope views reaches only by exhausting the
+ * engine (the embedded database answers an oversized regex with "bad buffer ID: 0" or "invalid
+ * memory alloc request size"). Their messages mean nothing to an agent; one code says what to do.
+ */
+function beyondLimits(error: DatabaseError): boolean {
+  const state = error.sqlState ?? '';
+  return (
+    state.startsWith('53') ||
+    state.startsWith('54') ||
+    state === 'XX000' ||
+    (state === '2201B' && /too complex|out of memory/i.test(error.message))
+  );
+}
+
 /** Type names agents see for the columns of an answer (PostgreSQL type OIDs). */
 const TYPE_NAMES: Record<number, string> = {
   16: 'boolean',
@@ -86,7 +104,8 @@ export async function runIndexQuery(
       })),
       rows,
       truncated: table.rows.length > rows.length,
-      elapsed_ms: Math.round((performance.now() - started) * 10) / 10,
+      // Whole milliseconds: finer figures would serve as a stopwatch on the plan's inner work.
+      elapsed_ms: Math.round(performance.now() - started),
     };
   } catch (error) {
     if (error instanceof DatabaseError && error.sqlState === QUERY_CANCELED) {
@@ -94,6 +113,18 @@ export async function runIndexQuery(
         'sql_timeout',
         `The query ran past its time limit (${services.sqlTimeoutMs} ms) and was stopped. Narrow it with WHERE or LIMIT.`,
         { timeout_ms: services.sqlTimeoutMs },
+      );
+    }
+    if (error instanceof DatabaseError && beyondLimits(error)) {
+      // PostgreSQL's own reason where it says something to an agent; an internal one never.
+      const reason = error.sqlState === 'XX000' ? '' : ` (${error.message})`;
+      throw new ServiceError(
+        'sql_too_complex',
+        `The query needs more than the database gives one query${reason}: memory, nesting ` +
+          'depth, grouping sets, or a regular expression too complex to compile (nested ' +
+          "repetitions such as '(a{1,255}){1,255}'). Simplify it: smaller or fewer nested " +
+          'repetitions, fewer rows or values at once.',
+        { field: 'sql' },
       );
     }
     if (error instanceof DatabaseError) {

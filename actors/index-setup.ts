@@ -3,7 +3,7 @@ import { seedConventions } from '../storage/conventions.ts';
 import { randomBytes } from 'node:crypto';
 import {
   INDEX_READER_ROLE,
-  LEAKPROOF_SETUP,
+  LEAKPROOF_UNDO,
   READER_LOGIN_NAME,
   READER_ROLE_SETUP,
   READER_ROLE_USABLE,
@@ -13,8 +13,10 @@ import { ensureServiceSecret } from '../storage/service-secrets.ts';
 import type { Services } from './services.ts';
 
 /**
- * At start: the built-in conventions (the index's axes need them), and whether agents' SQL can
- * run as the reader role. A database user that may not make roles leaves the SQL policy and the scope views as the guards, and the log says so.
+ * At start: the built-in conventions (the index's axes need them), the LEAKPROOF marks of
+ * earlier versions taken back, and whether agents' SQL can run as the reader role. A database
+ * user that may not make roles leaves the SQL policy and the scope views as the guards, and the
+ * log says so.
  */
 export async function prepareIndex(services: Services, log: (message: string) => void) {
   await seedConventions(services.driver, KNOWN_CONVENTIONS, new Date(services.clock.now()));
@@ -22,12 +24,13 @@ export async function prepareIndex(services: Services, log: (message: string) =>
     await tx.query('select pg_advisory_xact_lock(7723004)');
     await tx.script(READER_ROLE_SETUP);
     try {
-      await tx.savepoint((inner) => inner.script(LEAKPROOF_SETUP));
-    } catch {
+      await tx.savepoint((inner) => inner.script(LEAKPROOF_UNDO));
+    } catch (error) {
+      // The scope views never rely on the marks, so agents' filters stay in scope regardless.
       log(
-        'index: full-text and header filters cannot use their indexes under the scope views ' +
-          '(marking ts_match_vq and the jsonb field functions LEAKPROOF needs a superuser); ' +
-          'answers stay right, only slower on large indexes.',
+        `index: could not take back LEAKPROOF on ts_match_vq and the jsonb field functions ` +
+          `(${error instanceof Error ? error.message : String(error)}); a superuser may run ` +
+          `"alter function ... not leakproof" on them.`,
       );
     }
     return tx.query<{ usable: boolean }>(READER_ROLE_USABLE);

@@ -1,8 +1,9 @@
 /**
- * Agents' SQL over the index (`POST /index/sql`) with 100,000 indexed markdown files: a store
- * query (by convention and a dimension value) and a full-text query, each through the sandbox
- * beside the same question asked of the base tables directly on the driver. Target: the sandbox
- * adds under 1 ms per query at p50.
+ * Agents' SQL over the index (`POST /index/sql`) with 100,000 indexed markdown files, a third of
+ * them in private workspaces: a store query (by convention and a dimension value), a full-text
+ * query over the public workspaces and one over the reader's own scope (its workspaces, one
+ * private, and the listings), each through the sandbox beside the same question asked of the
+ * base tables directly on the driver. Target: the sandbox adds under 1 ms per query at p50.
  *
  * The sandbox is timed in-process (`runIndexQuery` with the server's own services and the
  * agent's principal), so no HTTP is in any figure: the SQL policy (parse, deparse, re-parse),
@@ -14,7 +15,7 @@
  * and goes weighs on all of them alike.
  *
  * The files are a fixture written by SQL straight into the tables (files, file_versions,
- * indexed_versions with its tsvector, listings for half of them), on a server started the way
+ * indexed_versions with its tsvector, listings for half of the public ones), on a server started the way
  * every other section starts one, then ANALYZEd.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -37,6 +38,10 @@ import { scratchDatabase } from './scratch-database.ts';
 
 export const INDEXED_FILES = 100_000;
 const WORKSPACES = 300;
+/** Every third workspace is private: its files are the rows no other agent's filter may touch. */
+const PRIVATE_EVERY = 3;
+/** The reader owns the first few workspaces (the first of them private): its scope `own`. */
+const READER_WORKSPACES = 3;
 const OWNERS = 5;
 /** Files written per statement: a few MB of JSON, one round trip each. */
 const BATCH = 5_000;
@@ -48,7 +53,7 @@ const MIN_ROUNDS = 30;
 /** A path that fails this often is not measured further (its figures would mean nothing). */
 const MAX_FAILURES = 5;
 
-export type IndexSqlQuery = 'store' | 'full-text' | 'select 1';
+export type IndexSqlQuery = 'store' | 'full-text' | 'own full-text' | 'select 1';
 
 export type IndexSqlPath =
   | 'sandbox: runIndexQuery'
@@ -75,6 +80,10 @@ export interface IndexSqlFixture {
   files: number;
   listings: number;
   workspaces: number;
+  /** Of the workspaces, how many are private (their files no other agent may reach). */
+  privateWorkspaces: number;
+  /** Files in the reader's own workspaces (scope `own` reads them and the listings). */
+  readerFiles: number;
   /** Distinct place values, and words the bodies are made of. */
   cities: number;
   words: number;
@@ -103,7 +112,10 @@ export interface QueryCase {
   scope: IndexScope;
   /** What an agent sends. */
   sandbox: string;
-  /** The same question over the base tables, as the service's own code would ask it. */
+  /**
+   * The same question over the base tables, as the service's own code would ask it; `$1`, when
+   * it is there, is the reader's agent id.
+   */
   direct: string;
 }
 
@@ -117,7 +129,7 @@ export const INDEX_SQL_QUERIES: readonly QueryCase[] = [
       from listings l
       join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
       join indexed_versions iv on iv.workspace_id = l.workspace_id and iv.path = l.path
-        and iv.current
+        and iv.current and iv.visibility = 'public'
       where iv.convention = 'local-services' and iv.dimensions @> '{"location": "Berlin"}'
       limit 50`,
   },
@@ -129,7 +141,23 @@ export const INDEX_SQL_QUERIES: readonly QueryCase[] = [
     direct: `select iv.workspace_id, iv.path
       from indexed_versions iv
       join workspaces w on w.workspace_id = iv.workspace_id and w.visibility = 'public'
-      where iv.current and iv.search @@ websearch_to_tsquery('english', 'bike repair') limit 50`,
+      where iv.current and iv.visibility = 'public'
+        and iv.search @@ websearch_to_tsquery('english', 'bike repair') limit 50`,
+  },
+  {
+    // The caller's own workspaces (one of them private) and every listing: the scope whose
+    // filter must run only on the caller's own private rows, never on another agent's.
+    query: 'own full-text',
+    scope: 'own',
+    sandbox: `select workspace_id, path from files
+      where search @@ websearch_to_tsquery('english', 'bike repair') limit 50`,
+    direct: `select iv.workspace_id, iv.path
+      from indexed_versions iv
+      where iv.current and iv.search @@ websearch_to_tsquery('english', 'bike repair')
+        and (iv.workspace_id in (select workspace_id from workspace_members where agent_id = $1)
+          or (iv.visibility = 'public' and exists (select 1 from listings l
+            where l.workspace_id = iv.workspace_id and l.path = iv.path)))
+      limit 50`,
   },
   // What the sandbox costs whatever the data: no view is read.
   { query: 'select 1', scope: 'own', sandbox: 'select 1', direct: 'select 1' },
@@ -272,17 +300,18 @@ function markdown(fields: Record<string, unknown>, body: string): string {
 interface Workspace {
   workspace_id: string;
   owner: string;
+  visibility: 'public' | 'private';
   /** Files made in it so far: paths are numbered per workspace, so they repeat across them. */
   files: number;
 }
 
 /**
- * One indexed file as the load statement reads it. Half are listings (need or can); the rest
- * are notes, a third of them on no convention.
+ * One indexed file as the load statement reads it. Half of those in public workspaces are
+ * listings (need or can); the rest are notes, a third of them on no convention.
  */
 function fixtureFile(i: number, workspaces: readonly Workspace[], random: Random) {
   const workspace = random.pick(workspaces);
-  const listing = i % 2 === 0;
+  const listing = i % 2 === 0 && workspace.visibility === 'public';
   const kind = listing ? random.pick(['need', 'can'] as const) : null;
   const convention = !listing && random.next() < 1 / 3 ? null : random.pick(KNOWN_CONVENTIONS).name;
   const body = Array.from({ length: random.int(2, 5) }, () => sentence(random)).join(' ');
@@ -302,6 +331,7 @@ function fixtureFile(i: number, workspaces: readonly Workspace[], random: Random
     // Paths repeat across workspaces as real ones do (the planner's join estimates rest on it).
     path: `${listing ? 'listings' : 'notes'}/${++workspace.files}.md`,
     author_id: workspace.owner,
+    visibility: workspace.visibility,
     sha256: createHash('sha256').update(text).digest('hex'),
     size: Buffer.byteLength(text),
     convention,
@@ -323,7 +353,7 @@ const CONTENT_TYPE = contentTypeOf('file.md');
  */
 const LOAD_BATCH = `with input as (
   select * from jsonb_to_recordset($1::text::jsonb) as r(workspace_id uuid, path text,
-    author_id uuid, sha256 text, size bigint, convention text, fields jsonb, body text,
+    author_id uuid, visibility text, sha256 text, size bigint, convention text, fields jsonb, body text,
     search_text text, kind text, listing_id uuid, saved_at timestamptz)
 ), versions as (
   insert into file_versions (workspace_id, path, version, action, sha256, size, bytes_kept,
@@ -339,7 +369,7 @@ const LOAD_BATCH = `with input as (
 ), indexed as (
   insert into indexed_versions (workspace_id, path, version, sha256, author_id, saved_at,
     visibility, convention, fields, body, search, current)
-  select workspace_id, path, 1, sha256, author_id, saved_at, 'public', convention, fields, body,
+  select workspace_id, path, 1, sha256, author_id, saved_at, visibility, convention, fields, body,
     to_tsvector('pg_catalog.english', search_text), true
   from input
 )
@@ -348,22 +378,29 @@ select listing_id, workspace_id, path, kind, author_id, saved_at from input
 where kind is not null`;
 
 /**
- * Public workspaces of the owners (agents that exist), then INDEXED_FILES files in batches,
- * then statistics. Answers how many of the files are listings.
+ * Workspaces of the owners (agents that exist; every third private, the first few the reader's),
+ * then INDEXED_FILES files in batches, then statistics. Answers how many of the files are
+ * listings, and how many are in the reader's workspaces.
  */
-export async function loadIndexFixture(driver: Driver, owners: readonly string[]): Promise<number> {
+export async function loadIndexFixture(
+  driver: Driver,
+  owners: readonly string[],
+  reader: string,
+): Promise<{ listings: number; readerFiles: number }> {
   const random = randomSource(9);
   const workspaces: Workspace[] = Array.from({ length: WORKSPACES }, (_, i) => ({
     workspace_id: randomUUID(),
-    owner: owners[i % owners.length] as string,
+    owner: i < READER_WORKSPACES ? reader : (owners[i % owners.length] as string),
+    visibility: i % PRIVATE_EVERY === 0 ? 'private' : 'public',
     files: 0,
   }));
   await driver.query(
     `with input as (
-       select * from jsonb_to_recordset($1::text::jsonb) as r(workspace_id uuid, owner uuid)
+       select * from jsonb_to_recordset($1::text::jsonb)
+         as r(workspace_id uuid, owner uuid, visibility text)
      ), made as (
        insert into workspaces (workspace_id, owner_agent_id, visibility, name)
-       select workspace_id, owner, 'public', 'bench ' || workspace_id from input
+       select workspace_id, owner, visibility, 'bench ' || workspace_id from input
      )
      insert into workspace_members (workspace_id, agent_id, role)
      select workspace_id, owner, 'owner' from input`,
@@ -378,7 +415,10 @@ export async function loadIndexFixture(driver: Driver, owners: readonly string[]
     await driver.query(LOAD_BATCH, [JSON.stringify(batch), CONTENT_TYPE]);
   }
   await driver.query('analyze');
-  return listings;
+  const readerFiles = workspaces
+    .filter((workspace) => workspace.owner === reader)
+    .reduce((sum, workspace) => sum + workspace.files, 0);
+  return { listings, readerFiles };
 }
 
 /** Nearest-rank percentile (no interpolation), so each figure is a latency that happened. */
@@ -417,6 +457,11 @@ async function rounds(lanes: readonly Lane[], n: number, signal: AbortSignal): P
   return true;
 }
 
+/** The direct SQL's parameters: the reader's agent id where it names `$1`. */
+function directParams(query: QueryCase, principal: Principal): string[] {
+  return query.direct.includes('$1') ? [principal.agentId] : [];
+}
+
 function lanesFor(services: Services, principal: Principal, query: QueryCase, wrapped: string) {
   const { driver } = services;
   const lane = (path: IndexSqlPath, run: () => Promise<number | undefined>): Lane => ({
@@ -445,9 +490,10 @@ function lanesFor(services: Services, principal: Principal, query: QueryCase, wr
       return table.rows.length;
     }),
     lane('direct SQL on the tables', async () => {
-      const table = await driver.transaction((tx) => tx.queryTable(query.direct), {
-        readOnly: true,
-      });
+      const table = await driver.transaction(
+        (tx) => tx.queryTable(query.direct, directParams(query, principal)),
+        { readOnly: true },
+      );
       return table.rows.length;
     }),
     // Pure CPU in this process: the share of the overhead no plan can change.
@@ -470,7 +516,10 @@ async function explain(
     const rows = await services.driver.transaction(
       async (tx) => {
         if (bound) await tx.query(bindScope(services.indexReaderRole), [principal.agentId]);
-        return tx.queryTable(`explain (analyze, buffers) ${text}`);
+        return tx.queryTable(
+          `explain (analyze, buffers) ${text}`,
+          bound ? [] : directParams(query, principal),
+        );
       },
       { readOnly: true },
     );
@@ -557,7 +606,11 @@ export async function measureIndexSql(
     const principal = principalOf(row);
 
     const started = performance.now();
-    const listings = await loadIndexFixture(services.driver, owners);
+    const { listings, readerFiles } = await loadIndexFixture(
+      services.driver,
+      owners,
+      reader.agent_id,
+    );
     const loadSeconds = (performance.now() - started) / 1000;
     log(
       `${kind}: ${INDEXED_FILES.toLocaleString('en-US')} indexed files in ${loadSeconds.toFixed(1)} s`,
@@ -567,6 +620,8 @@ export async function measureIndexSql(
       files: INDEXED_FILES,
       listings,
       workspaces: WORKSPACES,
+      privateWorkspaces: Math.ceil(WORKSPACES / PRIVATE_EVERY),
+      readerFiles,
       cities: CITIES.length,
       words: WORDS.length,
       loadSeconds,

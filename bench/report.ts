@@ -323,8 +323,8 @@ function indexSqlSection(results: Results): string[] {
     'question asked of the tables directly.',
     ...(fixture
       ? [
-          `Fixture: ${fixture.files.toLocaleString('en-US')} indexed markdown files in ${fixture.workspaces} public workspaces, ` +
-            `${fixture.listings.toLocaleString('en-US')} of them listings, on the six built-in conventions,`,
+          `Fixture: ${fixture.files.toLocaleString('en-US')} indexed markdown files in ${fixture.workspaces} workspaces (${fixture.privateWorkspaces} private; ` +
+            `the reader's own hold ${fixture.readerFiles.toLocaleString('en-US')}), ${fixture.listings.toLocaleString('en-US')} of them listings, on the six built-in conventions,`,
           `${fixture.cities} cities, bodies of a few sentences from ${fixture.words} words; written by SQL and ANALYZEd (${loads}).`,
         ]
       : []),

@@ -1,6 +1,6 @@
 /**
  * The relations an agent's SQL may name, bound to what its caller may read. Each is a CTE over
- * one of the scope views of migrations/008_index_scope.sql (named with their schema, so that
+ * one of the scope views of migrations/013_index_scope_first.sql (named with their schema, so that
  * the agent's unqualified names can only ever mean these CTEs); the views read the caller from
  * the setting `agent_index.caller`, which `bindScope` sets from a parameter.
  */
@@ -9,12 +9,16 @@ export type IndexScope = 'own' | 'public' | 'store';
 /** The role agents' SQL runs as: it may read the scope views and nothing else of ours. */
 export const INDEX_READER_ROLE = 'agent_index_reader';
 
-/** `with files as (...), ... <select>`: the agent's checked query inside its scope. */
+/**
+ * `with files as (...), ... <select>`: the agent's checked query inside its scope. NOT
+ * MATERIALIZED: a relation the agent names twice is still planned with its filters (which the
+ * views keep away from rows out of reach themselves), not read whole first.
+ */
 export function scopedQuery(text: string, scope: IndexScope, cap: number): string {
-  return `with files as (select * from agent_index.files_${scope}),
-  file_versions as (select * from agent_index.file_versions_${scope}),
-  store as (select * from agent_index.store),
-  axis_values as (select * from agent_index.axis_values_${scope})
+  return `with files as not materialized (select * from agent_index.files_${scope}),
+  file_versions as not materialized (select * from agent_index.file_versions_${scope}),
+  store as not materialized (select * from agent_index.store),
+  axis_values as not materialized (select * from agent_index.axis_values_${scope})
   select * from (${text}) as agent_query limit ${cap + 1}`;
 }
 
@@ -102,16 +106,25 @@ end $$`;
 }
 
 /**
- * The functions an agent's filter most often uses, marked LEAKPROOF so that the planner may run
- * them below the scope views' security barrier (and use the indexes on `search`, `fields` and
- * `dimensions`). Each answers for every input without failing, so running it on a row out of
- * reach tells nothing. Only a superuser may mark them (per database); otherwise the queries stay
- * right, only slower, and the log says so.
+ * Takes back the LEAKPROOF marks earlier versions of the service put on these built-in
+ * functions (their default is NOT LEAKPROOF). With the marks the planner ran an agent's
+ * full-text and header filters on rows its scope hides, and their time told what those rows
+ * held; the scope views of migrations/013_index_scope_first.sql no longer need them. Only a
+ * function still marked is altered (a catalog write per start otherwise); a database user that
+ * may not alter them (not a superuser) cannot have marked them either.
  */
-export const LEAKPROOF_SETUP = `do $$
+export const LEAKPROOF_UNDO = `do $$
+declare
+  marked regprocedure;
 begin
-  alter function pg_catalog.ts_match_vq(tsvector, tsquery) leakproof;
-  alter function pg_catalog.jsonb_object_field_text(jsonb, text) leakproof;
-  alter function pg_catalog.jsonb_object_field(jsonb, text) leakproof;
-  alter function pg_catalog.jsonb_contains(jsonb, jsonb) leakproof;
+  for marked in
+    select p.oid::regprocedure from pg_catalog.pg_proc p
+    where p.proleakproof and p.oid in (
+      'pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure,
+      'pg_catalog.jsonb_object_field_text(jsonb, text)'::regprocedure,
+      'pg_catalog.jsonb_object_field(jsonb, text)'::regprocedure,
+      'pg_catalog.jsonb_contains(jsonb, jsonb)'::regprocedure)
+  loop
+    execute format('alter function %s not leakproof', marked);
+  end loop;
 end $$`;

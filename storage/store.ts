@@ -99,7 +99,7 @@ export async function readStore(
      from listings l
      join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
      join indexed_versions iv on iv.workspace_id = l.workspace_id and iv.path = l.path
-       and iv.current
+       and iv.current and iv.visibility = 'public'
      join agents a on a.agent_id = l.author_id
      left join conventions c on c.name = iv.convention
      ${where.length ? `where ${where.join(' and ')}` : ''}

@@ -51,8 +51,8 @@ test('agents’ SQL runs as a role that reads the scope views and none of the se
     'public.indexed_versions',
     'public.workspace_members',
     'public.service_secrets',
-    'agent_index.indexed',
-    'agent_index.axis_sources',
+    'public.indexed_versions_public',
+    'public.indexed_versions_private',
   ]) {
     assert.is(
       await refusal(asReader(server, me.agent_id, `select 1 from ${table}`)),
@@ -78,7 +78,8 @@ test('the scope views show a caller only what it may read, even when named direc
   for (const view of ['files_own', 'file_versions_own', 'axis_values_own', 'files_public']) {
     assert.is(await count(stranger.agent_id, view), 0, view);
   }
-  // security_barrier: the stranger's failing expression never meets the owner's row.
+  // The owner's private rows reach a filter only through the caller's fenced CTE: the
+  // stranger's failing expression never meets them.
   const probe = `select count(*) as n from agent_index.files_own
     where 1 / ((fields->>'secret')::int) = 1`;
   assert.equal(await asReader(server, stranger.agent_id, probe), [{ n: 0 }]);

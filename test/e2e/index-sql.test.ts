@@ -132,6 +132,34 @@ test('a query past its time limit answers 408 sql_timeout, and a write sent mean
   assert.equal(after.body.rows, [['during.md']]);
 });
 
+test('a regular expression too complex for the database answers 400 sql_too_complex saying what to simplify, and the next query runs', async ({
+  server,
+}) => {
+  const me = await server.signUp();
+  for (const body of [
+    // The embedded database answered this one with its internal "bad buffer ID: 0".
+    { sql: "select 'a' ~ '(a{1,255}){1,255}'" },
+    { sql: 'select count(*) from files where body ~ $1', params: ['(a{1,255}){1,255}'] },
+  ]) {
+    const answer = await sql(server, me, body);
+    assert.is(answer.status, 400, `${body.sql}: ${JSON.stringify(answer.body)}`);
+    assert.is(answer.body.code, 'sql_too_complex', JSON.stringify(answer.body));
+    assert.match(answer.body.detail ?? '', /regular expression/);
+    assert.not.match(answer.body.detail ?? '', /buffer/);
+  }
+  const wrong = await sql(server, me, { sql: "select 'a' ~ '[a'" });
+  assert.is(wrong.body.code, 'invalid_input', 'a malformed one is still the query’s own fault');
+  const after = await sql(server, me, { sql: "select 'aaa' ~ '(a{1,3}){1,3}' as ok" });
+  assert.equal(after.body.rows, [[true]]);
+});
+
+test('elapsed_ms is whole milliseconds', async ({ server }) => {
+  const me = await server.signUp();
+  const answer = await sql(server, me, { sql: 'select 1' });
+  const { elapsed_ms } = answer.body as unknown as { elapsed_ms: number };
+  assert.ok(Number.isInteger(elapsed_ms), String(elapsed_ms));
+});
+
 test('axis_values finds a place whatever each convention calls the field', async ({ server }) => {
   const me = await server.signUp();
   const id = await newWorkspace(server, me);
