@@ -6,7 +6,7 @@
  * fails: a run that breaks or overruns prints what it has and exits 0.
  *
  * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
- * index-sql, store, chat, reputation) runs only those sections; BENCH_EXPLAIN=1 prints the
+ * index-sql, store, chat, reputation, sql-timeouts) runs only those sections; BENCH_EXPLAIN=1 prints the
  * index queries' plans.
  */
 import { execSync } from 'node:child_process';
@@ -44,6 +44,7 @@ import {
 } from './reputation.ts';
 import { benchDatabaseUrl } from './scratch-database.ts';
 import { measureStore, STORE_LISTINGS, type StoreSink } from './store.ts';
+import { measureSqlTimeouts, sqlTimeoutsTable, type SqlTimeoutsFigure } from './sql-timeouts.ts';
 import { measureRawUws, measureWhoami } from './whoami.ts';
 
 /**
@@ -81,6 +82,7 @@ const SECTIONS = [
   'store',
   'chat',
   'reputation',
+  'sql-timeouts',
 ] as const;
 type SectionName = (typeof SECTIONS)[number];
 const only = new Set(
@@ -323,6 +325,38 @@ async function reputation(): Promise<void> {
   }
 }
 
+/** Writes' latency while one agent sends only queries past their time limit (sql-timeouts.ts). */
+async function sqlTimeouts(): Promise<void> {
+  const figures: SqlTimeoutsFigure[] = [];
+  for (const kind of ['pglite', 'postgres'] as const) {
+    const driver = kind === 'pglite' ? 'PGlite' : 'PostgreSQL';
+    if (kind === 'postgres' && !benchDatabaseUrl()) {
+      results.notes.push(
+        'SQL timeouts on PostgreSQL: skipped, no BENCH_DATABASE_URL or DATABASE_URL',
+      );
+      continue;
+    }
+    if (stop.signal.aborted) break;
+    await section(`writes beside queries past their time limit on ${driver}`, () =>
+      measureSqlTimeouts(
+        kind,
+        benchDatabaseUrl(),
+        stop.signal,
+        (figure) => figures.push(figure),
+        log,
+        serverLog,
+      ),
+    );
+  }
+  if (figures.length > 0) {
+    const shown = sqlTimeoutsTable(figures);
+    log(`writes beside queries past their time limit:\n${shown}`);
+    results.notes.push(
+      `Writes beside queries past their time limit (bench/sql-timeouts.ts):\n${shown}`,
+    );
+  }
+}
+
 async function idleMemory(): Promise<void> {
   if (!idleRssAvailable()) return;
   await section('idle RSS (bench/idle-rss.ts)', async () => {
@@ -369,6 +403,7 @@ if (wanted('commands')) await writePath();
 if (wanted('idle-rss')) await idleMemory();
 if (wanted('store') || wanted('chat')) await storeAndChat();
 if (wanted('reputation')) await reputation();
+if (wanted('sql-timeouts')) await sqlTimeouts();
 // Last: loading 100,000 files takes its time on each driver.
 if (wanted('index-sql')) await indexSql();
 await closeTestResources();

@@ -42,8 +42,8 @@ export interface Transaction extends Queryable {
   /**
    * Runs `work` inside a SAVEPOINT: if it rejects, or a statement inside it failed, only its
    * own writes are rolled back, the rejection propagates, and the enclosing transaction may go
-   * on and commit. Nestable. One exception: on PGlite a statement timeout stops the whole
-   * database thread, so it ends the enclosing transaction too, which then rejects.
+   * on and commit. Nestable. One exception: on PGlite a statement timeout ends the enclosing
+   * transaction too, which then rejects (the driver may have had to stop the whole thread).
    */
   savepoint<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
 }
@@ -54,7 +54,8 @@ export interface TransactionOptions {
   /**
    * Statement timeout for every statement in the transaction: a statement still running after
    * this many milliseconds rejects with DatabaseError 57014 (query_canceled), and so does the
-   * transaction. (PGlite ignores `statement_timeout`; its driver stops the worker thread.)
+   * transaction. (PGlite ignores `statement_timeout`; its driver cancels the statement inside
+   * PostgreSQL, or stops the worker thread when the cancel does not stop it.)
    */
   timeoutMs?: number;
   /**

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Row } from './driver.ts';
 import { DatabaseError, StorageUnavailableError } from './database-error.ts';
+import { cancelInThread, watchPgliteThreads } from './pglite-cancel.ts';
 import type { Statement, WorkerReply, WorkerRequest } from './pglite-worker.ts';
 
 interface Waiter {
@@ -49,6 +50,7 @@ export class PgliteThread {
     dataDir: string,
     onDeath: (thread: PgliteThread) => void,
   ): Promise<PgliteThread> {
+    watchPgliteThreads();
     const worker = new Worker(new URL('./pglite-worker-boot.mjs', import.meta.url), {
       workerData: { dataDir },
     });
@@ -71,12 +73,26 @@ export class PgliteThread {
 
   /** Runs the statements in order, as one message; resolves with the last one's rows. */
   run(statements: Statement[]): Promise<Row[]> {
-    if (this.stopped) return Promise.reject(this.stopped);
+    return this.send(statements).answer;
+  }
+
+  /** Like `run`, and names the request, for `cancel`. */
+  send(statements: Statement[]): { id: number; answer: Promise<Row[]> } {
     const id = this.nextId++;
-    return new Promise<Row[]>((resolve, reject) => {
+    if (this.stopped) return { id, answer: Promise.reject(this.stopped) };
+    const answer = new Promise<Row[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ id, statements } satisfies WorkerRequest);
     });
+    return { id, answer };
+  }
+
+  /**
+   * Asks PostgreSQL in the thread to cancel request `id` if it still runs: its statement fails
+   * with 57014 and the thread serves on. Returns false when it cannot ask (pglite-cancel.ts).
+   */
+  cancel(id: number): boolean {
+    return !this.stopped && cancelInThread(this.worker.threadId, id);
   }
 
   /**

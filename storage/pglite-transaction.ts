@@ -42,7 +42,7 @@ export class PgliteTransaction {
   private deferred: Statement[];
   /** The thread BEGIN ran on; the transaction lives and dies with it. */
   private thread: Promise<PgliteThread> | null = null;
-  /** Set when the thread was stopped under the transaction: nothing of it can commit. */
+  /** Set when a statement timed out or the thread stopped under the transaction: nothing of it can commit. */
   private broken: Error | null = null;
   private ended = false;
   private savepoints = 0;
@@ -101,8 +101,9 @@ export class PgliteTransaction {
   async rollback(): Promise<void> {
     this.ended = true;
     this.deferred = [];
-    if (!this.thread || this.broken) return;
+    if (!this.thread) return;
     const thread = await this.thread.catch(() => null);
+    // A stopped thread took the transaction with it; a canceled statement left it open.
     if (!thread?.alive) return;
     try {
       await this.host.run(thread, [{ text: 'rollback', script: true }]);

@@ -1,9 +1,11 @@
 /**
- * PGlite runs here, in its own thread: it blocks its thread for the whole of a query, and a
- * runaway query can only be stopped by terminating the thread. Messages are plain data.
+ * PGlite runs here, in its own thread: it blocks its thread for the whole of a query. A runaway
+ * query is canceled inside PostgreSQL through the inspector (pglite-cancel.ts), or, when that
+ * fails, stopped by terminating the thread. Messages are plain data.
  */
 import { PGlite, types } from '@electric-sql/pglite';
 import { parentPort, workerData } from 'node:worker_threads';
+import { CANCEL_HOOK } from './pglite-cancel.ts';
 import { PreparedStatements } from './pglite-statements.ts';
 
 export interface Statement {
@@ -38,6 +40,43 @@ const db = await PGlite.create(dataDir, {
 
 const statements = new PreparedStatements(db);
 
+/** The request being answered, if any: a cancel names the request it is meant for. */
+let running: number | null = null;
+/** The last request answered; requests are answered in the order of their ids. */
+let lastAnswered = 0;
+/** Requests canceled before they started (this thread was busy): answered 57014 at once. */
+const canceledEarly = new Set<number>();
+
+/** What the Emscripten module exports and PGlite's types leave out: memory and two globals' addresses. */
+const postgres = db.Module as unknown as {
+  wasmMemory: WebAssembly.Memory;
+  _QueryCancelPending: number;
+  _InterruptPending: number;
+};
+
+/** Sets one of PostgreSQL's interrupt flags (a `volatile sig_atomic_t`, an int32 in wasm32). */
+function setFlag(address: number, value: 0 | 1): void {
+  // A fresh view each time: the buffer changes when the memory grows.
+  new DataView(postgres.wasmMemory.buffer).setInt32(address, value, true);
+}
+
+/**
+ * Run by pglite-cancel.ts through the inspector, on this thread, possibly in the middle of a
+ * query: does what PostgreSQL's SIGINT handler does, so that the query stops at its next
+ * interrupt check with 57014. A cancel for a request that has ended does nothing; one for a
+ * request not started yet (the thread was busy) answers it 57014 when its turn comes.
+ */
+(globalThis as Record<string, unknown>)[CANCEL_HOOK] = (requestId: number): boolean => {
+  if (running === requestId) {
+    setFlag(postgres._QueryCancelPending, 1);
+    setFlag(postgres._InterruptPending, 1);
+    return true;
+  }
+  if (requestId <= lastAnswered) return false;
+  canceledEarly.add(requestId);
+  return true;
+};
+
 async function runAll(batch: Statement[]): Promise<Record<string, unknown>[]> {
   let rows: Record<string, unknown>[] = [];
   for (const statement of batch) {
@@ -64,6 +103,13 @@ async function runAll(batch: Statement[]): Promise<Record<string, unknown>[]> {
 let queue: Promise<void> = Promise.resolve();
 
 async function answer(request: { id: number; statements: Statement[] }): Promise<void> {
+  if (canceledEarly.delete(request.id)) {
+    lastAnswered = request.id;
+    const error = { message: 'canceling statement due to user request', code: '57014' };
+    port.postMessage({ id: request.id, error } satisfies WorkerReply);
+    return;
+  }
+  running = request.id;
   try {
     const rows = await runAll(request.statements);
     port.postMessage({ id: request.id, rows } satisfies WorkerReply);
@@ -81,6 +127,11 @@ async function answer(request: { id: number; statements: Statement[] }): Promise
       id: request.id,
       error: { message: String(error.message), code: error.code },
     } satisfies WorkerReply);
+  } finally {
+    // A cancel that came after its query ended must not stop the next request's statements.
+    running = null;
+    lastAnswered = request.id;
+    setFlag(postgres._QueryCancelPending, 0);
   }
 }
 
