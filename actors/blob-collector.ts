@@ -10,6 +10,11 @@
  *   `holdBlob` before it commits its row, and finds out there whether the blob is still there.
  * The grace makes the second a rarity; the lock makes it safe: a save that waited past the grace
  * is refused (retry), never committed over bytes that are gone.
+ *
+ * Bytes known to be let go (a refused upload's, a replaced or deleted version's, a dropped staged
+ * block's) do not wait for the collector: `discardUnusedBlobs` deletes them at once, under the
+ * same lock; an upload in progress names its blob under that lock before the blob is visible
+ * (`upload_reservations.sha256`), which counts as a use. The collector is the net for the rest.
  */
 import { ServiceError } from '../protocol/errors.ts';
 import { isBlobReferenced, lockBlob, referencedBlobs } from '../storage/blob-references.ts';
@@ -84,6 +89,26 @@ async function collectIfUnused(
     await blobs.delete(sha256);
     return true;
   });
+}
+
+/**
+ * Deletes at once, with no grace, those of `sha256s` that no row uses: the bytes of a refused
+ * upload, of versions let go, of staged blocks dropped. Each under its lock, like the collector:
+ * an upload of the same bytes names its blob under that lock before making it visible
+ * (actors/upload-reservations.ts), so it is either seen here as a use or puts the bytes back
+ * after. Not inside a transaction of the caller's (it takes one per blob).
+ */
+export async function discardUnusedBlobs(
+  services: Services,
+  sha256s: Iterable<Sha256>,
+): Promise<void> {
+  const blobs = services.files.blobs;
+  for (const sha256 of new Set(sha256s)) {
+    await services.driver.transaction(async (tx) => {
+      await lockBlob(tx, sha256);
+      if (!(await isBlobReferenced(tx, sha256))) await blobs.delete(sha256);
+    });
+  }
 }
 
 /**

@@ -12,17 +12,22 @@ import type { Transaction } from '../storage/driver.ts';
 import {
   addStorageUse,
   findFile,
-  forgetOlderBytes,
+  forgetAllVersions,
+  forgetUnindexedVersions,
+  givenBackBySave,
   removeFile,
   insertFileVersion,
   lastVersion,
   readLastReceipt,
-  readHeldBytes,
   upsertFile,
   writeLastReceipt,
+  type LetGoVersion,
+  type UseDelta,
 } from '../storage/files.ts';
 import { insertIndexedVersion, retireIndexedVersions } from '../storage/file-index.ts';
-import { holdBlob } from './blob-collector.ts';
+import { readHeldBytes } from '../storage/upload-reservations.ts';
+import { discardUnusedBlobs, holdBlob } from './blob-collector.ts';
+import { currentUnit } from './commit.ts';
 import { contentTypeOf } from './content-type.ts';
 import { listingDeleted, listingSaved } from './listings.ts';
 import { hasYamlHeader, indexEntry, INDEX_MAX_BYTES, type IndexEntry } from './markdown-index.ts';
@@ -31,6 +36,10 @@ import { issueReceipt, type FileReceipt, type SignedReceipt } from './receipts.t
 import type { Services } from './services.ts';
 import type { WorkspaceActor } from './workspace-actor.ts';
 import { assertMayChange } from './handlers/workspaces.ts';
+import { quotaExceeded } from './quota.ts';
+import { UploadReservation } from './upload-reservations.ts';
+
+export { quotaExceeded } from './quota.ts';
 
 /**
  * Versions of files: how bytes become a saved version with its receipt, and what a save or a
@@ -39,9 +48,10 @@ import { assertMayChange } from './handlers/workspaces.ts';
 
 /** Bytes already in the blob store, about to become a version of a path. */
 export interface StoredFile extends StoredBlob {
-  /** Markdown with a YAML header: every version's bytes are kept. */
-  keepsEveryVersion: boolean;
-  /** What the index keeps of it (markdown with a YAML header), or null. */
+  /**
+   * What the index keeps of it (markdown with a YAML header), or null. A version the index read
+   * keeps its bytes while its file lives; any other only while it is current (`every_kept_byte`).
+   */
   index: IndexEntry | null;
 }
 
@@ -67,14 +77,13 @@ export class IndexCapture {
     this.kept += part.length;
   }
 
-  /** The stored blob as a file: which versions it keeps, and its index entry. */
-  file(stored: StoredBlob): StoredFile {
+  /** The stored blob as a file, with its index entry (read off the loop). */
+  async file(stored: StoredBlob): Promise<StoredFile> {
     const bytes = Buffer.concat(this.chunks);
     const header = hasYamlHeader(this.path, bytes.subarray(0, 5));
     return {
       ...stored,
-      keepsEveryVersion: header,
-      index: header ? indexEntry(bytes, stored.size) : null,
+      index: header ? await indexEntry(bytes, stored.size) : null,
     };
   }
 }
@@ -99,32 +108,47 @@ export function blobFailure(error: unknown, maxBytes: number): unknown {
   return error;
 }
 
+/** A change of storage use per agent (kept bytes, and the part that is current files). */
+export type UseDeltas = Map<string, UseDelta>;
+
+export function addUse(deltas: UseDeltas, agentId: string, kept: number, current: number): void {
+  const delta = deltas.get(agentId) ?? { kept: 0, current: 0 };
+  deltas.set(agentId, { kept: delta.kept + kept, current: delta.current + current });
+}
+
+/** The bytes let go by versions that no longer keep them, given back to whoever saved them. */
+function giveBack(deltas: UseDeltas, letGo: readonly LetGoVersion[]): void {
+  for (const version of letGo) addUse(deltas, version.agentId, -version.size, 0);
+}
+
 /**
  * Moves bytes of use between agents, in agent-id order (two saves over each other's files
- * in two workspaces never lock the two rows in opposite orders), and refuses past the quota.
+ * in two workspaces never lock the two rows in opposite orders), and refuses a save that takes
+ * the saver past its quota: its kept bytes, its staged blocks and its other uploads in progress
+ * (every one but `reservation`, which this save turns into kept bytes) together, exactly, in the
+ * transaction that holds the saver's row.
  */
 export async function moveStorageUse(
   tx: Transaction,
   services: Services,
-  deltas: Map<string, number>,
+  deltas: UseDeltas,
   saver: string,
-): Promise<Map<string, number>> {
-  const used = new Map<string, number>();
+  reservation?: UploadReservation,
+): Promise<void> {
   for (const agentId of [...deltas.keys()].sort()) {
-    used.set(agentId, await addStorageUse(tx, agentId, deltas.get(agentId) ?? 0));
+    await addStorageUse(tx, agentId, deltas.get(agentId) ?? { kept: 0, current: 0 });
   }
-  if ((used.get(saver) ?? 0) > services.storageQuotaBytes && (deltas.get(saver) ?? 0) > 0) {
-    throw quotaExceeded(services);
+  if ((deltas.get(saver)?.kept ?? 0) > 0) {
+    const held = await readHeldBytes(tx, {
+      agentId: saver,
+      now: new Date(services.clock.now()),
+      exceptReservation: reservation?.id,
+    });
+    if (held.kept + held.staged + held.reserved > services.storageQuotaBytes) {
+      throw quotaExceeded(services);
+    }
   }
-  return used;
-}
-
-export function quotaExceeded(services: Services): ServiceError {
-  return new ServiceError(
-    'quota_exceeded',
-    `This save would take your storage past its ${services.storageQuotaBytes} bytes. Delete files you no longer need, then retry.`,
-    { quota_bytes: services.storageQuotaBytes },
-  );
+  await reservation?.releaseIn(tx);
 }
 
 function fileChange(
@@ -195,32 +219,49 @@ export async function recordVersion(
   return { signed, savedAt };
 }
 
-/** What a file command answers: the receipt, one change per member, the storage use after. */
-export function outcome(
-  services: Services,
+/** What a file command answers: the receipt and the blobs it let go, one change per member. */
+function outcome(
   workspace: WorkspaceActor,
   principal: Principal,
   type: 'file.saved' | 'file.deleted',
   signed: FileReceipt,
-  used: Map<string, number>,
+  letGo: readonly LetGoVersion[],
 ) {
   return {
-    result: signed,
+    result: { receipt: signed, letGo: letGo.map((version) => version.sha256) },
     // The receipt chain is the workspace's: file commands take their turn in its row's order.
     next: workspace.unchanged,
     changes: fileChange(workspace, principal, type, signed),
-    afterCommit: () => {
-      for (const [agentId, bytes] of used) services.storageUse.set(agentId, bytes);
-    },
   };
 }
 
 /**
+ * Deletes the bytes a committed command let go, if no row uses them any more: at once, or, in a
+ * request's unit of work, once the unit commits (its rollback would bring the rows back).
+ */
+export async function discardLetGo(services: Services, sha256s: readonly string[]): Promise<void> {
+  if (sha256s.length === 0) return;
+  const unit = currentUnit();
+  if (unit?.isOpen) {
+    unit.onCommit(() => void discardUnusedBlobs(services, sha256s).catch(() => undefined));
+    return;
+  }
+  // The commit is done: bytes left behind now are the collector's to take later.
+  await discardUnusedBlobs(services, sha256s).catch(() => undefined);
+}
+
+/** Bytes in the blob store on their way to becoming a version, with the room they hold. */
+export interface UploadedFile extends StoredFile {
+  reservation: UploadReservation;
+}
+
+/**
  * Streams a file's bytes into the blob store, hashing them, with no database connection held
- * meanwhile. The caller's room left in its quota (replacing its own file gives that file's
- * bytes back) caps the upload: a declared length past it is refused before a byte is read, and
- * a body without one is stopped as soon as it passes it. The commit checks again, exactly, so
- * concurrent uploads never take more than the quota between them.
+ * meanwhile. Room in the caller's quota is reserved before a byte is read (the declared length;
+ * a body without one reserves as it arrives and is refused at the chunk that passes the room),
+ * so uploads at once never take more than the quota between them; replacing its own file that
+ * is let go gives that file's bytes back. The commit checks again, exactly. Hand the answer to
+ * `commitSave`, which ends the reservation (on a refusal, the bytes are deleted at once).
  */
 export async function storeFileBytes(
   services: Services,
@@ -229,33 +270,45 @@ export async function storeFileBytes(
   path: string,
   body: ByteBody,
   options: { maxBytes: number; signal?: AbortSignal },
-): Promise<StoredFile> {
-  // Blocks staged through storage links hold room too, until committed or expired.
-  const held = await readHeldBytes(services.db(), {
+): Promise<UploadedFile> {
+  const givesBack = await givenBackBySave(services.db(), {
     workspaceId: workspace.workspaceId,
     path,
     agentId: principal.agentId,
-    now: new Date(services.clock.now()),
   });
-  const room = services.storageQuotaBytes - held.used - held.staged + held.replaced;
-  if (body.declaredLength !== null && body.declaredLength > room) throw quotaExceeded(services);
-  const maxBytes = Math.max(0, Math.min(options.maxBytes, room));
-  const capture = new IndexCapture(path);
-  const source = (async function* () {
-    for await (const chunk of body) {
-      capture.see(chunk);
-      yield chunk;
-    }
-  })();
-  const stored = await services.files.blobs
-    .put(source, { maxBytes, ...(options.signal && { signal: options.signal }) })
-    .catch((error: unknown) => {
-      if (error instanceof BlobTooLargeError && maxBytes < options.maxBytes) {
-        throw quotaExceeded(services);
+  const reservation = new UploadReservation(services, principal.agentId, {
+    cap: options.maxBytes,
+    givesBack,
+  });
+  try {
+    const declared = body.declaredLength;
+    // A declared length past the size cap is the body's own 413, at its first read.
+    if (declared !== null && declared <= options.maxBytes) await reservation.cover(declared);
+    const capture = new IndexCapture(path);
+    let seen = 0;
+    const source = (async function* () {
+      for await (const chunk of body) {
+        seen += chunk.length;
+        if (seen <= options.maxBytes) await reservation.grow(seen);
+        capture.see(chunk);
+        yield chunk;
       }
-      throw blobFailure(error, options.maxBytes);
-    });
-  return capture.file(stored);
+    })();
+    const stored = await services.files.blobs
+      .put(source, {
+        maxBytes: options.maxBytes,
+        onHashed: reservation.hashed,
+        ...(options.signal && { signal: options.signal }),
+      })
+      .catch((error: unknown) => {
+        throw blobFailure(error, options.maxBytes);
+      });
+    const file: StoredFile = await capture.file(stored);
+    return { ...file, reservation };
+  } catch (error) {
+    await reservation.settle(false);
+    throw error;
+  }
 }
 
 /** What else a save does in its transaction. */
@@ -265,8 +318,12 @@ export interface SaveOptions {
    * nothing (the conditional headers of Azure clients: `If-None-Match: *`, `If-Match`).
    */
   precondition?: (current: { sha256: string } | null) => void;
-  /** Runs last, in the same transaction (a block commit drops its staged blocks there). */
-  alsoInTx?: (tx: Transaction) => Promise<void>;
+  /**
+   * Runs before the quota is checked, in the same transaction (a block commit drops its staged
+   * blocks there, so their bytes are not counted beside the file they become); answers the
+   * blobs it let go.
+   */
+  alsoInTx?: (tx: Transaction) => Promise<readonly string[]>;
   /** The save makes a new listing of the path (post_listing); saves of a listing are checked. */
   listing?: { listingId: string };
 }
@@ -274,80 +331,95 @@ export interface SaveOptions {
 /**
  * Records bytes already stored as the next version of `path`, in one workspace command: the
  * storage use moved (and the quota held), the signed receipt, the version row, the file row,
- * a `file.saved` change for every member.
+ * a `file.saved` change for every member. Older versions the index did not read let go of their
+ * bytes (rule `every_kept_byte`), which leave the blob store at once. Ends the upload's
+ * reservation: a refused save's bytes are deleted at once.
  */
 export async function commitSave(
   services: Services,
   principal: Principal,
   workspaceId: string,
   path: string,
-  stored: StoredFile,
+  stored: UploadedFile,
   options: SaveOptions = {},
 ): Promise<FileReceipt> {
-  const receipt = await services.workspaces.command(workspaceId, async (workspace, tx) => {
-    assertMayChange(workspace, principal, 'write to');
-    const current = await findFile(tx, workspace.workspaceId, path);
-    options.precondition?.(current);
-    // The bytes were stored before this transaction: make sure the collector has not taken them.
-    await holdBlob(tx, services.files.blobs, stored.sha256);
-    const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
-    const deltas = new Map<string, number>([[principal.agentId, stored.size]]);
-    if (current) deltas.set(current.savedBy, (deltas.get(current.savedBy) ?? 0) - current.size);
-    const used = await moveStorageUse(tx, services, deltas, principal.agentId);
-    const { signed, savedAt } = await recordVersion(tx, services, workspace, principal, {
-      path,
-      version,
-      action: 'save',
-      sha256: stored.sha256,
-      size: stored.size,
-      bytesKept: true,
-    });
-    if (!stored.keepsEveryVersion) await forgetOlderBytes(tx, workspace.workspaceId, path, version);
-    await upsertFile(tx, {
-      workspaceId: workspace.workspaceId,
-      path,
-      version,
-      sha256: stored.sha256,
-      size: stored.size,
-      contentType: contentTypeOf(path),
-      savedAt,
-      savedBy: principal.agentId,
-      indexError: stored.index && 'error' in stored.index ? stored.index.error : null,
-    });
-    await retireIndexedVersions(tx, workspace.workspaceId, path);
-    if (stored.index && !('error' in stored.index)) {
-      await insertIndexedVersion(tx, {
+  let answer: { receipt: FileReceipt; letGo: string[] } | null = null;
+  try {
+    answer = await services.workspaces.command(workspaceId, async (workspace, tx) => {
+      assertMayChange(workspace, principal, 'write to');
+      const current = await findFile(tx, workspace.workspaceId, path);
+      options.precondition?.(current);
+      // The bytes were stored before this transaction: make sure the collector has not taken them.
+      await holdBlob(tx, services.files.blobs, stored.sha256);
+      const alsoLetGo = (await options.alsoInTx?.(tx)) ?? [];
+      const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
+      const letGo = await forgetUnindexedVersions(tx, workspace.workspaceId, path, version);
+      const deltas: UseDeltas = new Map();
+      addUse(deltas, principal.agentId, stored.size, stored.size);
+      if (current) addUse(deltas, current.savedBy, 0, -current.size);
+      giveBack(deltas, letGo);
+      await moveStorageUse(tx, services, deltas, principal.agentId, stored.reservation);
+      const { signed, savedAt } = await recordVersion(tx, services, workspace, principal, {
+        path,
+        version,
+        action: 'save',
+        sha256: stored.sha256,
+        size: stored.size,
+        bytesKept: true,
+      });
+      await upsertFile(tx, {
         workspaceId: workspace.workspaceId,
         path,
         version,
         sha256: stored.sha256,
-        authorId: principal.agentId,
+        size: stored.size,
+        contentType: contentTypeOf(path),
         savedAt,
-        visibility: workspace.record.visibility,
-        ...stored.index,
+        savedBy: principal.agentId,
+        indexError: stored.index && 'error' in stored.index ? stored.index.error : null,
       });
-    }
-    const listingChanges = await listingSaved(tx, services, principal, {
-      workspaceId: workspace.workspaceId,
-      path,
-      version,
-      savedAt,
-      public: workspace.record.visibility === 'public',
-      index: stored.index,
-      declared: options.listing,
+      await retireIndexedVersions(tx, workspace.workspaceId, path);
+      if (stored.index && !('error' in stored.index)) {
+        await insertIndexedVersion(tx, {
+          workspaceId: workspace.workspaceId,
+          path,
+          version,
+          sha256: stored.sha256,
+          authorId: principal.agentId,
+          savedAt,
+          visibility: workspace.record.visibility,
+          ...stored.index,
+        });
+      }
+      const listingChanges = await listingSaved(tx, services, principal, {
+        workspaceId: workspace.workspaceId,
+        path,
+        version,
+        savedAt,
+        public: workspace.record.visibility === 'public',
+        index: stored.index,
+        declared: options.listing,
+      });
+      const done = outcome(workspace, principal, 'file.saved', signed, letGo);
+      return {
+        ...done,
+        result: { ...done.result, letGo: [...done.result.letGo, ...alsoLetGo] },
+        changes: [...done.changes, ...listingChanges],
+      };
     });
-    await options.alsoInTx?.(tx);
-    const done = outcome(services, workspace, principal, 'file.saved', signed, used);
-    return { ...done, changes: [...done.changes, ...listingChanges] };
-  });
-  if (!receipt) throw notFound('workspace');
-  return receipt;
+  } finally {
+    await stored.reservation.settle(answer !== null);
+  }
+  if (!answer) throw notFound('workspace');
+  await discardLetGo(services, answer.letGo);
+  return answer.receipt;
 }
 
 /**
- * Deletes the current version of `path` in one workspace command: the storage use given back,
- * a signed receipt (carrying the size and fingerprint of the version that goes), a listing
- * there taken out of the store, a `file.deleted` change for every member.
+ * Deletes the current version of `path` in one workspace command: every version of the path
+ * lets go of its bytes (their quota given back to whoever saved them; the bytes leave the blob
+ * store at once), a signed receipt (carrying the size and fingerprint of the version that goes),
+ * a listing there taken out of the store, a `file.deleted` change for every member.
  */
 export async function commitDelete(
   services: Services,
@@ -355,17 +427,16 @@ export async function commitDelete(
   workspaceId: string,
   path: string,
 ): Promise<FileReceipt> {
-  const receipt = await services.workspaces.command(workspaceId, async (workspace, tx) => {
+  const answer = await services.workspaces.command(workspaceId, async (workspace, tx) => {
     assertMayChange(workspace, principal, 'write to');
     const current = await findFile(tx, workspace.workspaceId, path);
     if (!current) throw notFound('file');
     const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
-    const used = await moveStorageUse(
-      tx,
-      services,
-      new Map([[current.savedBy, -current.size]]),
-      principal.agentId,
-    );
+    const letGo = await forgetAllVersions(tx, workspace.workspaceId, path);
+    const deltas: UseDeltas = new Map();
+    addUse(deltas, current.savedBy, 0, -current.size);
+    giveBack(deltas, letGo);
+    await moveStorageUse(tx, services, deltas, principal.agentId);
     const { signed } = await recordVersion(tx, services, workspace, principal, {
       path,
       version,
@@ -374,12 +445,12 @@ export async function commitDelete(
       size: current.size,
       bytesKept: false,
     });
-    if (!/\.md$/i.test(path)) await forgetOlderBytes(tx, workspace.workspaceId, path, version);
     await removeFile(tx, workspace.workspaceId, path);
     await retireIndexedVersions(tx, workspace.workspaceId, path);
     await listingDeleted(tx, workspace.workspaceId, path);
-    return outcome(services, workspace, principal, 'file.deleted', signed, used);
+    return outcome(workspace, principal, 'file.deleted', signed, letGo);
   });
-  if (!receipt) throw notFound('workspace');
-  return receipt;
+  if (!answer) throw notFound('workspace');
+  await discardLetGo(services, answer.letGo);
+  return answer.receipt;
 }

@@ -1,28 +1,33 @@
 import type { ByteBody } from '../protocol/binding.ts';
 import { MAX_BLOCK_BYTES, STAGED_BLOCK_LIFETIME_MS } from '../protocol/storage-links.ts';
 import { BlobNotFoundError } from '../storage/blobs/errors.ts';
-import { addStorageUse, readStorageUse } from '../storage/files.ts';
 import {
   dropExpiredBlocks,
   dropStagedBlocks,
   findStagedBlocks,
   stageBlock as recordStagedBlock,
-  stagedBytes,
   type BlockOwner,
 } from '../storage/staged-blocks.ts';
+import {
+  dropExpiredReservations,
+  lockStorageUse,
+  readHeldBytes,
+} from '../storage/upload-reservations.ts';
 import { holdBlob } from './blob-collector.ts';
 import {
   blobFailure,
   commitSave,
+  discardLetGo,
   IndexCapture,
-  quotaExceeded,
   type SaveOptions,
-  type StoredFile,
+  type UploadedFile,
 } from './file-versions.ts';
 import { notFound, type Principal } from './principal.ts';
+import { quotaExceeded } from './quota.ts';
 import type { FileReceipt } from './receipts.ts';
 import type { Services } from './services.ts';
 import { LinkRefused } from './storage-links.ts';
+import { UploadReservation } from './upload-reservations.ts';
 import type { WorkspaceActor } from './workspace-actor.ts';
 import { assertMayChange } from './handlers/workspaces.ts';
 
@@ -61,37 +66,59 @@ export async function stageBlock(
     path,
     agentId: principal.agentId,
   };
-  const now = new Date(services.clock.now());
-  if (body.declaredLength !== null) {
-    const db = services.db();
-    const held =
-      (await readStorageUse(db, principal.agentId)) +
-      (await stagedBytes(db, principal.agentId, now, { ...owner, blockId }));
-    if (held + body.declaredLength > services.storageQuotaBytes) throw quotaExceeded(services);
-  }
-  const stored = await services.files.blobs
-    .put(body, { maxBytes: MAX_BLOCK_BYTES, signal })
-    .catch((error: unknown) => {
-      throw blobFailure(error, MAX_BLOCK_BYTES);
-    });
-  const staged = await services.workspaces.command(workspace.workspaceId, async (current, tx) => {
-    assertMayChange(current, principal, 'write to');
-    await holdBlob(tx, services.files.blobs, stored.sha256);
-    const at = new Date(services.clock.now());
-    // The agent's usage row, locked: concurrent stages and saves of one agent take turns here.
-    const used = await addStorageUse(tx, principal.agentId, 0);
-    const held = used + (await stagedBytes(tx, principal.agentId, at, { ...owner, blockId }));
-    if (held + stored.size > services.storageQuotaBytes) throw quotaExceeded(services);
-    await recordStagedBlock(tx, owner, {
-      blockId,
-      sha256: stored.sha256,
-      size: stored.size,
-      stagedAt: at,
-      expiresAt: new Date(at.getTime() + STAGED_BLOCK_LIFETIME_MS),
-    });
-    return { result: true, next: current.unchanged };
+  // Room is reserved before a byte is streamed, as for any upload (./upload-reservations.ts).
+  const reservation = new UploadReservation(services, principal.agentId, {
+    cap: MAX_BLOCK_BYTES,
+    replacesBlock: { ...owner, blockId },
   });
-  if (!staged) throw notFound('workspace');
+  let replaced: string[] | null = null;
+  try {
+    const declared = body.declaredLength;
+    if (declared !== null && declared <= MAX_BLOCK_BYTES) await reservation.cover(declared);
+    let seen = 0;
+    const source = (async function* () {
+      for await (const chunk of body) {
+        seen += chunk.length;
+        if (seen <= MAX_BLOCK_BYTES) await reservation.grow(seen);
+        yield chunk;
+      }
+    })();
+    const stored = await services.files.blobs
+      .put(source, { maxBytes: MAX_BLOCK_BYTES, signal, onHashed: reservation.hashed })
+      .catch((error: unknown) => {
+        throw blobFailure(error, MAX_BLOCK_BYTES);
+      });
+    replaced = await services.workspaces.command(workspace.workspaceId, async (current, tx) => {
+      assertMayChange(current, principal, 'write to');
+      await holdBlob(tx, services.files.blobs, stored.sha256);
+      const at = new Date(services.clock.now());
+      // The agent's usage row, locked: its stages, saves and reservations take turns here.
+      await lockStorageUse(tx, principal.agentId);
+      const held = await readHeldBytes(tx, {
+        agentId: principal.agentId,
+        now: at,
+        exceptReservation: reservation.id,
+        exceptBlock: { ...owner, blockId },
+      });
+      if (held.kept + held.staged + held.reserved + stored.size > services.storageQuotaBytes) {
+        throw quotaExceeded(services);
+      }
+      const before = await recordStagedBlock(tx, owner, {
+        blockId,
+        sha256: stored.sha256,
+        size: stored.size,
+        stagedAt: at,
+        expiresAt: new Date(at.getTime() + STAGED_BLOCK_LIFETIME_MS),
+      });
+      await reservation.releaseIn(tx);
+      return { result: before === null ? [] : [before], next: current.unchanged };
+    });
+  } finally {
+    await reservation.settle(replaced !== null);
+  }
+  if (!replaced) throw notFound('workspace');
+  // The block staged before under the same id, replaced: its bytes go now.
+  await discardLetGo(services, replaced);
 }
 
 /**
@@ -148,19 +175,35 @@ export async function commitBlocks(
       }
     }
   })();
-  const stored = await blobs
-    .put(joined, { maxBytes: services.storageQuotaBytes, signal })
-    .catch((error: unknown) => {
-      throw blobFailure(error, services.storageQuotaBytes);
-    });
-  const file: StoredFile = capture.file(stored);
+  // The joined bytes are the blocks' own, counted while they are staged: this upload reserves
+  // no room, it only names its blob before the blob is visible.
+  const reservation = new UploadReservation(services, principal.agentId, { cap: 0 });
+  let file: UploadedFile;
+  try {
+    const stored = await blobs
+      .put(joined, { maxBytes: services.storageQuotaBytes, signal, onHashed: reservation.hashed })
+      .catch((error: unknown) => {
+        throw blobFailure(error, services.storageQuotaBytes);
+      });
+    file = { ...(await capture.file(stored)), reservation };
+  } catch (error) {
+    await reservation.settle(false);
+    throw error;
+  }
   return commitSave(services, principal, workspace.workspaceId, path, file, {
     ...(precondition && { precondition }),
+    // The blocks become the file: dropped before the quota is checked, their bytes go after.
     alsoInTx: (tx) => dropStagedBlocks(tx, owner),
   });
 }
 
-/** Drops staged blocks past their time (the blocks.expire job); their blobs are collected. */
+/**
+ * Drops staged blocks past their time (the blocks.expire job), and upload reservations left by
+ * a process that stopped; their blobs are collected. Answers how many blocks went.
+ */
 export async function expireStagedBlocks(services: Services, now: Date): Promise<number> {
-  return services.driver.transaction((tx) => dropExpiredBlocks(tx, now));
+  return services.driver.transaction(async (tx) => {
+    await dropExpiredReservations(tx, now);
+    return dropExpiredBlocks(tx, now);
+  });
 }

@@ -109,18 +109,59 @@ export async function insertFileVersion(
   );
 }
 
-/** Only the newest version of a path that is not markdown-with-header keeps its bytes. */
-export async function forgetOlderBytes(
+/** A version whose bytes were let go: whose quota gets them back, and which blob may go. */
+export interface LetGoVersion {
+  agentId: string;
+  size: number;
+  sha256: string;
+}
+
+interface RawLetGo extends Record<string, unknown> {
+  agent_id: string;
+  size: number;
+  sha256: string;
+}
+
+const toLetGo = (row: RawLetGo): LetGoVersion => ({
+  agentId: row.agent_id,
+  size: row.size,
+  sha256: row.sha256,
+});
+
+/**
+ * Lets go of the bytes of the versions of a path older than `newVersion` that the index did not
+ * read (rule `every_kept_byte`: such a version keeps its bytes only while it is current).
+ */
+export async function forgetUnindexedVersions(
   tx: Queryable,
   workspaceId: string,
   path: string,
-  keepVersion: number,
-): Promise<void> {
-  await tx.query(
-    `update file_versions set bytes_kept = false
-     where workspace_id = $1 and path = $2 and version < $3 and bytes_kept`,
-    [workspaceId, path, keepVersion],
+  newVersion: number,
+): Promise<LetGoVersion[]> {
+  const rows = await tx.query<RawLetGo>(
+    `update file_versions v set bytes_kept = false
+     where v.workspace_id = $1 and v.path = $2 and v.version < $3 and v.bytes_kept
+       and not exists (select 1 from indexed_versions i
+         where i.workspace_id = v.workspace_id and i.path = v.path and i.version = v.version)
+     returning v.agent_id, v.size, v.sha256`,
+    [workspaceId, path, newVersion],
   );
+  return rows.map(toLetGo);
+}
+
+/** Lets go of the bytes of every version of a path (a delete). */
+export async function forgetAllVersions(
+  tx: Queryable,
+  workspaceId: string,
+  path: string,
+): Promise<LetGoVersion[]> {
+  const rows = await tx.query<RawLetGo>(
+    `update file_versions set bytes_kept = false
+     where workspace_id = $1 and path = $2 and bytes_kept
+     returning agent_id, size, sha256`,
+    [workspaceId, path],
+  );
+  return rows.map(toLetGo);
 }
 
 export async function upsertFile(
@@ -229,46 +270,64 @@ export async function writeLastReceipt(tx: Queryable, workspaceId: string, recei
   ]);
 }
 
-/** Adds `delta` bytes to an agent's use; returns its use afterwards. Locks the agent's row. */
+/** A change of an agent's storage use: its kept bytes, and the part of them that is current. */
+export interface UseDelta {
+  kept: number;
+  current: number;
+}
+
+/** Adds `delta` to an agent's use; returns its kept bytes afterwards. Locks the agent's row. */
 export async function addStorageUse(
   tx: Queryable,
   agentId: string,
-  delta: number,
+  delta: UseDelta,
 ): Promise<number> {
   const [row] = await tx.query<{ used_bytes: number }>(
-    `insert into storage_usage (agent_id, used_bytes) values ($1, greatest($2::int8, 0))
-     on conflict (agent_id) do update set used_bytes = greatest(storage_usage.used_bytes + $2::int8, 0)
+    `insert into storage_usage (agent_id, used_bytes, current_bytes)
+     values ($1, greatest($2::int8, 0), greatest($3::int8, 0))
+     on conflict (agent_id) do update
+       set used_bytes = greatest(storage_usage.used_bytes + $2::int8, 0),
+         current_bytes = greatest(storage_usage.current_bytes + $3::int8, 0)
      returning used_bytes`,
-    [agentId, delta],
+    [agentId, delta.kept, delta.current],
   );
   return row?.used_bytes ?? 0;
 }
 
 /**
- * In one round trip, what an agent holds before it saves `path`: its storage use, its staged
- * blocks live at `now`, and the size of its own current file at `path` (which the save gives
- * back).
+ * The bytes a save of `path` by `agentId` gives back: the current version's, if the agent saved
+ * it and the index did not read it (then it is let go; a version the index read stays kept).
  */
-export async function readHeldBytes(
+export async function givenBackBySave(
   db: Queryable,
-  at: { workspaceId: string; path: string; agentId: string; now: Date },
-): Promise<{ used: number; staged: number; replaced: number }> {
-  const [row] = await db.query<{ used: number; staged: number; replaced: number }>(
-    `select
-       coalesce((select used_bytes from storage_usage where agent_id = $3), 0)::int8 as used,
-       coalesce((select sum(size) from staged_blocks where agent_id = $3 and expires_at > $4),
-         0)::int8 as staged,
-       coalesce((select size from files
-         where workspace_id = $1 and path = $2 and saved_by = $3), 0)::int8 as replaced`,
-    [at.workspaceId, at.path, at.agentId, at.now],
+  at: { workspaceId: string; path: string; agentId: string },
+): Promise<number> {
+  const [row] = await db.query<{ size: number }>(
+    `select f.size from files f
+     where f.workspace_id = $1 and f.path = $2 and f.saved_by = $3
+       and not exists (select 1 from indexed_versions i
+         where i.workspace_id = f.workspace_id and i.path = f.path and i.version = f.version)`,
+    [at.workspaceId, at.path, at.agentId],
   );
-  return row ?? { used: 0, staged: 0, replaced: 0 };
+  return row?.size ?? 0;
 }
 
-export async function readStorageUse(db: Queryable, agentId: string): Promise<number> {
-  const [row] = await db.query<{ used_bytes: number }>(
-    'select used_bytes from storage_usage where agent_id = $1',
-    [agentId],
+/** Everything that counts against an agent's quota at `now`, by kind, in one round trip. */
+export async function readStorageUse(
+  db: Queryable,
+  agentId: string,
+  now: Date,
+): Promise<{ kept: number; current: number; staged: number; reserved: number }> {
+  const [row] = await db.query<{ kept: number; current: number; staged: number; reserved: number }>(
+    `select
+       coalesce(u.used_bytes, 0)::int8 as kept,
+       coalesce(u.current_bytes, 0)::int8 as current,
+       coalesce((select sum(size) from staged_blocks
+         where agent_id = $1 and expires_at > $2), 0)::int8 as staged,
+       coalesce((select sum(bytes) from upload_reservations
+         where agent_id = $1 and expires_at > $2), 0)::int8 as reserved
+     from (select 1) one left join storage_usage u on u.agent_id = $1`,
+    [agentId, now],
   );
-  return row?.used_bytes ?? 0;
+  return row ?? { kept: 0, current: 0, staged: 0, reserved: 0 };
 }

@@ -13,29 +13,30 @@ export interface BlockOwner {
   agentId: string;
 }
 
-/** Stages a block, replacing one staged under the same id (as Azure does). */
+/**
+ * Stages a block, replacing one staged under the same id (as Azure does); answers the replaced
+ * block's sha256, or null.
+ */
 export async function stageBlock(
   tx: Queryable,
   owner: BlockOwner,
   block: StagedBlock & { stagedAt: Date; expiresAt: Date },
-): Promise<void> {
+): Promise<string | null> {
+  const params = [owner.workspaceId, owner.path, owner.agentId, block.blockId];
+  const [before] = await tx.query<{ sha256: string }>(
+    `select sha256 from staged_blocks
+     where workspace_id = $1 and path = $2 and agent_id = $3 and block_id = $4 for update`,
+    params,
+  );
   await tx.query(
     `insert into staged_blocks
        (workspace_id, path, agent_id, block_id, sha256, size, staged_at, expires_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8)
      on conflict (workspace_id, path, agent_id, block_id) do update set sha256 = excluded.sha256,
        size = excluded.size, staged_at = excluded.staged_at, expires_at = excluded.expires_at`,
-    [
-      owner.workspaceId,
-      owner.path,
-      owner.agentId,
-      block.blockId,
-      block.sha256,
-      block.size,
-      block.stagedAt,
-      block.expiresAt,
-    ],
+    [...params, block.sha256, block.size, block.stagedAt, block.expiresAt],
   );
+  return before?.sha256 ?? null;
 }
 
 /** The blocks an agent has staged for one path and not yet committed, live at `now`. */
@@ -57,28 +58,17 @@ export async function findStagedBlocks(
   );
 }
 
-/** Bytes an agent holds in staged blocks live at `now`, other than `except` (being replaced). */
-export async function stagedBytes(
-  db: Queryable,
-  agentId: string,
-  now: Date,
-  except?: BlockOwner & { blockId: string },
-): Promise<number> {
-  const [row] = await db.query<{ bytes: number }>(
-    `select coalesce(sum(size), 0)::int8 as bytes from staged_blocks
-     where agent_id = $1 and expires_at > $2
-       and ($3::uuid is null or not (workspace_id = $3 and path = $4 and block_id = $5))`,
-    [agentId, now, except?.workspaceId ?? null, except?.path ?? '', except?.blockId ?? ''],
-  );
-  return row?.bytes ?? 0;
-}
-
-/** Drops every block an agent staged for one path (a commit discards the ones it left out). */
-export async function dropStagedBlocks(tx: Queryable, owner: BlockOwner): Promise<void> {
-  await tx.query(
-    'delete from staged_blocks where workspace_id = $1 and path = $2 and agent_id = $3',
+/**
+ * Drops every block an agent staged for one path (a commit discards the ones it left out);
+ * answers their sha256s.
+ */
+export async function dropStagedBlocks(tx: Queryable, owner: BlockOwner): Promise<string[]> {
+  const rows = await tx.query<{ sha256: string }>(
+    `delete from staged_blocks where workspace_id = $1 and path = $2 and agent_id = $3
+     returning sha256`,
     [owner.workspaceId, owner.path, owner.agentId],
   );
+  return rows.map((row) => row.sha256);
 }
 
 /** Drops blocks past their time; answers how many went. */

@@ -19,6 +19,13 @@ export interface PutOptions {
   maxBytes: number;
   /** Aborting stops the put at once, rejects with the signal's reason and keeps nothing. */
   signal?: AbortSignal;
+  /**
+   * Called once every byte is in and hashed, before the blob becomes visible under its address:
+   * an upload names its blob there, so that nothing deletes the blob between its becoming
+   * visible and its row's commit (actors/upload-reservations.ts). A rejection refuses the put,
+   * which then keeps nothing.
+   */
+  onHashed?: (blob: StoredBlob) => Promise<void>;
 }
 
 export interface StoredBlob {

@@ -59,6 +59,12 @@ export async function openFilesystemBlobStore(
     const blob = await writeTempFile(source, { ...put, path: tempPath, sync: true, openFile });
     try {
       put.signal?.throwIfAborted();
+      await put.onHashed?.(blob);
+    } catch (error) {
+      await rm(tempPath, { force: true }).catch(() => undefined);
+      throw error;
+    }
+    try {
       const target = pathOf(blob.sha256);
       // Bytes stored already are replaced by the same bytes, atomically: the new file's mtime
       // tells the collector of unused blobs that a save wants them now. (A reader of the old file

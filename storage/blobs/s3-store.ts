@@ -96,6 +96,7 @@ export async function openS3BlobStore(options: S3BlobStoreOptions): Promise<Blob
     const blob = await writeTempFile(source, { ...put, path: tempPath, sync: false, openFile });
     try {
       put.signal?.throwIfAborted();
+      await put.onHashed?.(blob);
       // Bytes stored already are uploaded again all the same: the new Last-Modified tells the
       // collector of unused blobs that a save wants them now. (A copy of the object onto itself
       // would spare the upload on S3 itself, but not every S3-compatible server refreshes

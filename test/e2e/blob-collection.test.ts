@@ -73,7 +73,7 @@ async function stageBlock(server: TestServer, agentId: string, workspaceId: stri
   );
 }
 
-test("a replaced or deleted file's old bytes are collected after the grace; bytes in use are kept", async ({
+test("a replaced or deleted file's old bytes leave at once, without the collector; bytes in use are kept", async ({
   server,
 }) => {
   // What other tests left is collected first, so the counts below are this test's own.
@@ -88,23 +88,17 @@ test("a replaced or deleted file's old bytes are collected after the grace; byte
   await save(server, owner, id, 'gone.txt', 'soon deleted');
   await send(server, 'DELETE', `/workspaces/${id}/files/gone.txt`, owner.api_token);
 
-  const stored = before.examined - before.collected + 5;
-  const early = await collectUnusedBlobs(server.services, new Date());
-  assert.equal(early, { examined: stored, collected: 0 }, 'nothing is collected in the grace');
-  assert.ok(await held(server, 'report, first draft'));
-
-  const late = await collectUnusedBlobs(server.services, pastTheGrace());
-  assert.equal(late, { examined: stored, collected: 2 });
+  // Rule every_kept_byte (actors/quota.ts): bytes let go are deleted by the save or delete.
   assert.not.ok(await held(server, 'report, first draft'));
   assert.not.ok(await held(server, 'soon deleted'));
+  const stored = before.examined - before.collected + 3;
+  const late = await collectUnusedBlobs(server.services, pastTheGrace());
+  assert.equal(late, { examined: stored, collected: 0 }, 'the collector finds nothing left');
   assert.ok(await held(server, 'report, final'));
   assert.ok(await held(server, 'shared words'), 'copy.txt still uses the bytes other.txt left');
   assert.ok(await held(server, 'other words'));
   const read = await send(server, 'GET', `/workspaces/${id}/files/report.txt`, owner.api_token);
   assert.is(await read.text(), 'report, final');
-
-  const again = await collectUnusedBlobs(server.services, pastTheGrace());
-  assert.equal(again, { examined: stored - 2, collected: 0 }, 'a second run finds no more');
 });
 
 test('markdown with a YAML header keeps the bytes of every version', async ({ server }) => {

@@ -261,9 +261,12 @@ test('the quota holds exactly under concurrent saves, and deleting gives bytes b
   assert.equal(statuses, [201, 201, 201, 201, 507, 507]);
   assert.ok(answers.filter((a) => a.status === 507).every((a) => a.code === 'quota_exceeded'));
   const who = (await (await server.get('/whoami', owner.api_token)).json()) as {
-    storage: { used_bytes: number; quota_bytes: number };
+    storage: { used_bytes: number; quota_bytes: number; uploads_in_progress_bytes: number };
   };
-  assert.equal(who.storage, { used_bytes: QUOTA, quota_bytes: QUOTA });
+  assert.equal(
+    [who.storage.used_bytes, who.storage.quota_bytes, who.storage.uploads_in_progress_bytes],
+    [QUOTA, QUOTA, 0],
+  );
   const saved = answers.find((a) => a.status === 201)?.receipt as unknown as { path: string };
   await send(server, 'DELETE', `/workspaces/${id}/files/${saved.path}`, owner.api_token);
   assert.is((await save(server, owner, id, 'after.bin', chunk)).status, 201);

@@ -451,7 +451,8 @@ test("blocks staged by one agent cannot be committed with another agent's link f
     400,
     'InvalidBlockList',
   );
-  assert.is(await usedBytes(server, member), 0, "the member's storage is untouched");
+  // Only the member's two staged blocks count (every kept byte does): no file was charged.
+  assert.is(await usedBytes(server, member), 12, "the member's storage is untouched");
   const own = await putBlockList(memberLink, xml);
   assert.is(own.response.status, 201, 'the agent that staged them commits them');
 });
