@@ -12,9 +12,12 @@ import {
  * draft -> agreed -> delivered -> closed. Parties agree to an exact version of the file (its
  * sha256); the deal is agreed when every party of that version has agreed to it. Agreeing to a
  * later version opens a new round; the agreed round stays what was agreed until the new one is
- * complete. After agreement a party may deliver (delivered) and rate the others; once every
- * party has rated every other, the deal is closed. Events carry their own time; nothing here
- * reads a clock or a database.
+ * complete, and it completes only with the agreement of every party it names and of every party
+ * of what was agreed (so no round can drop a party without that party's own agreement). Every
+ * party of a version that was ever agreed stays a party of the deal for good: it delivers, rates
+ * and is rated whatever later rounds say. Once every party of what was agreed has rated every
+ * other, the deal is closed. Events carry their own time; nothing here reads a clock or a
+ * database.
  */
 export interface DealRound {
   version: number;
@@ -30,6 +33,11 @@ export interface DealContext {
   round: DealRound | null;
   /** The last complete round: what was agreed. */
   agreed: DealRound | null;
+  /**
+   * Every party of every version that was agreed, in the order they became parties: the deal's
+   * parties for good (delivering, rating, being rated, being counted), whatever later rounds say.
+   */
+  parties: string[];
   /** `rater>ratee` pairs rated in the agreed deal. */
   rated: string[];
 }
@@ -49,8 +57,24 @@ export type DealEvent =
 
 export type DealStatus = 'draft' | 'agreed' | 'delivered' | 'closed';
 
-function agreeing(context: DealContext, event: Extract<DealEvent, { type: 'agree' }>): DealRound {
+type AgreeEvent = Extract<DealEvent, { type: 'agree' }>;
+
+/**
+ * Whose agreement a round of `parties` needs: every party it names and every party of what was
+ * agreed, so that a new round cannot drop a party of the agreement without that party's consent.
+ */
+export function requiredAgreements(context: DealContext, parties: readonly string[]): string[] {
+  return [...new Set([...parties, ...(context.agreed?.parties ?? [])])];
+}
+
+/** Whether `agent` may agree to a version naming `parties`: named there, or bound by `agreed`. */
+export function mayAgree(context: DealContext, agent: string, parties: readonly string[]): boolean {
+  return requiredAgreements(context, parties).includes(agent);
+}
+
+function agreeing(context: DealContext, event: AgreeEvent): DealRound {
   const same = context.round?.version === event.version;
+  const required = requiredAgreements(context, event.parties);
   // A round reopened for a version agreed to before keeps those agreements (`prior`).
   const round: DealRound = same
     ? (context.round as DealRound)
@@ -58,17 +82,18 @@ function agreeing(context: DealContext, event: Extract<DealEvent, { type: 'agree
         version: event.version,
         sha256: event.sha256,
         parties: [...event.parties],
-        agreed: (event.prior ?? []).filter((agent) => event.parties.includes(agent)),
+        agreed: (event.prior ?? []).filter((agent) => required.includes(agent)),
       };
   return round.agreed.includes(event.agent)
     ? round
     : { ...round, agreed: [...round.agreed, event.agent] };
 }
 
-const complete = (round: DealRound) => round.parties.every((p) => round.agreed.includes(p));
+const complete = (context: DealContext, round: DealRound) =>
+  requiredAgreements(context, round.parties).every((p) => round.agreed.includes(p));
 
-const party = (context: DealContext, agent: string) =>
-  context.agreed?.parties.includes(agent) ?? false;
+/** A party of the deal: of any version that was agreed, whatever the later rounds say. */
+export const partyOfDeal = (context: DealContext, agent: string) => context.parties.includes(agent);
 
 function allRated(context: DealContext, rated: string[]): boolean {
   const parties = context.agreed?.parties ?? [];
@@ -77,14 +102,18 @@ function allRated(context: DealContext, rated: string[]): boolean {
   );
 }
 
-/** What an agreement leaves: a complete round becomes what was agreed (its ratings start anew). */
+/**
+ * What an agreement leaves: a complete round becomes what was agreed (its ratings start anew
+ * toward closing), and the parties it names join the deal's parties, none leaving.
+ */
 function afterAgreeing(context: DealContext, event: DealEvent): Partial<DealContext> {
   if (event.type !== 'agree') return {};
   const round = agreeing(context, event);
-  if (!complete(round)) return { round };
+  if (!complete(context, round)) return { round };
   return {
     round: null,
     agreed: round,
+    parties: [...new Set([...context.parties, ...round.parties])],
     rated: context.agreed?.version === round.version ? context.rated : [],
   };
 }
@@ -96,24 +125,26 @@ export const dealMachine = setup({
     input: {} as { deal_id: string } | undefined,
   },
   guards: {
-    // Only a party of the version being agreed, to the sha256 of that version (checked by the
-    // caller against the stored file), may agree.
-    partyOfVersion: ({ event }) => event.type === 'agree' && event.parties.includes(event.agent),
+    // Only a party of the version being agreed or of what was agreed, to the sha256 of that
+    // version (checked by the caller against the stored file), may agree.
+    mayAgree: ({ context, event }) =>
+      event.type === 'agree' && mayAgree(context, event.agent, event.parties),
     completesRound: ({ context, event }) =>
       event.type === 'agree' &&
-      event.parties.includes(event.agent) &&
-      complete(agreeing(context, event)),
-    partyOfAgreed: ({ context, event }) => event.type === 'deliver' && party(context, event.agent),
+      mayAgree(context, event.agent, event.parties) &&
+      complete(context, agreeing(context, event)),
+    partyOfDeal: ({ context, event }) =>
+      event.type === 'deliver' && partyOfDeal(context, event.agent),
     rateable: ({ context, event }) =>
       event.type === 'rate' &&
       event.rater !== event.ratee &&
-      party(context, event.rater) &&
-      party(context, event.ratee),
+      partyOfDeal(context, event.rater) &&
+      partyOfDeal(context, event.ratee),
     ratesLast: ({ context, event }) =>
       event.type === 'rate' &&
       event.rater !== event.ratee &&
-      party(context, event.rater) &&
-      party(context, event.ratee) &&
+      partyOfDeal(context, event.rater) &&
+      partyOfDeal(context, event.ratee) &&
       allRated(context, [...context.rated, `${event.rater}>${event.ratee}`]),
   },
   actions: {
@@ -128,14 +159,20 @@ export const dealMachine = setup({
   },
 }).createMachine({
   id: 'deal',
-  context: ({ input }) => ({ deal_id: input?.deal_id ?? '', round: null, agreed: null, rated: [] }),
+  context: ({ input }) => ({
+    deal_id: input?.deal_id ?? '',
+    round: null,
+    agreed: null,
+    parties: [],
+    rated: [],
+  }),
   initial: 'draft',
   states: {
     draft: {
       on: {
         agree: [
           { guard: 'completesRound', target: 'agreed', actions: 'agree' },
-          { guard: 'partyOfVersion', actions: 'agree' },
+          { guard: 'mayAgree', actions: 'agree' },
         ],
       },
     },
@@ -144,9 +181,9 @@ export const dealMachine = setup({
         // A new round completing re-enters agreed: what was agreed is now the new version.
         agree: [
           { guard: 'completesRound', target: 'agreed', reenter: true, actions: 'agree' },
-          { guard: 'partyOfVersion', actions: 'agree' },
+          { guard: 'mayAgree', actions: 'agree' },
         ],
-        deliver: { guard: 'partyOfAgreed', target: 'delivered' },
+        deliver: { guard: 'partyOfDeal', target: 'delivered' },
         rate: [
           { guard: 'ratesLast', target: 'closed', actions: 'rate' },
           { guard: 'rateable', actions: 'rate' },
@@ -157,9 +194,9 @@ export const dealMachine = setup({
       on: {
         agree: [
           { guard: 'completesRound', target: 'agreed', actions: 'agree' },
-          { guard: 'partyOfVersion', actions: 'agree' },
+          { guard: 'mayAgree', actions: 'agree' },
         ],
-        deliver: { guard: 'partyOfAgreed' },
+        deliver: { guard: 'partyOfDeal' },
         rate: [
           { guard: 'ratesLast', target: 'closed', actions: 'rate' },
           { guard: 'rateable', actions: 'rate' },
@@ -172,9 +209,9 @@ export const dealMachine = setup({
         rate: { guard: 'rateable', actions: 'rate' },
         agree: [
           { guard: 'completesRound', target: 'agreed', actions: 'agree' },
-          { guard: 'partyOfVersion', actions: 'agree' },
+          { guard: 'mayAgree', actions: 'agree' },
         ],
-        deliver: { guard: 'partyOfAgreed' },
+        deliver: { guard: 'partyOfDeal' },
       },
     },
   },
@@ -200,8 +237,12 @@ export function persistDeal(snapshot: DealSnapshot): unknown {
 }
 
 export function restoreDeal(saved: unknown): DealSnapshot {
+  const snapshot = saved as DealSnapshot;
+  const context = snapshot.context as DealContext & { parties?: string[] };
+  // Saved before the deal kept its parties for good: what was agreed names all that is known.
+  const parties = context.parties ?? context.agreed?.parties ?? [];
   return createActor(dealMachine, {
-    snapshot: saved as DealSnapshot,
+    snapshot: { ...snapshot, context: { ...context, parties } } as DealSnapshot,
     input: undefined,
   }).getSnapshot();
 }

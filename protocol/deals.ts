@@ -57,10 +57,12 @@ export const getDeal = defineOperation({
   summary: 'A deal: its parties, agreements, status, deliveries and ratings.',
   description: [
     'The deal of the markdown file at `path` in `workspace_id` (you must be able to read the',
-    'workspace). `parties` are those of the file as it is now (or of what was agreed), each with',
+    'workspace, or be a party of the deal: a party that left it keeps reading the deal, not the',
+    'files). `parties` are those of the file as it is now (or of what was agreed), each with',
     'its `need` and `can`; `agreed` is the version every party agreed to (null in a draft);',
     '`round` a later version some parties agreed to; `agreements`, `deliveries` and `ratings`',
-    'carry their signed receipts. A file never agreed to answers `deal_id: null`, status `draft`.',
+    'carry their signed receipts; `former_parties` were parties of an earlier agreed version and',
+    'stay parties of the deal. A file never agreed to answers `deal_id: null`, status `draft`.',
   ].join(' '),
   input: z.strictObject({ workspace_id: z.uuid(), path: filePath }),
   output: z
@@ -76,6 +78,11 @@ export const getDeal = defineOperation({
           can: z.string(),
         }),
       ),
+      former_parties: z
+        .array(agentRef)
+        .describe(
+          'Parties of an earlier agreed version that what is agreed now no longer names: they stay parties of the deal (they deliver, rate, are rated and counted).',
+        ),
       agreed: roundView.nullable(),
       round: roundView.nullable(),
       agreements: z.array(agreementView),
@@ -109,9 +116,11 @@ export const agree = defineOperation({
     '`sha256` (both as `list_files` or the receipts show them): a stale version or a wrong',
     'fingerprint answers `409 deal_version_mismatch`. The file must be markdown whose YAML header',
     'has `deal` (a title) and `parties` (each `agent_id`, `need`, `can`; at least two, all signed',
-    'up), and you must be one of them. The deal is agreed when every party has agreed to the same',
-    'version; agreeing to a later version opens a new round and what was agreed stays on record.',
-    'Every party gets `deal.agreed`. The answer carries your agreement\u2019s signed receipt.',
+    'up), and you must be one of them or a party of what was agreed. The deal is agreed when every',
+    'party has agreed to the same version; agreeing to a later version opens a new round, which',
+    'needs every party it names and every party of what was agreed (none is dropped without its',
+    'own agreement); until then what was agreed stands. Every party of the deal and of the version',
+    'gets `deal.agreed`. The answer carries your agreement\u2019s signed receipt.',
   ].join(' '),
   input: z.strictObject({
     workspace_id: z.uuid(),
@@ -136,7 +145,8 @@ export const deliver = defineOperation({
   maxBodyBytes: 16 * 1024,
   summary: 'Hand over files for an agreed deal, each pinned to its version, size and sha256.',
   description: [
-    'For a party of an agreed deal: records the files (already saved in the deal\u2019s workspace)',
+    'For a party of an agreed deal (of any version that was agreed) that still reads its',
+    'workspace: records the files (already saved in the deal\u2019s workspace)',
     'as delivered, each pinned in a signed receipt to its current version, size and sha256.',
     'Every party gets `deal.delivered`. Files that do not exist there answer',
     '`422 delivery_invalid` naming them; a deal not yet agreed, `409 deal_not_agreed`.',
@@ -163,7 +173,8 @@ export const rate = defineOperation({
   maxBodyBytes: 8 * 1024,
   summary: 'Rate another party of an agreed deal.',
   description: [
-    'For a party of an agreed deal, about another party (`agent_id`): did they deliver their',
+    'For a party of an agreed deal (of any version that was agreed, also after leaving the',
+    'workspace), about another such party (`agent_id`): did they deliver their',
     'Can (`delivered_can`), did they accept on the basis of their Need (`accepted_on_need`), an',
     'optional `score` 1-5 and `comment`. One standing rating per rater, ratee and deal: rating',
     'again corrects it (the answer names what it `supersedes`; the old one stays on record).',

@@ -90,17 +90,20 @@ export async function updateDeal(
   return row?.version ?? null;
 }
 
-/** What was agreed changed: its parties are these now. */
-export async function setDealParties(
+/**
+ * What was agreed changed: its parties join the deal's parties. None leaves: a party of any
+ * agreed version stays counted (deals-protocol.md, "Parties for good").
+ */
+export async function addDealParties(
   tx: Queryable,
   dealId: string,
   parties: readonly string[],
   at: Date,
 ): Promise<void> {
-  await tx.query('delete from deal_parties where deal_id = $1', [dealId]);
   await tx.query(
     `insert into deal_parties (deal_id, agent_id, agreed_at)
-     select $1, unnest($2::uuid[]), $3`,
+     select $1, unnest($2::uuid[]), $3
+     on conflict (deal_id, agent_id) do nothing`,
     [dealId, parties, at],
   );
 }

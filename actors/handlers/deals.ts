@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { dealStatus, dealStep, newDeal, persistDeal, type DealRound } from '../../machines/deal.ts';
+import {
+  dealStatus,
+  dealStep,
+  mayAgree,
+  newDeal,
+  partyOfDeal,
+  persistDeal,
+  type DealContext,
+} from '../../machines/deal.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { parseFilePath } from '../../protocol/file-path.ts';
 import {
@@ -14,7 +22,7 @@ import {
   listDeliveries,
   listRatings,
   reputationOf,
-  setDealParties,
+  addDealParties,
 } from '../../storage/deals.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
 import {
@@ -135,6 +143,11 @@ async function chainReceipt(
   return signed;
 }
 
+/** Everyone a deal's change concerns: its parties for good, and those `also` names. */
+const audience = (context: DealContext, also: readonly string[] = []) => [
+  ...new Set([...context.parties, ...also]),
+];
+
 const partyChanges = (
   parties: readonly string[],
   type: string,
@@ -167,7 +180,10 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
   const header = await dealHeader(db, workspace.workspaceId, path, input.version);
   const parties = header.parties.map((p) => p.agent_id);
   if (!parties.includes(principal.agentId)) {
-    throw new ServiceError('forbidden', 'You are not one of the parties this version names.');
+    // A party of what was agreed is asked even by a version that leaves it out: no round drops
+    // a party without its agreement. Without a deal there is none: refused before a row is
+    // made. With one, the command decides on the locked, current copy.
+    if (!(await findDealAt(db, workspace.workspaceId, path))) throw notAsked();
   }
   const now = new Date(services.clock.now());
   const dealId = await services.deals.create(async (tx) => ({
@@ -188,6 +204,7 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
       ? await findAgreement(tx, dealId, input.version, principal.agentId)
       : null;
     const context = deal.state.context;
+    if (!mayAgree(context, principal.agentId, parties)) throw notAsked();
     const counted =
       context.round?.version === input.version
         ? context.round.agreed.includes(principal.agentId)
@@ -236,53 +253,94 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
     const agreedNow =
       next.context.agreed?.version === input.version &&
       deal.state.context.agreed?.version !== input.version;
-    if (agreedNow) await setDealParties(tx, dealId, parties, now);
+    if (agreedNow) await addDealParties(tx, dealId, next.context.parties, now);
     return {
       result: { deal_id: dealId, status: dealStatus(next), agreement: receipt },
       next,
-      changes: partyChanges(parties, 'deal.agreed', principal, workspace.workspaceId, {
-        deal_id: dealId,
-        path,
-        version: input.version,
-        sha256: input.sha256,
-        agent_id: principal.agentId,
-        agreed: agreedNow,
-        status: dealStatus(next),
-      }),
+      // The parties of the deal hear of every round, also one that leaves them out.
+      changes: partyChanges(
+        audience(next.context, parties),
+        'deal.agreed',
+        principal,
+        workspace.workspaceId,
+        {
+          deal_id: dealId,
+          path,
+          version: input.version,
+          sha256: input.sha256,
+          agent_id: principal.agentId,
+          agreed: agreedNow,
+          status: dealStatus(next),
+        },
+      ),
     };
   });
   if (!answer) throw notFound('deal');
   return answer;
 };
 
-/** The deal and its workspace, if the caller may read them; 404 otherwise. */
+const notAsked = () =>
+  new ServiceError(
+    'forbidden',
+    'You are not one of the parties this version names, nor a party of what was agreed.',
+  );
+
+/** Whether the caller reads the workspace now (a member, or it is public). */
+async function reads(services: Services, principal: Principal, workspaceId: string) {
+  try {
+    await readable(services, principal, workspaceId);
+    return true;
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === 'not_found') return false;
+    throw error;
+  }
+}
+
+/**
+ * The deal by id, and whether the caller reads its workspace. A caller that neither reads the
+ * workspace nor is a party of the deal gets the deal's 404 (the same bytes as a deal that does
+ * not exist: PROMISES.md 7); `deal` checks the party in the command, on the locked row.
+ */
 async function dealFor(services: Services, principal: Principal, dealId: string) {
   const row = await findDeal(services.db(), dealId);
   if (!row) throw notFound('deal');
-  await readable(services, principal, row.workspaceId);
-  return row;
+  return { row, member: await reads(services, principal, row.workspaceId) };
 }
 
-function assertAgreedParty(deal: DealActor, agentId: string): DealRound {
-  const agreed = deal.state.context.agreed;
-  if (!agreed) {
+/**
+ * The deal's context for a party that delivers or rates: a party of any version that was agreed
+ * keeps that right, also after later rounds and after leaving the workspace.
+ */
+function assertPartyOfDeal(deal: DealActor, agentId: string, member: boolean): DealContext {
+  const context = deal.state.context;
+  const party = partyOfDeal(context, agentId);
+  if (!member && !party) throw notFound('deal');
+  if (!context.agreed) {
     throw new ServiceError(
       'deal_not_agreed',
       'Not every party has agreed to one version of this deal yet.',
     );
   }
-  if (!agreed.parties.includes(agentId)) {
-    throw new ServiceError('forbidden', 'You are not a party of what was agreed.');
+  if (!party) {
+    throw new ServiceError('forbidden', 'You are not a party of any version that was agreed.');
   }
-  return agreed;
+  return context;
 }
 
 export const deliver: Handler<'deliver'> = async ({ services, principal }, input) => {
-  const row = await dealFor(services, principal, input.deal_id);
+  const { row, member } = await dealFor(services, principal, input.deal_id);
   const paths = input.files.map((p, i) => parseFilePath(p, `files[${i}]`));
   const now = new Date(services.clock.now());
   const answer = await services.deals.command(row.dealId, async (deal, tx) => {
-    const agreed = assertAgreedParty(deal, principal.agentId);
+    const context = assertPartyOfDeal(deal, principal.agentId, member);
+    if (!member) {
+      // Delivered files are pinned from the workspace: one that no longer reads it cannot
+      // name them (nor learn which paths exist there).
+      throw new ServiceError(
+        'forbidden',
+        "You no longer read the deal's workspace: only a member delivers files saved there. You may still rate.",
+      );
+    }
     await lockWorkspace(tx, row.workspaceId);
     const files: { path: string; version: number; size: number; sha256: string }[] = [];
     const missing: string[] = [];
@@ -323,7 +381,7 @@ export const deliver: Handler<'deliver'> = async ({ services, principal }, input
     return {
       result: { delivery_id: deliveryId, files, receipt },
       next,
-      changes: partyChanges(agreed.parties, 'deal.delivered', principal, row.workspaceId, {
+      changes: partyChanges(audience(context), 'deal.delivered', principal, row.workspaceId, {
         deal_id: row.dealId,
         delivery_id: deliveryId,
         files,
@@ -336,19 +394,21 @@ export const deliver: Handler<'deliver'> = async ({ services, principal }, input
 };
 
 export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
-  const row = await dealFor(services, principal, input.deal_id);
-  if (input.agent_id === principal.agentId) {
-    throw new ServiceError('invalid_input', 'You rate the other parties, not yourself.', {
-      field: 'agent_id',
-    });
-  }
+  const { row, member } = await dealFor(services, principal, input.deal_id);
   const now = new Date(services.clock.now());
   const answer = await services.deals.command(row.dealId, async (deal, tx) => {
-    const agreed = assertAgreedParty(deal, principal.agentId);
-    if (!agreed.parties.includes(input.agent_id)) {
-      throw new ServiceError('invalid_input', 'That agent is not a party of what was agreed.', {
+    const context = assertPartyOfDeal(deal, principal.agentId, member);
+    if (input.agent_id === principal.agentId) {
+      throw new ServiceError('invalid_input', 'You rate the other parties, not yourself.', {
         field: 'agent_id',
       });
+    }
+    if (!partyOfDeal(context, input.agent_id)) {
+      throw new ServiceError(
+        'invalid_input',
+        'That agent is not a party of any version of this deal that was agreed.',
+        { field: 'agent_id' },
+      );
     }
     await lockWorkspace(tx, row.workspaceId);
     const next = dealStep(deal.state, {
@@ -391,7 +451,7 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
     return {
       result: { rating_id: ratingId, payment_backed: paymentBacked, supersedes, receipt },
       next,
-      changes: partyChanges(agreed.parties, 'deal.rated', principal, row.workspaceId, {
+      changes: partyChanges(audience(context), 'deal.rated', principal, row.workspaceId, {
         deal_id: row.dealId,
         rating_id: ratingId,
         rater: principal.agentId,
@@ -404,25 +464,51 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
   return answer;
 };
 
+/**
+ * The deal at `path`, for one who reads the workspace, or for a party of the deal that no longer
+ * does (it left, or was removed): it keeps reading the deal's own record (the header of what was
+ * agreed, agreements, deliveries, ratings, receipts), never the workspace's files. Anyone else
+ * gets the workspace's 404, whether or not there is a deal.
+ */
+async function visibleDeal(
+  services: Services,
+  principal: Principal,
+  workspaceId: string,
+  path: string,
+) {
+  const db = services.db();
+  try {
+    await readable(services, principal, workspaceId);
+  } catch (error) {
+    const row = await findDealAt(db, workspaceId, path);
+    const deal = row ? await services.deals.get(row.dealId) : null;
+    if (row && deal && partyOfDeal(deal.state.context, principal.agentId)) return { row, deal };
+    throw error;
+  }
+  const row = await findDealAt(db, workspaceId, path);
+  return { row, deal: row ? await services.deals.get(row.dealId) : null };
+}
+
 export const getDeal: Handler<'get_deal'> = async ({ services, principal }, input) => {
   const path = parseFilePath(input.path);
-  const workspace = await readable(services, principal, input.workspace_id);
+  const workspaceId = input.workspace_id;
+  const { row, deal } = await visibleDeal(services, principal, workspaceId, path);
   const db = services.db();
-  const row = await findDealAt(db, workspace.workspaceId, path);
-  const deal = row ? await services.deals.get(row.dealId) : null;
   const context = deal?.state.context;
-  const shownVersion =
-    context?.agreed?.version ?? (await findFile(db, workspace.workspaceId, path))?.version;
+  const shownVersion = context?.agreed?.version ?? (await findFile(db, workspaceId, path))?.version;
   if (shownVersion === undefined) throw notFound('file');
-  const header = await dealHeader(db, workspace.workspaceId, path, shownVersion);
+  const header = await dealHeader(db, workspaceId, path, shownVersion);
   const iso = (d: Date) => d.toISOString();
+  const named = new Set(context?.agreed?.parties ?? []);
+  const former = (context?.parties ?? []).filter((agentId) => !named.has(agentId));
   return {
     deal_id: row?.dealId ?? null,
-    workspace_id: workspace.workspaceId,
+    workspace_id: workspaceId,
     path,
     title: header.title,
     status: deal?.status ?? 'draft',
     parties: header.parties,
+    former_parties: await agentRefs(db, former),
     agreed: context?.agreed ?? null,
     round: context?.round ?? null,
     agreements: row
@@ -463,6 +549,17 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
     payments: [],
   };
 };
+
+/** `{agent_id, name}` of each agent, in the order given. */
+async function agentRefs(db: Queryable, agentIds: readonly string[]) {
+  if (agentIds.length === 0) return [];
+  const rows = await db.query<{ agent_id: string; name: string }>(
+    'select agent_id, name from agents where agent_id = any($1::uuid[])',
+    [agentIds],
+  );
+  const names = new Map(rows.map((r) => [r.agent_id, r.name]));
+  return agentIds.map((agentId) => ({ agent_id: agentId, name: names.get(agentId) ?? '' }));
+}
 
 /** The public record (routes.md, Reputation); the formula is on /deals/protocol. */
 export async function reputation(services: Services, agentId: string) {

@@ -1,12 +1,37 @@
-import { createHash, createPublicKey, randomUUID, verify } from 'node:crypto';
+import { createPublicKey, randomUUID, verify } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { canonicalJson } from '../../protocol/jcs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { newWorkspace, joinWorkspace } from '../helpers/workspaces.ts';
 import { callJson as call } from '../helpers/http.ts';
 import { connectMcp } from '../helpers/clients.ts';
+import { joinWorkspace, newWorkspace } from '../helpers/workspaces.ts';
+import {
+  agree,
+  agreeAll,
+  dealOf,
+  dealRoom,
+  dealText,
+  deliver,
+  getDeal,
+  lineOf,
+  listed,
+  newChanges,
+  ofType,
+  problemOf,
+  rate,
+  reputationOf,
+  room,
+  save,
+  sha256Hex,
+  type Agent,
+  type Agreed,
+  type Delivered,
+  type Json,
+  type Problem,
+  type Receipt,
+} from '../helpers/deals.ts';
 
 /**
  * Deals end to end, held to protocol/documents/deals-protocol.md: agreeing to an exact version
@@ -28,319 +53,8 @@ test.after(async ({ server }) => {
   await server.close();
 });
 
-type Agent = { agent_id: string; name: string; api_token: string };
-type Json = Record<string, unknown>;
-type Receipt = Json & { kid: string; prev_hash: string | null; signature: string };
-
-interface Answer<T> {
-  status: number;
-  body: T;
-}
-
-interface Problem {
-  code: string;
-  detail: string;
-  status: number;
-  problems?: { field: string; problem: string }[];
-  paths?: string[];
-  field?: string;
-  rule?: string;
-  current_version?: number;
-  current_sha256?: string;
-  version?: number;
-  sha256?: string;
-}
-
-interface Round {
-  version: number;
-  sha256: string;
-  parties: string[];
-  agreed: string[];
-}
-
-interface Deal {
-  deal_id: string | null;
-  workspace_id: string;
-  path: string;
-  title: string | null;
-  status: string;
-  parties: { agent_id: string; name: string; need: string; can: string }[];
-  agreed: Round | null;
-  round: Round | null;
-  agreements: {
-    agreement_id: string;
-    agent_id: string;
-    version: number;
-    sha256: string;
-    at: string;
-    receipt: Receipt;
-  }[];
-  deliveries: {
-    delivery_id: string;
-    agent_id: string;
-    note: string | null;
-    files: PinnedFile[];
-    at: string;
-    receipt: Receipt;
-  }[];
-  ratings: {
-    rating_id: string;
-    rater: string;
-    ratee: string;
-    delivered_can: boolean;
-    accepted_on_need: boolean;
-    score: number | null;
-    comment: string | null;
-    payment_backed: boolean;
-    at: string;
-    superseded_by: string | null;
-    receipt: Receipt;
-  }[];
-  payments: unknown[];
-}
-
-interface PinnedFile {
-  path: string;
-  version: number;
-  size: number;
-  sha256: string;
-}
-
-interface Agreed {
-  deal_id: string;
-  status: string;
-  agreement: Receipt;
-}
-interface Delivered {
-  delivery_id: string;
-  files: PinnedFile[];
-  receipt: Receipt;
-}
-interface Rated {
-  rating_id: string;
-  payment_backed: boolean;
-  supersedes: string | null;
-  receipt: Receipt;
-}
-
-interface Reputation {
-  agent_id: string;
-  name: string;
-  since: string;
-  counts: Record<string, number>;
-  counterparties: {
-    agent_id: string;
-    name: string;
-    deals_agreed: number;
-    payments_final: number;
-  }[];
-  ratings: {
-    rating_id: string;
-    deal_id: string;
-    rater: { agent_id: string; name: string };
-    delivered_can: boolean;
-    accepted_on_need: boolean;
-    score: number | null;
-    comment: string | null;
-    payment_backed: boolean;
-    at: string;
-  }[];
-  payments: unknown[];
-}
-
-interface Change {
-  type: string;
-  workspace_id?: string;
-  actor?: { agent_id: string; name: string };
-  data: Json;
-}
-
-const problemOf = (answer: Answer<unknown>) => answer.body as Problem;
-
-const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 /** What a receipt following `receipt` names as its `prev_hash` (deals-protocol.md). */
 const hashOf = (receipt: Json) => sha256Hex(canonicalJson(receipt));
-
-interface PartyLine {
-  agent_id: string;
-  need: string;
-  can: string;
-}
-
-/** A deal file as the protocol shows it: a YAML header with `deal` and `parties`, then terms. */
-function dealText(title: string | null, parties: PartyLine[], terms = 'Terms on record.'): string {
-  const lines = ['---'];
-  if (title !== null) lines.push(`deal: ${JSON.stringify(title)}`);
-  lines.push('parties:');
-  for (const p of parties) {
-    lines.push(
-      `  - agent_id: ${JSON.stringify(p.agent_id)}`,
-      `    need: ${JSON.stringify(p.need)}`,
-      `    can: ${JSON.stringify(p.can)}`,
-    );
-  }
-  lines.push('---', terms);
-  return lines.join('\n');
-}
-
-const lineOf = (agent: { agent_id: string }, i: number): PartyLine => ({
-  agent_id: agent.agent_id,
-  need: `need of party ${i}`,
-  can: `can of party ${i}`,
-});
-
-async function save(
-  server: TestServer,
-  agent: Agent,
-  workspaceId: string,
-  path: string,
-  body: string,
-) {
-  const response = await fetch(server.url(`/workspaces/${workspaceId}/files/${path}`), {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${agent.api_token}` },
-    body,
-  });
-  const json = (await response.json()) as { receipt: Receipt };
-  assert.is(response.status, 201, JSON.stringify(json));
-  return json.receipt;
-}
-
-/** The `version` and `sha256` of a file, as `list_files` shows them. */
-async function listed(server: TestServer, agent: Agent, workspaceId: string, path: string) {
-  const page = await call<{ files: PinnedFile[] }>(
-    server,
-    'GET',
-    `/workspaces/${workspaceId}/files?prefix=${encodeURIComponent(path)}`,
-    agent.api_token,
-  );
-  assert.is(page.status, 200);
-  const file = page.body.files.find((f) => f.path === path);
-  assert.ok(file, `${path} is listed`);
-  return { version: file.version, sha256: file.sha256, size: file.size };
-}
-
-const agree = (
-  server: TestServer,
-  agent: Agent,
-  workspaceId: string,
-  path: string,
-  at: { version: number; sha256: string },
-) =>
-  call<Agreed>(server, 'POST', '/deals/agree', agent.api_token, {
-    workspace_id: workspaceId,
-    path,
-    version: at.version,
-    sha256: at.sha256,
-  });
-
-const deliver = (
-  server: TestServer,
-  agent: Agent,
-  dealId: string,
-  files: string[],
-  note?: string,
-) =>
-  call<Delivered>(server, 'POST', '/deals/deliver', agent.api_token, {
-    deal_id: dealId,
-    files,
-    ...(note === undefined ? {} : { note }),
-  });
-
-const rate = (
-  server: TestServer,
-  agent: Agent,
-  dealId: string,
-  ratee: { agent_id: string },
-  extra: Json = {},
-) =>
-  call<Rated>(server, 'POST', '/deals/rate', agent.api_token, {
-    deal_id: dealId,
-    agent_id: ratee.agent_id,
-    delivered_can: true,
-    accepted_on_need: true,
-    ...extra,
-  });
-
-const getDeal = (server: TestServer, agent: Agent, workspaceId: string, path: string) =>
-  call<Deal>(
-    server,
-    'GET',
-    `/deals?workspace_id=${workspaceId}&path=${encodeURIComponent(path)}`,
-    agent.api_token,
-  );
-
-async function dealOf(server: TestServer, agent: Agent, workspaceId: string, path: string) {
-  const shown = await getDeal(server, agent, workspaceId, path);
-  assert.is(shown.status, 200, JSON.stringify(shown.body));
-  return shown.body;
-}
-
-const reputationOf = async (server: TestServer, agent: { agent_id: string }) => {
-  const answer = await call<Reputation>(
-    server,
-    'GET',
-    `/agents/${agent.agent_id}/reputation`,
-    null,
-  );
-  assert.is(answer.status, 200, JSON.stringify(answer.body));
-  return answer.body;
-};
-
-/** The changes the agent has not read yet (reading moves its remembered place). */
-async function newChanges(server: TestServer, agent: Agent): Promise<Change[]> {
-  const page = await call<{ changes: Change[] }>(
-    server,
-    'GET',
-    '/changes?limit=500',
-    agent.api_token,
-  );
-  assert.is(page.status, 200);
-  return page.body.changes;
-}
-
-const ofType = (changes: Change[], type: string) => changes.filter((c) => c.type === type);
-
-/** A private workspace of `size` agents (the first owns it), each having read its feed. */
-async function room(server: TestServer, size: number) {
-  const agents: Agent[] = [];
-  for (let i = 0; i < size; i++) agents.push(await server.signUp());
-  const [owner] = agents as [Agent];
-  const workspaceId = await newWorkspace(server, owner);
-  for (const guest of agents.slice(1)) await joinWorkspace(server, owner, guest, workspaceId);
-  for (const agent of agents) await newChanges(server, agent);
-  return { workspaceId, agents };
-}
-
-/**
- * A room whose deal file at `deal.md` names `parties` of its agents (the first two unless told);
- * saved by the first agent.
- */
-async function dealRoom(server: TestServer, size = 2, partyCount = 2) {
-  const { workspaceId, agents } = await room(server, size);
-  const parties = agents.slice(0, partyCount);
-  const text = dealText('Logo for the translation bot', parties.map(lineOf));
-  const saved = await save(server, agents[0] as Agent, workspaceId, 'deal.md', text);
-  const at = await listed(server, agents[0] as Agent, workspaceId, 'deal.md');
-  return { workspaceId, agents, parties, text, saved, at };
-}
-
-/** Every party agrees to `at`, one after another; answers the deal id. */
-async function agreeAll(
-  server: TestServer,
-  parties: Agent[],
-  workspaceId: string,
-  at: { version: number; sha256: string },
-  path = 'deal.md',
-) {
-  let dealId = '';
-  for (const party of parties) {
-    const agreed = await agree(server, party, workspaceId, path, at);
-    assert.is(agreed.status, 200, JSON.stringify(agreed.body));
-    dealId = agreed.body.deal_id;
-  }
-  return dealId;
-}
 
 interface Jwks {
   keys: { kid: string; kty: string; crv: string; x: string }[];
@@ -455,6 +169,7 @@ test('two parties agree to the saved deal file, one delivers, both rate: draft, 
       title: 'Logo for the translation bot',
       status: 'draft',
       parties: [buyer.agent_id, seller.agent_id],
+      former_parties: [],
       agreed: null,
       round: null,
       agreements: [],

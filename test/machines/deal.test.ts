@@ -23,6 +23,8 @@ const A = 'agent-a';
 const B = 'agent-b';
 const C = 'agent-c';
 const STRANGER = 'agent-stranger';
+/** A newcomer one party brings in (a sock puppet, in the attack of issue 17, item 6). */
+const S = 'agent-s';
 const SHA_1 = '1'.repeat(64);
 const SHA_2 = '2'.repeat(64);
 
@@ -50,7 +52,13 @@ const agreedByThree = () =>
 test('a new deal is a draft with no round, nothing agreed and nothing rated', () => {
   const state = newDeal('deal-1');
   assert.is(dealStatus(state), 'draft');
-  assert.equal(state.context, { deal_id: 'deal-1', round: null, agreed: null, rated: [] });
+  assert.equal(state.context, {
+    deal_id: 'deal-1',
+    round: null,
+    agreed: null,
+    parties: [],
+    rated: [],
+  });
 });
 
 test('newDeal starts where the machine itself starts', () => {
@@ -152,6 +160,125 @@ test('a new round of a closed deal that is not complete leaves it closed with wh
   assert.is(dealStatus(next), 'closed');
   assert.is(next.context.agreed?.version, 1);
   assert.equal(next.context.round?.agreed, [A]);
+});
+
+test('a round that drops a party of what was agreed does not complete while only the others agree', () => {
+  // A and C agreed to version 1; A brings in S, version 2 names A and S, and both agree to it.
+  const start = after(agree(A, 1, [A, C]), agree(C, 1, [A, C]));
+  const ejecting = after(
+    agree(A, 1, [A, C]),
+    agree(C, 1, [A, C]),
+    agree(A, 2, [A, S]),
+    agree(S, 2, [A, S]),
+  );
+  assert.is(dealStatus(ejecting), 'agreed');
+  assert.equal(ejecting.context.agreed, start.context.agreed, 'version 1 is still what was agreed');
+  assert.equal(ejecting.context.round, {
+    version: 2,
+    sha256: SHA_2,
+    parties: [A, S],
+    agreed: [A, S],
+  });
+  assert.equal(ejecting.context.parties, [A, C]);
+  // C keeps its rights, S has none yet.
+  assert.equal(dealStep(ejecting, rate(C, A)).context.rated, [`${C}>${A}`]);
+  assert.is(dealStatus(dealStep(ejecting, deliver(C))), 'delivered');
+  assert.is(dealStep(ejecting, rate(S, A)), ejecting, 'S cannot rate');
+  assert.is(dealStep(ejecting, rate(A, S)), ejecting, 'nor be rated');
+  assert.is(dealStep(ejecting, deliver(S)), ejecting, 'nor deliver');
+});
+
+test('a party of what was agreed may agree to a version that does not name it, and the round needs it', () => {
+  const ejecting = after(
+    agree(A, 1, [A, C]),
+    agree(C, 1, [A, C]),
+    agree(A, 2, [A, S]),
+    agree(S, 2, [A, S]),
+  );
+  const consented = dealStep(ejecting, agree(C, 2, [A, S]));
+  assert.is(dealStatus(consented), 'agreed');
+  assert.equal(consented.context.agreed, {
+    version: 2,
+    sha256: SHA_2,
+    parties: [A, S],
+    agreed: [A, S, C],
+  });
+  assert.is(consented.context.round, null);
+  assert.equal(consented.context.parties, [A, C, S], 'C stays a party of the deal, S joins');
+  // The order of agreements does not matter: C first, then A and S.
+  const otherOrder = after(
+    agree(A, 1, [A, C]),
+    agree(C, 1, [A, C]),
+    agree(C, 2, [A, S]),
+    agree(A, 2, [A, S]),
+  );
+  assert.is(otherOrder.context.agreed?.version, 1, 'S has not agreed yet');
+  assert.is(dealStep(otherOrder, agree(S, 2, [A, S])).context.agreed?.version, 2);
+});
+
+test('a party dropped with its own agreement keeps its rights, and closing needs only the parties of what is agreed now', () => {
+  const dropped = after(
+    agree(A, 1, [A, C]),
+    agree(C, 1, [A, C]),
+    agree(A, 2, [A, S]),
+    agree(S, 2, [A, S]),
+    agree(C, 2, [A, S]),
+  );
+  assert.is(dealStatus(dealStep(dropped, deliver(C))), 'delivered', 'C still delivers');
+  const ratedByC = dealStep(dealStep(dropped, rate(C, A)), rate(A, C));
+  assert.equal(ratedByC.context.rated, [`${C}>${A}`, `${A}>${C}`], 'C rates and is rated');
+  assert.is(dealStatus(ratedByC), 'agreed');
+  assert.is(
+    dealStatus(
+      after(
+        agree(A, 1, [A, C]),
+        agree(C, 1, [A, C]),
+        agree(A, 2, [A, S]),
+        agree(S, 2, [A, S]),
+        agree(C, 2, [A, S]),
+        rate(A, S),
+        rate(S, A),
+      ),
+    ),
+    'closed',
+  );
+  // C and S never shared a version, yet both are parties of the deal: C was a party of version 1
+  // and agreed to version 2, which names S.
+  assert.is(dealStep(dropped, rate(C, S)).context.rated.length, 1);
+});
+
+test('a later round needs the parties of what is agreed now, not those dropped earlier with their agreement', () => {
+  const dropped = after(
+    agree(A, 1, [A, C]),
+    agree(C, 1, [A, C]),
+    agree(A, 2, [A, S]),
+    agree(S, 2, [A, S]),
+    agree(C, 2, [A, S]),
+  );
+  const SHA_3 = '3'.repeat(64);
+  assert.is(dealStep(dropped, agree(C, 3, [A, S], SHA_3)), dropped, 'C is not asked any more');
+  const third = after(
+    agree(A, 1, [A, C]),
+    agree(C, 1, [A, C]),
+    agree(A, 2, [A, S]),
+    agree(S, 2, [A, S]),
+    agree(C, 2, [A, S]),
+    agree(A, 3, [A, S], SHA_3),
+    agree(S, 3, [A, S], SHA_3),
+  );
+  assert.is(third.context.agreed?.version, 3);
+  assert.equal(third.context.parties, [A, C, S], 'and it stays a party of the deal');
+  assert.equal(dealStep(third, rate(C, A)).context.rated, [`${C}>${A}`]);
+});
+
+test('a round that adds a party needs every party of what was agreed too, also those it no longer names', () => {
+  // Version 2 names B and C only: A (of version 1) must agree too, and so must C (new).
+  const start = agreedDeal();
+  const partial = after(agree(A), agree(B), agree(B, 2, [B, C]), agree(C, 2, [B, C]));
+  assert.equal(partial.context.agreed, start.context.agreed);
+  const done = dealStep(partial, agree(A, 2, [B, C]));
+  assert.is(done.context.agreed?.version, 2);
+  assert.equal(done.context.parties, [A, B, C]);
 });
 
 test('nobody delivers before agreement: deliver in a draft is ignored', () => {
@@ -280,6 +407,21 @@ test('a restored deal goes on as before: its guards hold and its rounds complete
   const replaced = dealStep(reopened, agree(B, 2));
   assert.is(replaced.context.agreed?.version, 2);
   assert.equal(replaced.context.rated, []);
+});
+
+test('a snapshot saved before the deal kept its parties restores them from what was agreed', () => {
+  const saved = JSON.parse(JSON.stringify(persistDeal(agreedDeal()))) as {
+    context: Record<string, unknown>;
+  };
+  delete saved.context.parties;
+  const restored = restoreDeal(saved);
+  assert.equal(restored.context.parties, [A, B]);
+  assert.equal(dealStep(restored, rate(A, B)).context.rated, [`${A}>${B}`]);
+  const draft = JSON.parse(JSON.stringify(persistDeal(after(agree(A))))) as {
+    context: Record<string, unknown>;
+  };
+  delete draft.context.parties;
+  assert.equal(restoreDeal(draft).context.parties, []);
 });
 
 test('a restored snapshot runs in an actor without errors', () => {
