@@ -14,6 +14,7 @@ export type FilePathRule =
   | 'empty_segment'
   | 'dot_segment'
   | 'lookalike_separator'
+  | 'backslash'
   | 'too_long';
 
 /** The rules in words, for the documents an agent reads (one line each). */
@@ -21,6 +22,7 @@ export const FILE_PATH_RULES: readonly string[] = [
   'segments separated by `/`; no leading `/`, no empty segment (`//`, or `/` at an end)',
   'no `.` or `..` segment, nor one that reads as them or as holding `/` once compatibility-normalised (NFKC: `．．`, `a／b`)',
   'a segment sent with `%2F` (an encoded `/`) is refused, never split',
+  'no backslash (`\\`, also as `%5C` or a compatibility form such as `＼`): it separates segments on Windows, where `a\\..\\b` would climb',
   'valid UTF-8; no control characters (C0 including NUL, DEL, C1) and no bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C)',
   `at most ${MAX_PATH_BYTES} bytes of UTF-8`,
   'normalised to Unicode NFC: `e` + U+0301 and `é` name the same file, stored as `é`',
@@ -91,6 +93,13 @@ export function parseFilePath(input: readonly string[] | string, field = 'path')
     // Some tools fold compatibility forms (NFKC): `．．` would become `..` and `a／b` two
     // segments there. Refused here so that no copy of the workspace can climb or split.
     const folded = nfc.normalize('NFKC');
+    // A separator on Windows: a copy of the workspace there would read `a\..\b` as a climb.
+    if (folded.includes('\\')) {
+      throw refuse(
+        'backslash',
+        'holds a backslash (`\\`), which separates segments on Windows; use `/` between segments and no `\\` in a name',
+      );
+    }
     if (folded === '.' || folded === '..' || folded.includes('/')) {
       throw refuse(
         'lookalike_separator',

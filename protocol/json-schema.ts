@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_INPUT_INTEGER, MIN_INPUT_INTEGER } from './input-guard.ts';
 
 export type JsonSchema = Record<string, unknown> & { $defs?: Record<string, JsonSchema> };
 
@@ -8,7 +9,8 @@ export type JsonSchema = Record<string, unknown> & { $defs?: Record<string, Json
  * `$defs` into `components.schemas`.
  */
 export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const json = openAnyValue(z.toJSONSchema(schema, { io, unrepresentable: 'any' })) as JsonSchema;
+  let json = openAnyValue(z.toJSONSchema(schema, { io, unrepresentable: 'any' })) as JsonSchema;
+  if (io === 'input') json = boundIntegers(json) as JsonSchema;
   delete json.$schema;
   const ref = json.$ref;
   if (typeof ref === 'string' && ref.startsWith('#/$defs/') && json.$defs) {
@@ -47,4 +49,25 @@ function isEmptyObject(value: unknown): boolean {
     !Array.isArray(value) &&
     Object.keys(value).length === 0
   );
+}
+
+/**
+ * Every integer an operation takes is held to the database's `integer` range
+ * (protocol/input-guard.ts); the schemas say so, rather than zod's safe-integer bounds.
+ */
+function boundIntegers(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(boundIntegers);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = boundIntegers(value);
+  if (out.type !== 'integer') return out;
+  if (typeof out.maximum !== 'number' || out.maximum > MAX_INPUT_INTEGER) {
+    if (typeof out.exclusiveMaximum !== 'number' || out.exclusiveMaximum > MAX_INPUT_INTEGER)
+      out.maximum = MAX_INPUT_INTEGER;
+  }
+  if (typeof out.minimum !== 'number' || out.minimum < MIN_INPUT_INTEGER) {
+    if (typeof out.exclusiveMinimum !== 'number' || out.exclusiveMinimum < MIN_INPUT_INTEGER)
+      out.minimum = MIN_INPUT_INTEGER;
+  }
+  return out;
 }

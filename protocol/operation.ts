@@ -55,6 +55,12 @@ export interface Operation<
   operatorOnly?: boolean;
   /** True for operations that only read: safe to retry, never take an Idempotency-Key. */
   readOnly?: boolean;
+  /**
+   * Its answer holds a secret made for this call (an API token, an invite token, a signed
+   * link). Such an operation refuses an `Idempotency-Key`: a replay would hand the secret to
+   * whoever sends the same key and body again, and the replay store would have to keep it.
+   */
+  mintsSecret?: boolean;
 }
 
 /** The largest JSON body an operation takes when it declares no `maxBodyBytes`. */

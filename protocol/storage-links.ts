@@ -26,6 +26,7 @@ export const getStorageLink = defineOperation({
   method: 'POST',
   path: '/workspaces/:workspace_id/sas',
   auth: 'agent',
+  mintsSecret: true,
   status: 200,
   summary:
     'A signed, Azure-SAS-shaped link to read or write files directly, any size, for 10 minutes.',

@@ -6,7 +6,13 @@ import type { CallTransport } from '../protocol/binding.ts';
 import { HANDLERS } from '../actors/handlers/index.ts';
 import type { Services } from '../actors/services.ts';
 import { ServiceError } from '../protocol/errors.ts';
-import type { Operation } from '../protocol/operation.ts';
+import {
+  integerRangeCheck,
+  refuseHostileShape,
+  type IntegerRangeCheck,
+} from '../protocol/input-guard.ts';
+import { toJsonSchema } from '../protocol/json-schema.ts';
+import { restParameter, type Operation } from '../protocol/operation.ts';
 import type { OperationName } from '../protocol/operations.ts';
 
 /**
@@ -75,7 +81,7 @@ export async function run(
   caller: { readonly signal: AbortSignal; readonly transport?: CallTransport },
   handler = HANDLERS[operation.name as OperationName] as AnyHandler,
 ): Promise<unknown> {
-  const input = decodeInput(operation.input, rawInput);
+  const input = decodeInput(operation.input, rawInput, restParameter(operation.path));
   const transport = caller.transport;
   // The signal is read only by handlers that wait; making one costs time on every request.
   return handler(
@@ -93,10 +99,23 @@ export async function run(
   );
 }
 
-/** Decodes with the operation's schema; refusals name the field and say what to send. */
-export function decodeInput(schema: z.ZodObject, raw: Record<string, unknown>): unknown {
+/**
+ * Decodes with the operation's schema; refusals name the field and say what to send. Every door
+ * and every operation passes here, so the rules no schema states are held here too
+ * (protocol/input-guard.ts): no NUL in any text, no nesting past a bound, integers within the
+ * database's range. `pathField` is the operation's file path (NUL there is `invalid_path`).
+ */
+export function decodeInput(
+  schema: z.ZodObject,
+  raw: Record<string, unknown>,
+  pathField?: string,
+): unknown {
+  refuseHostileShape(raw, { pathField });
   const parsed = schema.safeParse(raw);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    integerCheckOf(schema)?.(parsed.data);
+    return parsed.data;
+  }
   const unknownKeys = parsed.error.issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys' ? issue.keys : [],
   );
@@ -120,4 +139,16 @@ export function decodeInput(schema: z.ZodObject, raw: Record<string, unknown>): 
     issues.map((issue) => `${issue.field}: ${issue.message}`).join('; '),
     { field: issues[0]?.field, issues },
   );
+}
+
+/** Each input's integer range check (null: it has no integer field), made on first use. */
+const integerChecks = new WeakMap<z.ZodObject, IntegerRangeCheck | null>();
+
+function integerCheckOf(schema: z.ZodObject): IntegerRangeCheck | null {
+  let check = integerChecks.get(schema);
+  if (check === undefined) {
+    check = integerRangeCheck(toJsonSchema(schema, 'input'));
+    integerChecks.set(schema, check);
+  }
+  return check;
 }

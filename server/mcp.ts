@@ -5,10 +5,13 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   type CallToolResult,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../actors/services.ts';
 import { ServiceError, toProblem } from '../protocol/errors.ts';
-import type { Operation } from '../protocol/operation.ts';
+import { refuseHostileShape } from '../protocol/input-guard.ts';
+import { restParameter, type Operation } from '../protocol/operation.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import { corsHeaders, preflightResponse } from './http/cors.ts';
@@ -22,7 +25,9 @@ import {
   invalidParams,
   protocolError,
   rpcErrorResponse,
+  toolArguments,
 } from './mcp/json-rpc.ts';
+import { MessageLimits, type CountMessage } from './mcp/message-limits.ts';
 import { originRule } from './mcp/origin.ts';
 import { operationUrl, takeBody, toolResult } from './mcp/binding.ts';
 import { argumentBytes, ToolTable } from './mcp/tools.ts';
@@ -83,7 +88,16 @@ export function createMcpDoor(
     }
   }
 
-  function buildServer(headerToken: string | undefined, http: EngineRequest): Server {
+  /**
+   * `rawArguments`: each tools/call's arguments as the body's JSON held them, by request id. The
+   * SDK re-builds them through zod, which drops a `__proto__` key on the way; the operation's
+   * own schema must see what was sent, as it does over HTTP.
+   */
+  function buildServer(
+    headerToken: string | undefined,
+    http: EngineRequest,
+    rawArguments: ReadonlyMap<unknown, Record<string, unknown>>,
+  ): Server {
     const server = new Server(
       { name: 'agent-service', version: SERVICE_VERSION },
       { capabilities: { tools: {} }, instructions },
@@ -94,7 +108,8 @@ export function createMcpDoor(
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const name = request.params.name;
-      const { api_token: argumentToken, ...args } = request.params.arguments ?? {};
+      const { api_token: argumentToken, ...args } =
+        rawArguments.get(extra.requestId) ?? request.params.arguments ?? {};
       const token = typeof argumentToken === 'string' ? argumentToken : headerToken;
       const entry = tools.find(name, tools.isOperatorOnly(name) && (await isOperator(token)));
       if (!entry) {
@@ -114,6 +129,8 @@ export function createMcpDoor(
       }
       try {
         const { fields, body } = takeBody(entry.binding, args);
+        // Before anything walks the arguments (measuring them does): nesting, NUL, prototype keys.
+        refuseHostileShape(fields, { pathField: restParameter(entry.operation.path) });
         // The same limit as the operation's HTTP body, whichever door the call came through.
         if (argumentBytes(fields) > entry.argumentLimit) {
           throw new ServiceError(
@@ -140,7 +157,10 @@ export function createMcpDoor(
     return server;
   }
 
-  async function serveJsonRpc(request: EngineRequest): Promise<EngineResponse> {
+  async function serveJsonRpc(
+    request: EngineRequest,
+    countMessage: CountMessage | undefined,
+  ): Promise<EngineResponse> {
     if (request.method === 'OPTIONS')
       return preflightResponse(request.headers.origin ?? '*', METHODS);
     if (request.method !== 'POST') {
@@ -158,14 +178,22 @@ export function createMcpDoor(
     const decoded = decodeBody(bytes, request.headers['content-type']);
     if (decoded.kind === 'refused') return decoded.response;
 
-    const server = buildServer(headerToken, request);
+    const server = buildServer(
+      headerToken,
+      request,
+      decoded.kind === 'messages' ? toolArguments(decoded.body) : new Map(),
+    );
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
+    const limits = new MessageLimits(countMessage, baseUrl);
     try {
       await server.connect(transport);
-      refuseInvalidParams(transport, log);
+      gateMessages(transport, log, (message) => {
+        const overLimit = limits.refusal(message);
+        return overLimit === undefined ? invalidParams(message) : overLimit;
+      });
       const headers = new Headers();
       for (const [name, value] of Object.entries(request.headers)) headers.set(name, value);
       const accept = acceptForSdk(request.headers.accept);
@@ -185,6 +213,7 @@ export function createMcpDoor(
       response.headers.forEach((value, name) => {
         responseHeaders[name] = value;
       });
+      Object.assign(responseHeaders, limits.headers());
       return {
         status: response.status,
         headers: responseHeaders,
@@ -195,7 +224,15 @@ export function createMcpDoor(
     }
   }
 
-  return async function serveMcp(request: EngineRequest): Promise<EngineResponse> {
+  /**
+   * `countMessage` counts one more request against the caller's limits (it throws RateLimited
+   * when none is left): the HTTP request paid for its first JSON-RPC message, and each further
+   * message of a batch costs one more, so a batch is never cheaper than the same calls one by one.
+   */
+  return async function serveMcp(
+    request: EngineRequest,
+    countMessage?: CountMessage,
+  ): Promise<EngineResponse> {
     const origin = request.headers.origin;
     if (origin !== undefined && !admitsOrigin(origin)) {
       return refusal(
@@ -207,7 +244,7 @@ export function createMcpDoor(
     }
     let response: EngineResponse;
     try {
-      response = await serveJsonRpc(request);
+      response = await serveJsonRpc(request, countMessage);
     } catch (error) {
       response = refusal(asServiceError(error, log));
     }
@@ -217,19 +254,21 @@ export function createMcpDoor(
 }
 
 /**
- * The SDK's server answers a request whose params do not fit its method with -32603 (internal
- * error): the validation error escapes the handler. Such requests are answered -32602 here,
- * between the transport and the server, and never reach the server.
+ * Stands between the transport and the server: each message `refuse` answers (an error
+ * response, or null for a notification to drop) never reaches the server. The SDK's server
+ * answers a request whose params do not fit its method with -32603 (internal error), because the
+ * validation error escapes the handler; invalidParams answers those -32602 here instead.
  */
-function refuseInvalidParams(
+function gateMessages(
   transport: WebStandardStreamableHTTPServerTransport,
   log: (error: unknown) => void,
+  refuse: (message: JSONRPCMessage) => JSONRPCErrorResponse | null | undefined,
 ): void {
   const deliver = transport.onmessage;
   transport.onmessage = (message, extra) => {
-    const refused = invalidParams(message);
-    if (refused) transport.send(refused).catch(log);
-    else deliver?.(message, extra);
+    const refused = refuse(message);
+    if (refused === undefined) deliver?.(message, extra);
+    else if (refused !== null) transport.send(refused).catch(log);
   };
 }
 

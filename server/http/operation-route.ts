@@ -8,7 +8,8 @@ import {
   type ByteReply,
   type ResolvedBinding,
 } from '../../protocol/binding.ts';
-import { jsonBodyLimit, type Operation } from '../../protocol/operation.ts';
+import { refuseHostileShape } from '../../protocol/input-guard.ts';
+import { jsonBodyLimit, restParameter, type Operation } from '../../protocol/operation.ts';
 import { authenticate, run, type AnyHandler } from '../invoke.ts';
 import { negotiateFormat } from './accept.ts';
 import { byteResponse } from './byte-reply.ts';
@@ -143,6 +144,8 @@ export async function serveOperation(
   options: ServeOptions = NO_OPTIONS,
 ): Promise<EngineResponse> {
   const plan = planFor(operation);
+  const key = request.headers['idempotency-key'];
+  if (key !== undefined && operation.mintsSecret) throw secretNotReplayed(operation);
   // The caller is checked before the body is read: a stranger's body is never read.
   const principal = await authenticate(services, operation, bearerToken(request.headers));
   let format: 'json' | 'markdown' = 'json';
@@ -182,7 +185,6 @@ export async function serveOperation(
         transport: { body, headers: pickHeaders(request.headers, plan.requestHeaders), format },
       };
   const log = options.log ?? ignore;
-  const key = request.headers['idempotency-key'];
   if (key === undefined || !plan.idempotent) {
     const result = await run(services, operation, principal, input, caller, options.handler);
     return answer(plan, operation, request, result, log);
@@ -195,6 +197,8 @@ export async function serveOperation(
       await run(services, operation, principal, input, caller, options.handler),
       log,
     );
+  // Refused before the request is fingerprinted: hashing a hostile shape must not fail first.
+  refuseHostileShape(input, { pathField: restParameter(operation.path) });
   return runIdempotent(
     services,
     {
@@ -207,6 +211,14 @@ export async function serveOperation(
 }
 
 const NO_OPTIONS: ServeOptions = {};
+
+function secretNotReplayed(operation: Operation): ServiceError {
+  return new ServiceError(
+    'invalid_input',
+    `${operation.name} takes no Idempotency-Key: its answer holds a secret shown once, and a replay would hand it to whoever sent the key again. Send the request without the header.`,
+    { field: 'Idempotency-Key' },
+  );
+}
 
 function ignore(): void {}
 

@@ -10,6 +10,8 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
+import { ServiceError } from '../../protocol/errors.ts';
+import { MAX_INPUT_DEPTH, nestingExceeds } from '../../protocol/input-guard.ts';
 import type { EngineResponse } from '../http/engine.ts';
 
 /**
@@ -45,7 +47,21 @@ export type DecodedBody =
   | { kind: 'not-json' }
   | { kind: 'refused'; response: EngineResponse };
 
-/** The JSON-RPC message (or batch) of a POST body, or the error that answers it. */
+/** The most messages one POST may carry; each counts against the rate limits as a request. */
+export const MAX_BATCH_MESSAGES = 100;
+
+/**
+ * Levels around a tool's arguments in a body: the batch, the message, its params. Arguments
+ * deeper than the input bound are refused by the operation's door (protocol/input-guard.ts);
+ * a body deeper than both together is refused here, before the SDK reads any of it.
+ */
+const ENVELOPE_DEPTH = 3;
+
+/**
+ * The JSON-RPC message (or batch) of a POST body, or the error that answers it. Throws a
+ * ServiceError (answered 400 with its problem) for a body no client means to send: nested past
+ * any tool's arguments, or a batch of more than MAX_BATCH_MESSAGES.
+ */
 export function decodeBody(bytes: Buffer, contentType: string | undefined): DecodedBody {
   if (!isJsonContentType(contentType)) return { kind: 'not-json' };
   let value: unknown;
@@ -57,7 +73,32 @@ export function decodeBody(bytes: Buffer, contentType: string | undefined): Deco
       response: rpcErrorResponse(400, ErrorCode.ParseError, 'Parse error: the body is not JSON.'),
     };
   }
+  if (nestingExceeds(value, MAX_INPUT_DEPTH + ENVELOPE_DEPTH)) {
+    throw new ServiceError(
+      'invalid_input',
+      `The body nests objects and arrays deeper than a tool's arguments may (${MAX_INPUT_DEPTH} levels); send flatter arguments.`,
+      { field: '(body)', max_depth: MAX_INPUT_DEPTH },
+    );
+  }
+  if (Array.isArray(value) && value.length > MAX_BATCH_MESSAGES) {
+    throw new ServiceError(
+      'invalid_input',
+      `A batch holds at most ${MAX_BATCH_MESSAGES} JSON-RPC messages; this one holds ${value.length}. Send the rest in further requests (each message counts against the rate limit either way).`,
+      { field: '(body)', max_batch: MAX_BATCH_MESSAGES },
+    );
+  }
+  if (Array.isArray(value) && value.length === 0) {
+    return {
+      kind: 'refused',
+      response: rpcErrorResponse(
+        400,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: the batch is empty.',
+      ),
+    };
+  }
   const items = Array.isArray(value) ? value : [value];
+  const ids = new Set<unknown>();
   for (const item of items) {
     if (!JSONRPCMessageSchema.safeParse(item).success) {
       return {
@@ -70,8 +111,37 @@ export function decodeBody(bytes: Buffer, contentType: string | undefined): Deco
         ),
       };
     }
+    const id = (item as { id?: unknown }).id;
+    if (id !== undefined && 'method' in (item as object)) {
+      if (ids.has(id)) {
+        return {
+          kind: 'refused',
+          response: rpcErrorResponse(
+            400,
+            ErrorCode.InvalidRequest,
+            `Invalid Request: two requests of the batch have the id ${JSON.stringify(id)}; give each its own.`,
+          ),
+        };
+      }
+      ids.add(id);
+    }
   }
   return { kind: 'messages', body: value as JSONRPCMessage | JSONRPCMessage[] };
+}
+
+/** The arguments of each tools/call request, as sent, by request id. */
+export function toolArguments(
+  body: JSONRPCMessage | JSONRPCMessage[],
+): Map<unknown, Record<string, unknown>> {
+  const found = new Map<unknown, Record<string, unknown>>();
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) continue;
+    const args = (message.params as { arguments?: unknown } | undefined)?.arguments;
+    if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
+      found.set(message.id, args as Record<string, unknown>);
+    }
+  }
+  return found;
 }
 
 /** The id of a message that failed to decode, when it has a usable one (JSON-RPC: else null). */

@@ -24,31 +24,35 @@ const post = (server: TestServer, path: string, body: unknown, key: string, toke
     body: JSON.stringify(body),
   });
 
-test('a retried sign-up with the same key replays the first answer and makes one agent', async ({
+async function count(server: TestServer, sql: string, params: unknown[] = []): Promise<number> {
+  const [row] = await server.services.driver.query<{ n: number }>(sql, params);
+  return Number(row?.n);
+}
+
+test('a retried write with the same key replays the first answer and acts once', async ({
   server,
 }) => {
+  const agent = await server.signUp();
   const key = randomUUID();
   const name = `retry safe ${key.slice(0, 8)}`;
-  const first = await post(server, '/agents', { name }, key);
-  const again = await post(server, '/agents', { name }, key);
+  const first = await post(server, '/workspaces', { name }, key, agent.api_token);
+  const again = await post(server, '/workspaces', { name }, key, agent.api_token);
   assert.is(first.status, 201);
   assert.is(again.status, 201);
   assert.is(again.headers.get('idempotent-replayed'), 'true');
   assert.equal(await again.json(), await first.json());
-  const [row] = await server.services.driver.query<{ n: number }>(
-    'select count(*)::int8 as n from agents where name = $1',
-    [name],
-  );
-  assert.is(row?.n, 1);
+  const made = 'select count(*)::int8 as n from workspaces where name = $1';
+  assert.is(await count(server, made, [name]), 1);
 });
 
-test('the same key sent eight times at once makes one agent, and every answer is that one', async ({
+test('the same key sent eight times at once acts once, and every answer is that one', async ({
   server,
 }) => {
+  const agent = await server.signUp();
   const key = randomUUID();
   const name = `at once ${key.slice(0, 8)}`;
   const answers = await Promise.all(
-    Array.from({ length: 8 }, () => post(server, '/agents', { name }, key)),
+    Array.from({ length: 8 }, () => post(server, '/workspaces', { name }, key, agent.api_token)),
   );
   const bodies = await Promise.all(answers.map((answer) => answer.text()));
   assert.equal(
@@ -56,11 +60,53 @@ test('the same key sent eight times at once makes one agent, and every answer is
     Array(8).fill(201),
   );
   assert.is(new Set(bodies).size, 1, 'one answer, replayed to all');
-  const [row] = await server.services.driver.query<{ n: number }>(
-    'select count(*)::int8 as n from agents where name = $1',
-    [name],
-  );
-  assert.is(row?.n, 1);
+  const made = 'select count(*)::int8 as n from workspaces where name = $1';
+  assert.is(await count(server, made, [name]), 1);
+});
+
+test('a replayed sign-up never hands out the token: sign-up refuses an Idempotency-Key and keeps nothing', async ({
+  server,
+}) => {
+  const keys = 'select count(*)::int8 as n from idempotency_keys';
+  const keptBefore = await count(server, keys);
+  const key = randomUUID();
+  const name = `replayed ${key.slice(0, 8)}`;
+  // Two strangers sending the same key and body: the second must not learn the first's token.
+  const first = await post(server, '/agents', { name }, key);
+  const second = await post(server, '/agents', { name }, key);
+  for (const answer of [first, second]) {
+    const problem = (await answer.json()) as { code: string; field: string; api_token?: string };
+    assert.is(answer.status, 400);
+    assert.equal([problem.code, problem.field], ['invalid_input', 'Idempotency-Key']);
+    assert.is(problem.api_token, undefined);
+  }
+  const made = 'select count(*)::int8 as n from agents where name = $1';
+  assert.is(await count(server, made, [name]), 0);
+  assert.is(await count(server, keys), keptBefore, 'the replay store kept nothing');
+  // Without the header it signs up as ever.
+  const plain = await server.post('/agents', { name });
+  assert.is(plain.status, 201);
+});
+
+test('every operation whose answer holds a secret refuses an Idempotency-Key: invites and storage links too', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const workspace = (await (await server.post('/workspaces', {}, owner.api_token)).json()) as {
+    workspace_id: string;
+  };
+  for (const [path, body] of [
+    [`/workspaces/${workspace.workspace_id}/invites`, {}],
+    [`/workspaces/${workspace.workspace_id}/sas`, { access: 'read' }],
+  ] as const) {
+    const key = randomUUID();
+    const refused = await post(server, path, body, key, owner.api_token);
+    assert.is(refused.status, 400, path);
+    assert.is(((await refused.json()) as { field: string }).field, 'Idempotency-Key');
+    assert.is((await server.post(path, body, owner.api_token)).status < 300, true, path);
+  }
+  const invites = 'select count(*)::int8 as n from invites where workspace_id = $1';
+  assert.is(await count(server, invites, [workspace.workspace_id]), 1);
 });
 
 test('a key is claimed in the transaction of its write: a write refused inside it leaves no claim', async () => {
@@ -111,26 +157,17 @@ test('a key is claimed in the transaction of its write: a write refused inside i
   }
 });
 
-test('no token is kept in plain text by the replay store', async ({ server }) => {
-  const key = randomUUID();
-  const { api_token } = (await (
-    await post(server, '/agents', { name: 'secret keeper' }, key)
-  ).json()) as { api_token: string };
-  const rows = await server.services.driver.query<{ response: string }>(
-    'select response from idempotency_keys',
-  );
-  for (const row of rows) {
-    assert.not.ok(row.response.includes(api_token));
-    assert.not.ok(Buffer.from(row.response, 'base64').toString('latin1').includes(api_token));
-  }
-});
-
 test('the same key with another body is refused with 422 idempotency_key_reused', async ({
   server,
 }) => {
   const key = randomUUID();
-  await post(server, '/agents', { name: 'first body' }, key);
-  const response = await post(server, '/agents', { name: 'second body' }, key);
+  await post(server, '/feedback', { message: 'first body', category: 'idea' }, key);
+  const response = await post(
+    server,
+    '/feedback',
+    { message: 'second body', category: 'idea' },
+    key,
+  );
   assert.is(response.status, 422);
   assert.is(((await response.json()) as { code: string }).code, 'idempotency_key_reused');
 });
@@ -151,14 +188,14 @@ test('keys are scoped to the caller: two agents may use the same key', async ({ 
 
 test('a refused request does not use up its key', async ({ server }) => {
   const key = randomUUID();
-  const refused = await post(server, '/agents', { name: '' }, key);
+  const refused = await post(server, '/feedback', { message: '', category: 'idea' }, key);
   assert.is(refused.status, 400);
-  const accepted = await post(server, '/agents', { name: 'fixed name' }, key);
-  assert.is(accepted.status, 201);
+  const accepted = await post(server, '/feedback', { message: 'fixed', category: 'idea' }, key);
+  assert.is(accepted.status, 202);
 });
 
 test('a key that is not printable ASCII is refused', async ({ server }) => {
-  const response = await post(server, '/agents', { name: 'x' }, 'has space');
+  const response = await post(server, '/feedback', { message: 'x', category: 'idea' }, 'has space');
   assert.is(response.status, 400);
   assert.is(((await response.json()) as { code: string }).code, 'invalid_input');
 });
