@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { agentNameSchema } from '../protocol/account.ts';
+import { nameProblem } from '../protocol/agent-name.ts';
 import { findOperator, insertAgent, setOperatorTokenHash } from '../storage/agents.ts';
 import { insertWorkspace } from '../storage/workspaces.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../storage/database-error.ts';
@@ -14,6 +16,11 @@ export async function ensureOperator(
   operatorToken: string | undefined,
 ): Promise<string> {
   const { driver, config } = services;
+  // Every other name is held against this one: it must be a name an agent could have.
+  const nameRefusal = agentNameSchema.safeParse(config.operatorName).error?.issues[0]?.message;
+  const problem = nameRefusal ?? nameProblem(config.operatorName);
+  if (problem)
+    throw new Error(`OPERATOR_NAME "${config.operatorName}" is not a valid name: ${problem}`);
   if (operatorToken !== undefined && tokenShape(operatorToken) !== 'ok') {
     throw new Error(
       "OPERATOR_TOKEN must be a token of the service's form (asvc_...): make one with `npm run token`.",
