@@ -2,8 +2,9 @@ import { assign, setup, transition, type SnapshotFrom } from 'xstate';
 import { DEFAULT_INVITE_HOURS } from '../protocol/invite-limits.ts';
 
 /**
- * An invite to a workspace: a single-use token that one agent redeems to join, or that runs
- * out. pending -> joined | expired, and both ends are final. Time is never read here: every
+ * An invite to a workspace: a single-use token that one agent redeems to join, that runs out,
+ * or that is taken back (by the owner, or because its maker left or was removed from the
+ * workspace). pending -> joined | expired | revoked, and every end is final. Time is never read here: every
  * event carries its own `at` (milliseconds since the epoch), taken by actors/ from their Clock.
  */
 export interface InviteContext {
@@ -22,9 +23,11 @@ export interface InviteContext {
 export type InviteInput = Omit<InviteContext, 'joined_agent_id'>;
 
 export type InviteEvent =
-  { type: 'redeem'; agentId: string; at: number } | { type: 'expire'; at: number };
+  | { type: 'redeem'; agentId: string; at: number }
+  | { type: 'expire'; at: number }
+  | { type: 'revoke'; at: number };
 
-export type InviteStatus = 'pending' | 'joined' | 'expired';
+export type InviteStatus = 'pending' | 'joined' | 'expired' | 'revoked';
 
 export { DEFAULT_INVITE_HOURS, MAX_INVITE_HOURS } from '../protocol/invite-limits.ts';
 
@@ -65,10 +68,12 @@ export const inviteMachine = setup({
           { target: 'expired' },
         ],
         expire: { guard: 'runOut', target: 'expired' },
+        revoke: { target: 'revoked' },
       },
     },
     joined: { type: 'final' },
     expired: { type: 'final' },
+    revoked: { type: 'final' },
   },
 });
 
@@ -78,6 +83,7 @@ export type InviteSnapshot = SnapshotFrom<typeof inviteMachine>;
 export function storedStatus(snapshot: InviteSnapshot): InviteStatus {
   if (snapshot.matches('joined')) return 'joined';
   if (snapshot.matches('expired')) return 'expired';
+  if (snapshot.matches('revoked')) return 'revoked';
   return 'pending';
 }
 
@@ -99,7 +105,7 @@ export function inviteExpiresAt(createdAt: number, hours: number = DEFAULT_INVIT
   return createdAt + Math.round(hours * 3_600_000);
 }
 
-export type RedeemOutcome = 'joined' | 'already_used' | 'expired';
+export type RedeemOutcome = 'joined' | 'already_used' | 'expired' | 'revoked';
 
 /**
  * One redeem, decided purely. `next` is the snapshot to persist: the joined invite, the invite
@@ -112,6 +118,7 @@ export function redeemOutcome(
 ): { next: InviteSnapshot; outcome: RedeemOutcome } {
   if (snapshot.matches('joined')) return { next: snapshot, outcome: 'already_used' };
   if (snapshot.matches('expired')) return { next: snapshot, outcome: 'expired' };
+  if (snapshot.matches('revoked')) return { next: snapshot, outcome: 'revoked' };
   const [next] = transition(inviteMachine, snapshot, event);
   return { next, outcome: next.matches('joined') ? 'joined' : 'expired' };
 }
@@ -131,4 +138,31 @@ export const REDEEM_REFUSALS = {
     status: 410,
     detail: 'This invite has expired; ask a member of the workspace for a new one.',
   },
+  revoked: {
+    code: 'invite_revoked',
+    status: 410,
+    detail:
+      'This invite was taken back (by the owner, or because the member who made it left); ask a member of the workspace for a new one.',
+  },
 } as const satisfies Record<Exclude<RedeemOutcome, 'joined'>, unknown>;
+
+export type RevokeOutcome = 'revoked' | 'already_revoked' | 'already_used' | 'expired';
+
+/**
+ * One revoke at `at`, decided purely: only a pending invite still in time is revoked (`next`
+ * to persist); one past its time is expired by the revoke, as a late redeem would find it.
+ */
+export function revokeOutcome(
+  snapshot: InviteSnapshot,
+  at: number,
+): { next: InviteSnapshot; outcome: RevokeOutcome } {
+  if (snapshot.matches('revoked')) return { next: snapshot, outcome: 'already_revoked' };
+  if (snapshot.matches('joined')) return { next: snapshot, outcome: 'already_used' };
+  if (snapshot.matches('expired')) return { next: snapshot, outcome: 'expired' };
+  if (at >= snapshot.context.expires_at) {
+    const [next] = transition(inviteMachine, snapshot, { type: 'expire', at });
+    return { next, outcome: 'expired' };
+  }
+  const [next] = transition(inviteMachine, snapshot, { type: 'revoke', at });
+  return { next, outcome: 'revoked' };
+}

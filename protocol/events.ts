@@ -19,6 +19,8 @@ export const EVENT_TYPES = {
   'knock.expired': 'A knock by or on you expired unanswered (after 14 days).',
   'invite.joined': 'An agent redeemed an invite to one of your workspaces.',
   'workspace.left': 'A member left one of your workspaces (`data.agent_id`).',
+  'member.removed':
+    'The owner removed a member from one of your workspaces (`data.agent_id`; to the removed member too).',
   'deal.agreed': 'A party agreed to a version of a deal.',
   'deal.delivered': 'A party delivered files for a deal.',
   'deal.rated': 'A party rated another in a deal.',

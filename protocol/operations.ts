@@ -40,6 +40,8 @@ import {
   listWorkspaces,
   redeemInvite,
   leaveWorkspace,
+  removeMember,
+  revokeInvite,
 } from './workspaces.ts';
 
 /** Every operation of the service. The doors and /openapi.json are generated from this list. */
@@ -57,6 +59,8 @@ export const OPERATIONS = {
   list_invites: listInvites,
   redeem_invite: redeemInvite,
   leave_workspace: leaveWorkspace,
+  remove_member: removeMember,
+  revoke_invite: revokeInvite,
   write_file: writeFile,
   read_file: readFile,
   delete_file: deleteFile,

@@ -115,6 +115,7 @@ export const createInvite = defineOperation({
   path: '/workspaces/:workspace_id/invites',
   auth: 'agent',
   status: 201,
+  mintsSecret: true,
   maxBodyBytes: 4096,
   summary: 'Make a single-use invite token that lets one agent join the workspace.',
   description: [
@@ -152,8 +153,9 @@ export const listInvites = defineOperation({
   summary: "A workspace's invites and what became of each.",
   description: [
     'Lists the invites of a workspace you may invite to, newest first: `pending`, `joined` (with',
-    'the `joined_agent_id`) or `expired` (shown as soon as `expires_at` has passed). Tokens are',
-    'never shown again.',
+    'the `joined_agent_id`), `expired` (shown as soon as `expires_at` has passed) or `revoked`',
+    '(taken back by the owner, or because the member who made it left or was removed). Tokens',
+    'are never shown again.',
   ].join(' '),
   input: z.strictObject({ workspace_id: z.uuid(), limit: pageLimit('invites'), cursor }),
   output: z
@@ -161,7 +163,7 @@ export const listInvites = defineOperation({
       invites: z.array(
         z.object({
           invite_id: z.uuid(),
-          status: z.enum(['pending', 'joined', 'expired']),
+          status: z.enum(['pending', 'joined', 'expired', 'revoked']),
           created_at: z.iso.datetime(),
           expires_at: z.iso.datetime(),
           joined_agent_id: z.uuid().optional(),
@@ -184,7 +186,8 @@ export const redeemInvite = defineOperation({
   description: [
     'Joins the workspace an invite token opens, as a `member`; every member gets an',
     '`invite.joined` change. Each token admits one agent: used again it answers',
-    '`409 invite_already_used`; past its time `410 invite_expired`; a token that was never issued',
+    '`409 invite_already_used`; past its time `410 invite_expired`; taken back `410',
+    'invite_revoked`; a token that was never issued',
     '`404`. If you are already a member, it answers your role and leaves the invite unused.',
   ].join(' '),
   input: z.strictObject({
@@ -193,7 +196,7 @@ export const redeemInvite = defineOperation({
   output: z
     .object({ workspace_id: z.uuid(), role: z.enum(['owner', 'member']) })
     .meta({ id: 'Membership' }),
-  errors: ['not_found', 'invite_already_used', 'invite_expired'],
+  errors: ['not_found', 'invite_already_used', 'invite_expired', 'invite_revoked'],
 });
 
 export const leaveWorkspace = defineOperation({
@@ -207,11 +210,54 @@ export const leaveWorkspace = defineOperation({
   description: [
     'Ends your membership: from the answer on, you no longer read, write or query the',
     "workspace's files (a public workspace you may still read, as every agent may), and the",
-    'members left get a `workspace.left` change. The files you saved stay, with their receipts.',
+    'members left get a `workspace.left` change. The files you saved stay, with their receipts;',
+    'the invites you made that are still pending are revoked.',
     'The owner cannot leave (`409 conflict`). A workspace you are not a member of answers `404`,',
     'as one that does not exist.',
   ].join(' '),
   input: z.strictObject({ workspace_id: z.uuid().describe('The workspace to leave.') }),
   output: z.object({ workspace_id: z.uuid(), left: z.literal(true) }),
   errors: ['not_found', 'conflict'],
+});
+
+export const removeMember = defineOperation({
+  name: 'remove_member',
+  method: 'DELETE',
+  path: '/workspaces/:workspace_id/members/:agent_id',
+  auth: 'agent',
+  status: 200,
+  summary: 'Remove a member from a workspace you own.',
+  description: [
+    "Ends another agent's membership of a workspace you own: from the answer on it no longer",
+    "reads, writes or queries the workspace's files (a public workspace stays readable to every",
+    'agent), the pending invites it made are revoked, and it and the members left get a',
+    '`member.removed` change. Its files and receipts stay. Only the owner may (other members get',
+    '`403`; an agent that is not a member, or a workspace you cannot see, answers `404`); the',
+    'owner cannot remove itself (`409 conflict`).',
+  ].join(' '),
+  input: z.strictObject({
+    workspace_id: z.uuid(),
+    agent_id: z.uuid().describe('The member to remove.'),
+  }),
+  output: z.object({ workspace_id: z.uuid(), agent_id: z.uuid(), removed: z.literal(true) }),
+  errors: ['not_found', 'forbidden', 'conflict'],
+});
+
+export const revokeInvite = defineOperation({
+  name: 'revoke_invite',
+  method: 'DELETE',
+  path: '/workspaces/:workspace_id/invites/:invite_id',
+  auth: 'agent',
+  status: 200,
+  summary: 'Take back an invite to a workspace you own before it is used.',
+  description: [
+    'Revokes a pending invite: its token then answers `410 invite_revoked` to whoever redeems',
+    'it. Only the owner may (other members get `403`; a workspace you cannot see, or an invite',
+    'it does not have, answers `404`). Revoking it again answers the same; an invite already',
+    'redeemed answers `409 invite_already_used` (remove the member instead), one past its time',
+    '`410 invite_expired`.',
+  ].join(' '),
+  input: z.strictObject({ workspace_id: z.uuid(), invite_id: z.uuid() }),
+  output: z.object({ invite_id: z.uuid(), status: z.literal('revoked') }),
+  errors: ['not_found', 'forbidden', 'invite_already_used', 'invite_expired'],
 });

@@ -1,6 +1,6 @@
 import type { Queryable } from './driver.ts';
 
-export type InviteStatusRow = 'pending' | 'joined' | 'expired';
+export type InviteStatusRow = 'pending' | 'joined' | 'expired' | 'revoked';
 
 export interface InviteRow {
   inviteId: string;
@@ -80,7 +80,7 @@ export async function findInvite(db: Queryable, inviteId: string): Promise<Invit
 export async function settleInvite(
   tx: Queryable,
   inviteId: string,
-  status: 'joined' | 'expired',
+  status: 'joined' | 'expired' | 'revoked',
   joinedAgentId: string | null,
   machine: unknown,
 ): Promise<boolean> {
@@ -121,4 +121,18 @@ export async function duePendingInvites(
     [now, limit],
   );
   return rows.map((row) => ({ inviteId: row.invite_id, workspaceId: row.workspace_id }));
+}
+
+/** The pending invites one agent made to a workspace (they die when it leaves or is removed). */
+export async function pendingInvitesBy(
+  db: Queryable,
+  workspaceId: string,
+  agentId: string,
+): Promise<InviteRow[]> {
+  const rows = await db.query<Raw>(
+    `select ${columns} from invites
+     where workspace_id = $1 and created_by = $2 and status = 'pending'`,
+    [workspaceId, agentId],
+  );
+  return rows.map(toRow);
 }

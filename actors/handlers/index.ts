@@ -41,6 +41,8 @@ import {
   listWorkspaces,
   redeemInvite,
   leaveWorkspace,
+  removeMember,
+  revokeInvite,
 } from './workspaces.ts';
 
 /** The handler of every operation in protocol/operations.ts; the doors look them up by name. */
@@ -58,6 +60,8 @@ export const HANDLERS: Handlers = {
   list_invites: listInvites,
   redeem_invite: redeemInvite,
   leave_workspace: leaveWorkspace,
+  remove_member: removeMember,
+  revoke_invite: revokeInvite,
   write_file: writeFile,
   read_file: readFile,
   delete_file: deleteFile,

@@ -6,6 +6,7 @@ import {
   inviteMachine,
   redeemOutcome,
   REDEEM_REFUSALS,
+  revokeOutcome,
 } from '../../machines/invite.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import {
@@ -13,6 +14,7 @@ import {
   findInviteByTokenHash,
   insertInvite,
   listInvites as readInvites,
+  pendingInvitesBy,
   settleInvite,
 } from '../../storage/invites.ts';
 import {
@@ -27,6 +29,7 @@ import { notFound, visibleOrNotFound, type Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
 import { hashToken, INVITE_TOKEN_PREFIX, newInviteToken } from '../tokens.ts';
 import type { WorkspaceActor } from '../workspace-actor.ts';
+import type { Transaction } from '../../storage/driver.ts';
 import type { Handler } from './types.ts';
 import { decodePageCursor, encodePageCursor } from '../page-cursor.ts';
 
@@ -265,6 +268,7 @@ export const leaveWorkspace: Handler<'leave_workspace'> = async (
       );
     }
     await deleteMember(tx, workspace.workspaceId, principal.agentId);
+    await revokeInvitesMadeBy(tx, workspace.workspaceId, principal.agentId, services.clock.now());
     const next = workspace.withoutMember(principal.agentId);
     return {
       result: { workspace_id: workspace.workspaceId, left: true as const },
@@ -280,4 +284,99 @@ export const leaveWorkspace: Handler<'leave_workspace'> = async (
   });
   if (!left) throw unknown();
   return left;
+};
+
+/**
+ * Revokes every pending invite `agentId` made to the workspace: a member that leaves or is
+ * removed cannot come back through an invite it made before (nor let anyone else in).
+ */
+async function revokeInvitesMadeBy(
+  tx: Transaction,
+  workspaceId: string,
+  agentId: string,
+  at: number,
+): Promise<void> {
+  for (const row of await pendingInvitesBy(tx, workspaceId, agentId)) {
+    const { next, outcome } = revokeOutcome(restoreInvite(row.machine), at);
+    if (outcome === 'revoked' || outcome === 'expired') {
+      await settleInvite(tx, row.inviteId, outcome, null, persistInvite(next));
+    }
+  }
+}
+
+/** Refuses anyone but the owner: 404 when it may not see the workspace, 403 when it may. */
+function assertOwner(workspace: WorkspaceActor, principal: Principal, doing: string): void {
+  if (!workspace.canRead(principal)) throw notFound(WORKSPACE);
+  if (workspace.roleOf(principal.agentId) !== 'owner') {
+    throw new ServiceError('forbidden', `Only the owner of this workspace may ${doing}.`);
+  }
+}
+
+export const removeMember: Handler<'remove_member'> = async ({ services, principal }, input) => {
+  const unknown = () => notFound(WORKSPACE);
+  const removed = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
+    assertOwner(workspace, principal, 'remove members');
+    const role = workspace.roleOf(input.agent_id);
+    if (!role) throw notFound('member');
+    if (role === 'owner') {
+      throw new ServiceError(
+        'conflict',
+        'The owner cannot remove itself; it stays the owner of its files and members.',
+      );
+    }
+    const member = workspace.members.find((m) => m.agentId === input.agent_id);
+    await deleteMember(tx, workspace.workspaceId, input.agent_id);
+    await revokeInvitesMadeBy(tx, workspace.workspaceId, input.agent_id, services.clock.now());
+    const next = workspace.withoutMember(input.agent_id);
+    const data = { agent_id: input.agent_id, name: member?.name ?? '' };
+    // The removed member hears of it too: its place in the workspace is gone.
+    const told = [...(next?.members ?? []).map((m) => m.agentId), input.agent_id];
+    return {
+      result: {
+        workspace_id: workspace.workspaceId,
+        agent_id: input.agent_id,
+        removed: true as const,
+      },
+      next,
+      changes: told.map((agentId) => ({
+        agentId,
+        type: 'member.removed',
+        workspaceId: workspace.workspaceId,
+        actor: principal.agent,
+        data,
+      })),
+    };
+  });
+  if (!removed) throw unknown();
+  return removed;
+};
+
+export const revokeInvite: Handler<'revoke_invite'> = async ({ services, principal }, input) => {
+  const unknown = () => notFound('invite');
+  const revoked = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
+    assertOwner(workspace, principal, 'revoke invites');
+    const row = await findInvite(tx, input.invite_id);
+    if (!row || row.workspaceId !== workspace.workspaceId) throw unknown();
+    const current = restoreInvite(row.machine);
+    const { next, outcome } = revokeOutcome(current, services.clock.now());
+    if (outcome === 'already_used' || outcome === 'expired') {
+      // A pending invite past its time is expired by this call, as a late redeem would do.
+      if (next !== current) {
+        await settleInvite(tx, row.inviteId, 'expired', null, persistInvite(next));
+      }
+      const refusal = REDEEM_REFUSALS[outcome];
+      throw new ServiceError(
+        refusal.code,
+        outcome === 'already_used'
+          ? 'This invite was redeemed already; remove the member it let in with remove_member instead.'
+          : 'This invite has expired already; nobody can redeem it.',
+      );
+    }
+    if (outcome === 'revoked') {
+      await settleInvite(tx, row.inviteId, 'revoked', null, persistInvite(next));
+    }
+    return { result: { invite_id: row.inviteId, status: 'revoked' as const } };
+  });
+  if (!revoked) throw unknown();
+  return revoked;
 };

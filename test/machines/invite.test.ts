@@ -9,6 +9,7 @@ import {
   inviteMachine,
   inviteStatus,
   redeemOutcome,
+  revokeOutcome,
   storedStatus,
   type InviteEvent,
   type InviteSnapshot,
@@ -151,6 +152,34 @@ test('each refused outcome maps to the code and status routes.md gives', () => {
   assert.is(REDEEM_REFUSALS.expired.status, 410);
 });
 
+test('pending + revoke is revoked and final: a later redeem or expire changes nothing', () => {
+  const [revoked] = transition(inviteMachine, pending(), { type: 'revoke', at: CREATED });
+  assert.is(storedStatus(revoked), 'revoked');
+  assert.is(revoked.status, 'done');
+  const { next, outcome } = redeemOutcome(revoked, { type: 'redeem', agentId: 'a', at: CREATED });
+  assert.is(outcome, 'revoked');
+  assert.is(next, revoked);
+  assert.is(
+    storedStatus(transition(inviteMachine, revoked, { type: 'expire', at: EXPIRES })[0]),
+    'revoked',
+  );
+});
+
+test('revokeOutcome revokes a pending invite in time, expires one past its time, and leaves ended ones', () => {
+  assert.is(revokeOutcome(pending(), EXPIRES - 1).outcome, 'revoked');
+  const late = revokeOutcome(pending(), EXPIRES);
+  assert.is(late.outcome, 'expired');
+  assert.is(storedStatus(late.next), 'expired');
+  const used = joined();
+  assert.equal(revokeOutcome(used, CREATED), { next: used, outcome: 'already_used' });
+  const gone = expired();
+  assert.equal(revokeOutcome(gone, CREATED), { next: gone, outcome: 'expired' });
+  const revoked = revokeOutcome(pending(), CREATED).next;
+  assert.equal(revokeOutcome(revoked, CREATED), { next: revoked, outcome: 'already_revoked' });
+  assert.is(REDEEM_REFUSALS.revoked.code, 'invite_revoked');
+  assert.is(REDEEM_REFUSALS.revoked.status, 410);
+});
+
 test('an agent is shown expired from the expiry millisecond on, whether or not the job ran', () => {
   assert.is(inviteStatus(pending(), EXPIRES - 1), 'pending');
   assert.is(inviteStatus(pending(), EXPIRES), 'expired');
@@ -200,6 +229,10 @@ test('any sequence of events agrees with a plain model of the invite', () => {
       type: fc.constant('expire' as const),
       at: fc.integer({ min: CREATED - 10, max: EXPIRES + 10 }),
     }),
+    fc.record({
+      type: fc.constant('revoke' as const),
+      at: fc.integer({ min: CREATED - 10, max: EXPIRES + 10 }),
+    }),
   );
   fc.assert(
     fc.property(fc.array(event as fc.Arbitrary<InviteEvent>, { maxLength: 12 }), (events) => {
@@ -209,7 +242,8 @@ test('any sequence of events agrees with a plain model of the invite', () => {
         if (model.status === 'pending') {
           if (e.type === 'redeem') {
             model = e.at < EXPIRES ? { status: 'joined', agent: e.agentId } : { status: 'expired' };
-          } else if (e.at >= EXPIRES) model = { status: 'expired' };
+          } else if (e.type === 'revoke') model = { status: 'revoked' };
+          else if (e.at >= EXPIRES) model = { status: 'expired' };
         }
         state = transition(inviteMachine, state, e)[0];
         assert.is(storedStatus(state), model.status);
