@@ -12,6 +12,8 @@ export interface ServiceProcess {
   kill(signal: NodeJS.Signals): void;
   /** The exit code, or the signal that ended the process. */
   exited: Promise<number | NodeJS.Signals | null>;
+  /** What the process wrote to stderr so far (its log, and why it died). */
+  stderr(): string;
   /**
    * Ends the process (SIGTERM, then SIGKILL if it lingers) and removes its data directory
    * when this helper made it.
@@ -75,6 +77,7 @@ export async function startServiceProcess(
       baseUrl,
       kill: (signal) => void child.kill(signal),
       exited,
+      stderr: () => stderr,
       stop,
     };
   } catch (error) {

@@ -1,0 +1,128 @@
+import postgres from 'postgres';
+import * as assert from 'uvu/assert';
+import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+
+/**
+ * postgres.js 3.4.9 can throw `TypeError: Cannot read properties of null (reading 'write')`
+ * from a `setImmediate` after a connection closed under it (porsager/postgres #1154, #1208):
+ * outside any promise, so the whole process dies. The service carries a patch
+ * (patches/postgres+3.4.9.patch); this suite kills the service's database connections again
+ * and again while writes are in flight, on a real service process, and asserts that it lives.
+ */
+interface Context {
+  url: string;
+  admin: postgres.Sql;
+  service: ServiceProcess;
+}
+
+const test = postgresSuite<Context>('the service survives its database connections being killed');
+
+test.before(async (context) => {
+  context.url = await freshDatabaseUrl();
+  context.admin = postgres(context.url, {
+    max: 1,
+    onnotice: () => undefined,
+    connection: { application_name: 'connection-loss-test' },
+  });
+  context.service = await startServiceProcess({ DATABASE_URL: context.url, ...(process.env.TRACE ? { NODE_OPTIONS: '--import /tmp/trace-rejection.mjs' } : {}) });
+});
+test.after(async ({ admin, service }) => {
+  await service.stop();
+  await admin.end({ timeout: 5 });
+});
+
+/** Kills every backend of the service's on this database: pooled, agents' and LISTEN ones. */
+async function terminateServiceBackends(admin: postgres.Sql): Promise<number> {
+  const rows = await admin`
+    select pg_terminate_backend(pid) as gone from pg_stat_activity
+    where datname = current_database() and pid <> pg_backend_pid()
+      and application_name like 'agent-service%'`;
+  return rows.length;
+}
+
+async function call(
+  service: ServiceProcess,
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+): Promise<Response> {
+  return fetch(service.baseUrl + path, {
+    method,
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** Calls until the service answers 2xx again (it reconnects by itself). */
+async function answersAgain(service: ServiceProcess, attempt: () => Promise<Response>) {
+  for (let tries = 0; ; tries++) {
+    const response = await attempt().catch(() => null);
+    if (response?.ok) return response;
+    await response?.body?.cancel();
+    if (tries > 600) throw new Error('the service did not come back after 600 tries');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+test('writes in flight while every database connection is killed, 40 times over, leave the service alive and writing', async ({
+  admin,
+  service,
+}) => {
+  let exitCode: unknown = 'alive';
+  void service.exited.then((code) => (exitCode = code));
+  const agent = (await (
+    await answersAgain(service, () => call(service, 'POST', '/agents', null, { name: 'writer' }))
+  ).json()) as { api_token: string };
+  const token = agent.api_token;
+  const workspace = (await (
+    await answersAgain(service, () => call(service, 'POST', '/workspaces', token, {}))
+  ).json()) as { workspace_id: string };
+  let saved = 0;
+  for (let round = 0; round < 40 && exitCode === 'alive'; round++) {
+    // Small writes (under 1 KiB: the driver sends them from setImmediate), reads and a
+    // long-poll, all on the connections about to die.
+    const inFlight = Array.from({ length: 12 }, (_, i) =>
+      (i % 3 === 0
+        ? call(service, 'GET', '/whoami', token)
+        : i % 3 === 1
+          ? call(service, 'GET', '/changes/wait?timeout=1', token)
+          : call(
+              service,
+              'PUT',
+              `/workspaces/${workspace.workspace_id}/files/r${round}-${i}.txt`,
+              token,
+              `round ${round}`,
+            ).then((response) => {
+              if (response.ok) saved++;
+              return response;
+            })
+      ).then(
+        (response) => response.body?.cancel(),
+        () => undefined,
+      ),
+    );
+    (globalThis as any).__stage = 'terminate ' + round;
+    await terminateServiceBackends(admin);
+    (globalThis as any).__stage = 'inflight ' + round;
+    await Promise.all(inFlight);
+  }
+  assert.is(
+    exitCode,
+    'alive',
+    `the service process exited: ${service.stderr().slice(-1500)}`,
+  );
+  (globalThis as any).__stage = 'after';
+  // And it serves again once its connections are back.
+  await answersAgain(service, () =>
+    call(service, 'PUT', `/workspaces/${workspace.workspace_id}/files/after.txt`, token, 'after'),
+  );
+  assert.is(exitCode, 'alive');
+  assert.ok(saved >= 0);
+});
+
+test.run();
