@@ -3,6 +3,7 @@ import type { Driver, Queryable, Row, Transaction, TransactionOptions } from './
 import { StorageUnavailableError } from './database-error.ts';
 import { translatePostgresError } from './postgres-errors.ts';
 import { PostgresListener } from './postgres-listener.ts';
+import { StallWatch } from './postgres-stall.ts';
 import { TransactionGuard } from './transaction-guard.ts';
 
 const PING_DEADLINE_MS = 2000;
@@ -59,13 +60,18 @@ export async function openPostgres(
   // A transaction's handle, kept past its callback, would run statements on a connection
   // back in the pool (postgres.js does not refuse them): outside the transaction, or inside
   // someone else's. `ended` refuses them, as the PGlite driver does.
-  const wrap = (run: typeof sql | postgres.TransactionSql, ended = { now: false }): Queryable => ({
+  const wrap = (
+    run: typeof sql | postgres.TransactionSql,
+    ended = { now: false },
+    stall: StallWatch | null = null,
+  ): Queryable => ({
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
       if (ended.now) throw new Error(ENDED);
       try {
-        const rows = await run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+        const statement = run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
           prepare: true,
         });
+        const rows = await (stall ?? new StallWatch()).watch(statement);
         return [...rows] as unknown as T[];
       } catch (error) {
         throw translatePostgresError(error);
@@ -80,14 +86,18 @@ export async function openPostgres(
       }
     },
   });
-  const inside = (tx: postgres.TransactionSql, ended: { now: boolean }): Transaction => ({
-    ...wrap(tx, ended),
+  const inside = (
+    tx: postgres.TransactionSql,
+    ended: { now: boolean },
+    stall: StallWatch,
+  ): Transaction => ({
+    ...wrap(tx, ended, stall),
     async queryTable(text, params = []) {
       if (ended.now) throw new Error(ENDED);
       try {
-        const result = await tx
-          .unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: false })
-          .values();
+        const result = await stall.watch(
+          tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: false }).values(),
+        );
         return {
           columns: result.columns.map((column) => ({ name: column.name, typeOid: column.type })),
           rows: [...result] as unknown[][],
@@ -99,7 +109,7 @@ export async function openPostgres(
     async savepoint(work) {
       if (ended.now) throw new Error(ENDED);
       try {
-        return (await tx.savepoint((inner) => work(inside(inner, ended)))) as Awaited<
+        return (await tx.savepoint((inner) => work(inside(inner, ended, stall)))) as Awaited<
           ReturnType<typeof work>
         >;
       } catch (error) {
@@ -118,24 +128,35 @@ export async function openPostgres(
   ): Promise<T> {
     // The callback's own rejection passes through as it is; only postgres.js's are translated.
     const callbackFailed: unknown[] = [];
+    // The begin, each statement and the commit are given up on when they stall (a connection
+    // lost at the wrong moment can leave them pending for ever): postgres-stall.ts.
+    const stall = new StallWatch();
+    let steps = stall.begin();
     try {
-      return (await poolFor(options.pool).begin(options.readOnly ? 'read only' : '', async (tx) => {
-        if (options.timeoutMs && options.timeoutMs > 0) {
-          await tx.unsafe(`set local statement_timeout = ${Math.ceil(options.timeoutMs)}`);
-        }
+      const begun = poolFor(options.pool).begin(options.readOnly ? 'read only' : '', async (tx) => {
+        steps();
         const ended = { now: false };
         try {
-          return await guard.run(() => work(inside(tx, ended)));
+          if (options.timeoutMs && options.timeoutMs > 0) {
+            await stall.watch(
+              tx.unsafe(`set local statement_timeout = ${Math.ceil(options.timeoutMs)}`),
+            );
+          }
+          return await guard.run(() => work(inside(tx, ended, stall)));
         } catch (error) {
           callbackFailed.push(error);
           throw error;
         } finally {
           ended.now = true;
+          steps = stall.begin();
         }
-      })) as T;
+      });
+      return (await Promise.race([begun, stall.given])) as T;
     } catch (error) {
       if (callbackFailed.includes(error)) throw error;
       throw translatePostgresError(error);
+    } finally {
+      stall.clear();
     }
   }
 

@@ -25,7 +25,10 @@ test.before(async (context) => {
     onnotice: () => undefined,
     connection: { application_name: 'connection-loss-test' },
   });
-  context.service = await startServiceProcess({ DATABASE_URL: context.url, ...(process.env.TRACE ? { NODE_OPTIONS: '--import /tmp/trace-rejection.mjs' } : {}) });
+  context.service = await startServiceProcess({
+    DATABASE_URL: context.url,
+    ...(process.env.TRACE ? { NODE_OPTIONS: '--import /tmp/trace-rejection.mjs' } : {}),
+  });
 });
 test.after(async ({ admin, service }) => {
   await service.stop();
@@ -49,6 +52,8 @@ async function call(
   body?: unknown,
 ): Promise<Response> {
   return fetch(service.baseUrl + path, {
+    // A request the service never answers is a failure of its own, not a hung test.
+    signal: AbortSignal.timeout(60_000),
     method,
     headers: {
       'content-type': 'application/json',
@@ -69,7 +74,7 @@ async function answersAgain(service: ServiceProcess, attempt: () => Promise<Resp
   }
 }
 
-test('writes in flight while every database connection is killed, 40 times over, leave the service alive and writing', async ({
+test('writes in flight while every database connection is killed, 25 times over, leave the service alive and writing', async ({
   admin,
   service,
 }) => {
@@ -82,8 +87,8 @@ test('writes in flight while every database connection is killed, 40 times over,
   const workspace = (await (
     await answersAgain(service, () => call(service, 'POST', '/workspaces', token, {}))
   ).json()) as { workspace_id: string };
-  let saved = 0;
-  for (let round = 0; round < 40 && exitCode === 'alive'; round++) {
+  const unanswered: string[] = [];
+  for (let round = 0; round < 25 && exitCode === 'alive'; round++) {
     // Small writes (under 1 KiB: the driver sends them from setImmediate), reads and a
     // long-poll, all on the connections about to die.
     const inFlight = Array.from({ length: 12 }, (_, i) =>
@@ -97,32 +102,24 @@ test('writes in flight while every database connection is killed, 40 times over,
               `/workspaces/${workspace.workspace_id}/files/r${round}-${i}.txt`,
               token,
               `round ${round}`,
-            ).then((response) => {
-              if (response.ok) saved++;
-              return response;
-            })
+            )
       ).then(
         (response) => response.body?.cancel(),
-        () => undefined,
+        (error: Error) => {
+          if (error.name === 'TimeoutError') unanswered.push(`round ${round} request ${i}`);
+        },
       ),
     );
-    (globalThis as any).__stage = 'terminate ' + round;
     await terminateServiceBackends(admin);
-    (globalThis as any).__stage = 'inflight ' + round;
     await Promise.all(inFlight);
   }
-  assert.is(
-    exitCode,
-    'alive',
-    `the service process exited: ${service.stderr().slice(-1500)}`,
-  );
-  (globalThis as any).__stage = 'after';
+  assert.is(exitCode, 'alive', `the service process exited: ${service.stderr().slice(-1500)}`);
   // And it serves again once its connections are back.
   await answersAgain(service, () =>
     call(service, 'PUT', `/workspaces/${workspace.workspace_id}/files/after.txt`, token, 'after'),
   );
   assert.is(exitCode, 'alive');
-  assert.ok(saved >= 0);
+  assert.equal(unanswered, [], 'every request is answered, if only with an error');
 });
 
 test.run();
