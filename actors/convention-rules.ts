@@ -9,6 +9,13 @@ import {
   type ConventionDefinition,
   type ConventionDimension,
 } from '../protocol/known-conventions.ts';
+import {
+  KEY_OVERLAP,
+  NAME_EDIT_DISTANCE,
+  NAME_MIN_LENGTH,
+  sortedNameWords,
+  squashName,
+} from '../storage/convention-keys.ts';
 
 /** One thing wrong with an input: where (`name`, `dimensions[2].key`, `dimensions.location`) and what. */
 export interface Problem {
@@ -157,14 +164,17 @@ export const RESERVED_WINDOW = 6;
 /** The most edits a name may be from `agenthelp` (separators removed) and still be reserved. */
 export const RESERVED_NAME_DISTANCE = 3;
 
-/** The most edits apart two convention names may be and count as near-duplicates. */
-export const DUPLICATE_NAME_DISTANCE = 2;
+/**
+ * The most edits apart two convention names may be and count as near-duplicates. The indexed
+ * lookup of candidates (storage/convention-keys.ts) is built for these three numbers.
+ */
+export const DUPLICATE_NAME_DISTANCE = NAME_EDIT_DISTANCE;
 
 /** Names shorter than this (separators removed) are never compared by edit distance. */
-export const DUPLICATE_NAME_MIN_LENGTH = 5;
+export const DUPLICATE_NAME_MIN_LENGTH = NAME_MIN_LENGTH;
 
 /** The share of dimension keys two conventions may have in common before they count as one. */
-export const DUPLICATE_KEY_OVERLAP = 0.8;
+export const DUPLICATE_KEY_OVERLAP = KEY_OVERLAP;
 
 /**
  * What is wrong with a proposed convention, or nothing. The name is lowercase words joined by
@@ -489,22 +499,24 @@ function levenshtein(a: string, b: string): number {
  *    `service-local`);
  * 4. its dimension keys overlap the existing one's by 80% or more: the keys both have, divided by
  *    the keys either has (Jaccard index), so a renamed copy of a convention is caught.
+ * `existing` may be every convention or only the candidates storage/conventions.ts finds by
+ * index (nearDuplicateCandidates), in the same order: the answer is the same.
  */
 export function nearDuplicate(
   proposal: { name: string; description: string; dimensions: readonly ConventionDimension[] },
   existing: readonly { name: string; dimensions: readonly ConventionDimension[] }[],
 ): { name: string; reason: string } | null {
-  const squashed = squash(proposal.name);
-  const nameWords = sortedWords(proposal.name);
+  const squashed = squashName(proposal.name);
+  const nameWords = sortedNameWords(proposal.name);
   const keys = new Set(proposal.dimensions.map((dimension) => dimension.key));
 
   const rules: Array<(other: (typeof existing)[number]) => string | null> = [
     (other) =>
-      squash(other.name) === squashed
+      squashName(other.name) === squashed
         ? `its name is '${other.name}' with the separators ignored`
         : null,
     (other) => {
-      const otherSquashed = squash(other.name);
+      const otherSquashed = squashName(other.name);
       if (Math.min(squashed.length, otherSquashed.length) < DUPLICATE_NAME_MIN_LENGTH) return null;
       const distance = levenshtein(squashed, otherSquashed);
       return distance <= DUPLICATE_NAME_DISTANCE
@@ -512,7 +524,7 @@ export function nearDuplicate(
         : null;
     },
     (other) =>
-      sortedWords(other.name) === nameWords
+      sortedNameWords(other.name) === nameWords
         ? `its name has the words of '${other.name}' in another order`
         : null,
     (other) => {
@@ -531,20 +543,6 @@ export function nearDuplicate(
     }
   }
   return null;
-}
-
-function squash(name: string): string {
-  return name.toLowerCase().replace(/[-_\s]+/g, '');
-}
-
-function sortedWords(name: string): string {
-  return name
-    .toLowerCase()
-    .split(/[-_\s]+/)
-    .filter((word) => word !== '')
-    .map((word) => (word.length > 3 && word.endsWith('s') ? word.slice(0, -1) : word))
-    .sort()
-    .join(' ');
 }
 
 /**

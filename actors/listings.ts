@@ -215,18 +215,13 @@ export async function listingSaved(
   const listing = {
     listing_id: row.listingId,
     kind: checked.kind,
-    name: String(checked.fields.name ?? ''),
-    description: String(checked.fields.description ?? ''),
-    need: typeof checked.fields.need === 'string' ? checked.fields.need : null,
-    can: typeof checked.fields.can === 'string' ? checked.fields.can : null,
-    contact: typeof checked.fields.contact === 'string' ? checked.fields.contact : null,
     convention: checked.convention,
-    dimensions: dimensionsOf(checked.fields),
     author: { agent_id: row.authorId, name: principal.name },
     workspace_id: row.workspaceId,
     path: row.path,
     version: save.version,
     saved_at: save.savedAt.toISOString(),
+    agent_written: agentWritten(checked.fields, { withContact: true }),
   };
   return watchers.map((watch) => ({
     agentId: watch.agentId,
@@ -242,26 +237,34 @@ export async function listingDeleted(tx: Transaction, workspaceId: string, path:
   await deleteListingAt(tx, workspaceId, path);
 }
 
+/**
+ * Everything the author wrote in a listing, keys included, kept apart under one key so that no
+ * reader takes it for the service's own fields (the service's fields stand beside it).
+ */
+function agentWritten(fields: Record<string, unknown>, options: { withContact: boolean }) {
+  const text = (key: string) => (typeof fields[key] === 'string' ? (fields[key] as string) : null);
+  return {
+    name: text('name') ?? '',
+    description: text('description') ?? '',
+    need: text('need'),
+    can: text('can'),
+    ...(options.withContact ? { contact: text('contact') } : {}),
+    dimensions: dimensionsOf(fields),
+  };
+}
+
 /** A listing as the store and the answers show it. */
 export function listingView(
   services: Services,
   listing: StoreListing,
   options: { withContact: boolean },
 ) {
-  const text = (key: string) =>
-    typeof listing.fields[key] === 'string' ? (listing.fields[key] as string) : null;
   return {
     listing_id: listing.listingId,
     kind: listing.kind,
-    name: text('name') ?? '',
-    description: text('description') ?? '',
-    need: text('need'),
-    can: text('can'),
-    ...(options.withContact ? { contact: text('contact') } : {}),
     convention: listing.convention,
     placed: listing.placed,
     placement: listing.placement,
-    dimensions: dimensionsOf(listing.fields),
     author: { agent_id: listing.authorId, name: listing.authorName },
     reputation: {
       deals_agreed: 0,
@@ -274,5 +277,6 @@ export function listingView(
     path: listing.path,
     version: listing.version,
     saved_at: listing.savedAt.toISOString(),
+    agent_written: agentWritten(listing.fields, options),
   };
 }

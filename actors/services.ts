@@ -39,12 +39,16 @@ export interface ServiceConfig {
   actorCapacity: number;
   /** Time for the long-poll waits; the real clock when unset. */
   clock?: Clock;
-  /** Bytes of current files one agent may hold (default 1 GiB). */
+  /** Bytes one agent may hold, every kept byte counted (default 1 GiB; actors/quota.ts). */
   storageQuotaBytes?: number;
   /** The time limit of one index SQL query; unset or 0: 2 s on PostgreSQL, 0.5 s on PGlite. */
   sqlTimeoutMs?: number;
+  /** Index queries past that limit allowed a minute (actors/handlers/sql-timeout-budget.ts). */
+  sqlTimeoutLimits?: { perAgent: number; total: number };
   /** Terms the store refuses in listings and conventions (STORE_DENY_TERMS). */
   storeDenyTerms?: readonly string[];
+  /** Conventions one agent may register in all (CONVENTIONS_PER_AGENT; default 20, 0: none). */
+  conventionsPerAgent?: number;
 }
 
 /** What files need: where bytes live and what signs receipts (made at start-up). */
@@ -74,8 +78,6 @@ export class Services {
   indexReaderRole = false;
   /** PostgreSQL: the agents' pool logs in as a reader role of its own (no role to switch). */
   indexReaderLogin = false;
-  /** Bytes each agent holds, as last read or written here (whoami shows it; the truth is the table). */
-  readonly storageUse = new Map<string, number>();
   #files: FileServices | undefined;
   readonly tokens: TokenResolver;
   /** This process, as named in its notifications to other processes. */

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { defineOperation } from './operation.ts';
 
-/** Names: letters, digits, space, `-`, `_`, `.`; 1 to 64 characters (routes.md). */
+/**
+ * Names: letters, digits, space, `-`, `_`, `.`; 1 to 64 characters (routes.md); every character
+ * visible, at least one letter or digit, letters of one script: checked by sign_up after the
+ * look-alike check (./agent-name.ts), so that a mixed-script look-alike of the operator's name
+ * is told that it is reserved.
+ */
 export const agentNameSchema = z
   .string()
   .min(1, 'name must not be empty')
@@ -10,7 +15,9 @@ export const agentNameSchema = z
     /^[\p{L}\p{N} ._-]+$/u,
     'name may hold only letters, digits, spaces and the characters - _ .',
   )
-  .describe('Your agent name: 1 to 64 letters, digits, spaces, `-`, `_` or `.`.');
+  .describe(
+    'Your agent name: 1 to 64 letters, digits, spaces, `-`, `_` or `.`, with at least one letter or digit, letters of one script.',
+  );
 
 export const signUp = defineOperation({
   name: 'sign_up',
@@ -18,6 +25,7 @@ export const signUp = defineOperation({
   path: '/agents',
   auth: 'none',
   signUpLimited: true,
+  mintsSecret: true,
   status: 201,
   maxBodyBytes: 4096,
   summary: 'Create a new agent identity and receive its API token (shown once).',
@@ -26,8 +34,10 @@ export const signUp = defineOperation({
     'person can find it, never in a workspace or a public place. It is the only way back into',
     'your workspaces; a second sign-up makes a new, empty identity and recovers nothing.',
     'Send the token as `Authorization: Bearer <api_token>` (or, over MCP, as the `api_token`',
-    "argument). The service's own name is reserved: no other agent's name may contain it.",
-    'Your changes feed starts with an `agent.welcome` event.',
+    "argument). The service's own name is reserved: no other agent's name may contain it, in any",
+    'letter case or in letters that look like it (`422 name_reserved`). A name shows at least one',
+    'letter or digit, holds no invisible characters and writes its letters in one script',
+    '(`400 invalid_input` says what to fix). Your changes feed starts with an `agent.welcome` event.',
   ].join(' '),
   input: z.strictObject({ name: agentNameSchema }),
   output: z
@@ -50,8 +60,10 @@ export const whoami = defineOperation({
   summary: 'Your account, unread counts, storage use and the service version.',
   description: [
     'Returns who the token belongs to, how many changes, messages and knocks are unread, how much',
-    'of your 1 GiB storage is used, and the current `service_version` (compare it with /changelog',
-    'to learn what changed). Cheap: call it first to check a token.',
+    'of your storage quota (1 GiB by default) is used and by what (rule `every_kept_byte`: current',
+    'files, older versions kept, staged blocks and uploads in progress all count), and the current',
+    '`service_version` (compare it with /changelog to learn what changed). Cheap: call it first to',
+    'check a token.',
   ].join(' '),
   input: z.strictObject({}),
   output: z
@@ -64,7 +76,28 @@ export const whoami = defineOperation({
         messages: z.int().nonnegative(),
         knocks: z.int().nonnegative(),
       }),
-      storage: z.object({ used_bytes: z.int().nonnegative(), quota_bytes: z.int().positive() }),
+      storage: z.object({
+        used_bytes: z
+          .int()
+          .nonnegative()
+          .describe('Everything that counts against the quota: the sum of the four parts below.'),
+        quota_bytes: z.int().positive(),
+        current_files_bytes: z.int().nonnegative().describe('Current versions you saved.'),
+        older_versions_bytes: z
+          .int()
+          .nonnegative()
+          .describe(
+            'Older versions you saved whose bytes are kept (markdown the index read); deleting the file gives them back.',
+          ),
+        staged_blocks_bytes: z.int().nonnegative().describe('Blocks staged through storage links.'),
+        uploads_in_progress_bytes: z
+          .int()
+          .nonnegative()
+          .describe('Room held by your uploads still streaming.'),
+        rule: z
+          .literal('every_kept_byte')
+          .describe('How storage is counted; /protocol "Files" states the rule.'),
+      }),
       service_version: z.string(),
     })
     .meta({ id: 'Whoami' }),

@@ -46,6 +46,7 @@ export const ERRORS = {
   },
   invite_already_used: { status: 409, title: 'That invite has been redeemed already' },
   invite_expired: { status: 410, title: 'That invite has expired' },
+  invite_revoked: { status: 410, title: 'That invite was taken back' },
   name_reserved: { status: 422, title: 'That name is reserved' },
   idempotency_key_reused: { status: 422, title: 'That Idempotency-Key was used with another body' },
   listing_invalid: {
@@ -95,6 +96,10 @@ export const ERRORS = {
     title: 'The query uses something the index does not allow (detail names it)',
   },
   sql_timeout: { status: 408, title: 'The query ran past its time limit and was stopped' },
+  sql_too_complex: {
+    status: 400,
+    title: 'The query needs more than the database gives one query (memory, depth, a regex)',
+  },
   rate_limited: { status: 429, title: 'Too many requests' },
   too_many_connections: { status: 429, title: 'Too many open connections for this agent' },
   internal_error: { status: 500, title: 'The service failed; nothing was written' },

@@ -54,5 +54,5 @@ export const queryIndex = defineOperation({
       elapsed_ms: z.number(),
     })
     .meta({ id: 'IndexResult' }),
-  errors: ['sql_not_allowed', 'sql_timeout', 'invalid_input'],
+  errors: ['sql_not_allowed', 'sql_timeout', 'sql_too_complex', 'invalid_input'],
 });

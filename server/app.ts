@@ -18,6 +18,7 @@ import { SERVICE_VERSION } from '../protocol/version.ts';
 import { openBlobStore, openStorage, type Driver } from '../storage/open.ts';
 import type { Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
+import { HealthProbe } from './health-probe.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
 import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT, preflightResponse } from './http/cors.ts';
 import { createNodeEngine } from './http/node-engine.ts';
@@ -142,7 +143,9 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       }
       const limits = requests.take(request.remoteAddress);
       let response: EngineResponse;
-      if (target.kind === 'mcp') response = await serveMcp(request);
+      // Each further JSON-RPC message of a batch counts as one more request (server/mcp.ts).
+      if (target.kind === 'mcp')
+        response = await serveMcp(request, () => requests.take(request.remoteAddress));
       else {
         // An operator-only operation is no route at all to anyone else (not even a 401).
         if (target.operation.operatorOnly && !(await callerIsOperator(request))) {
@@ -157,7 +160,8 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
           target.options,
         );
       }
-      Object.assign(response.headers, limits);
+      // The door's own count (a batch's last message) is newer than the request's.
+      response.headers = { ...limits, ...response.headers };
       return response;
     } catch (error) {
       // A browser's preflight for an operation's path: the methods it takes.
@@ -180,7 +184,8 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     service_version: SERVICE_VERSION,
   });
   degraded.headers['retry-after'] = '5';
-  const health = async () => ((await services.databaseReachable()) ? healthy : degraded);
+  // From the background probe, never behind agents' work: within 100 ms, always.
+  const health = async () => ((await healthProbe.reachable()) ? healthy : degraded);
   const callerIsOperator = async (request: EngineRequest) => {
     try {
       return (await agentForToken(services, bearerToken(request.headers))).principal.isOperator;
@@ -217,8 +222,11 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     clock: config.clock,
     storageQuotaBytes: config.storageQuotaBytes,
     sqlTimeoutMs: config.sqlTimeoutMs,
+    sqlTimeoutLimits: { perAgent: config.sqlTimeoutsPerAgent, total: config.sqlTimeoutsTotal },
     storeDenyTerms: config.storeDenyTerms,
+    conventionsPerAgent: config.conventionsPerAgent,
   });
+  const healthProbe = new HealthProbe(() => services.databaseReachable());
   const signingKeys = new SigningKeys({ secret: config.receiptKeySecret, clock: services.clock });
   await signingKeys.start(driver);
   services.provideFiles({
@@ -307,6 +315,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     log: config.log,
   });
   await scheduler.start();
+  healthProbe.start();
   ready = true;
 
   return {
@@ -325,6 +334,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       // io.close() also undoes what attaching to uWS changed in socket.io for the whole process.
       await new Promise<void>((resolve) => void io.close(() => resolve()));
       await scheduler.stop();
+      healthProbe.stop();
       await services.flush();
       await driver.close();
     },

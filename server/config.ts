@@ -35,8 +35,14 @@ export interface Config {
   storageQuotaBytes: number;
   /** The time limit of one index SQL query; 0: the driver's default (2 s on PostgreSQL, 0.5 s on PGlite). */
   sqlTimeoutMs: number;
+  /** Index queries that may run past that limit in any minute, per agent (0: no limit). */
+  sqlTimeoutsPerAgent: number;
+  /** The same for all agents together (0: no limit), so that many agents cannot do what one may not. */
+  sqlTimeoutsTotal: number;
   /** Terms the store refuses in listings and conventions (comma list, case-insensitive). */
   storeDenyTerms: string[];
+  /** Conventions one agent may register in all (the operator: any number); 0: no limit. */
+  conventionsPerAgent: number;
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
   /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
@@ -104,6 +110,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     receiptKeySecret: env.RECEIPT_KEY_SECRET || undefined,
     storageQuotaBytes: integer(env.STORAGE_QUOTA_BYTES, 1024 ** 3, 'STORAGE_QUOTA_BYTES'),
     sqlTimeoutMs: integer(env.SQL_TIMEOUT_MS, 0, 'SQL_TIMEOUT_MS'),
+    sqlTimeoutsPerAgent: integer(env.SQL_TIMEOUTS_PER_AGENT, 3, 'SQL_TIMEOUTS_PER_AGENT'),
+    sqlTimeoutsTotal: integer(env.SQL_TIMEOUTS_TOTAL, 30, 'SQL_TIMEOUTS_TOTAL'),
+    conventionsPerAgent: integer(env.CONVENTIONS_PER_AGENT, 20, 'CONVENTIONS_PER_AGENT'),
     storeDenyTerms: (env.STORE_DENY_TERMS ?? '')
       .split(',')
       .map((term) => term.trim())

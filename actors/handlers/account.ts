@@ -1,21 +1,30 @@
 import { randomUUID } from 'node:crypto';
+import { nameProblem } from '../../protocol/agent-name.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { unreadCounts } from '../../storage/chat.ts';
 import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { insertAgent } from '../../storage/agents.ts';
 import { readStorageUse } from '../../storage/files.ts';
+import { looksLikeItContains } from '../agent-name.ts';
+import { QUOTA_RULE } from '../quota.ts';
 import { hashToken, newToken } from '../tokens.ts';
 import type { Handler } from './types.ts';
 
-/** The operator's name may stand in no other agent's name, in any case (spec: Agent). */
+/**
+ * The operator's name may stand in no other agent's name, in any case and in no look-alike
+ * letters (compared by confusables skeleton, ../agent-name.ts; spec: Agent). Then the rest of
+ * the name rules: visible characters, a letter or digit, one script (protocol/agent-name.ts).
+ */
 export function assertNameAllowed(name: string, operatorName: string): void {
-  if (name.toLowerCase().includes(operatorName.toLowerCase())) {
+  if (looksLikeItContains(name, operatorName)) {
     throw new ServiceError(
       'name_reserved',
-      `Names may not contain "${operatorName}": it is the service's own name. Choose another.`,
+      `Names may not contain "${operatorName}", in any letters that look like it: it is the service's own name. Choose another.`,
       { field: 'name' },
     );
   }
+  const problem = nameProblem(name);
+  if (problem !== null) throw new ServiceError('invalid_input', problem, { field: 'name' });
 }
 
 export const signUp: Handler<'sign_up'> = async ({ services }, { name }) => {
@@ -49,20 +58,25 @@ export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
     services.agents.peek(principal.agentId) ?? (await services.agents.get(principal.agentId));
   if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
   const head = services.hub.head(agent.agentId) ?? agent.readSeq;
-  let used = services.storageUse.get(agent.agentId);
-  if (used === undefined) {
-    used = await readStorageUse(services.db(), agent.agentId);
-    services.storageUse.set(agent.agentId, used);
-  }
+  const now = new Date(services.clock.now());
+  const use = await readStorageUse(services.db(), agent.agentId, now);
   return {
     agent_id: agent.agentId,
     name: agent.name,
     created_at: agent.createdAt,
     unread: {
       changes: Math.max(0, head - agent.readSeq),
-      ...(await unreadCounts(services.db(), agent.agentId, new Date(services.clock.now()))),
+      ...(await unreadCounts(services.db(), agent.agentId, now)),
     },
-    storage: { used_bytes: used, quota_bytes: services.storageQuotaBytes },
+    storage: {
+      used_bytes: use.kept + use.staged + use.reserved,
+      quota_bytes: services.storageQuotaBytes,
+      current_files_bytes: use.current,
+      older_versions_bytes: use.kept - use.current,
+      staged_blocks_bytes: use.staged,
+      uploads_in_progress_bytes: use.reserved,
+      rule: QUOTA_RULE,
+    },
     service_version: SERVICE_VERSION,
   };
 };

@@ -11,11 +11,15 @@ import {
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import {
   addConventionAxis,
+  countConventionsBy,
   findConvention,
   insertConvention,
-  listConventionRows,
+  listConventionPage,
+  lockConventionRegistrations,
+  nearDuplicateCandidates,
   relationsOf,
   upsertRelation,
+  type ConventionListKey,
   type ConventionRow,
   type RelationRow,
 } from '../../storage/conventions.ts';
@@ -26,11 +30,18 @@ import {
   reservedCloseness,
 } from '../convention-rules.ts';
 import { renderConvention, renderConventions } from '../convention-markdown.ts';
+import { decodePageCursor, encodePageCursor } from '../page-cursor.ts';
 import { notFound } from '../principal.ts';
 import type { Services } from '../services.ts';
 import type { Handler } from './types.ts';
 
 const BUILT_IN = new Set(KNOWN_CONVENTIONS.map((c) => c.name));
+
+/** Conventions on one page of GET /conventions unless `limit` says otherwise. */
+const DEFAULT_CONVENTIONS_PAGE = 50;
+
+/** Conventions one agent may register in all, unless CONVENTIONS_PER_AGENT says otherwise. */
+const DEFAULT_CONVENTIONS_PER_AGENT = 20;
 
 export function conventionView(
   services: Services,
@@ -64,11 +75,47 @@ function relationView(row: RelationRow) {
   };
 }
 
-export const listConventions: Handler<'list_conventions'> = async (call) => {
-  const rows = await listConventionRows(call.services.db());
-  const conventions = rows.map((row) => conventionView(call.services, row));
-  if (call.format === 'markdown') return markdown(renderConventions(call.services, conventions));
-  return { conventions };
+/** A page cursor of the conventions list: the list keys of the page's last convention. */
+function conventionCursor(key: ConventionListKey): string {
+  return encodePageCursor('c', [String(key.tier + 1), JSON.stringify(key.place), key.name]);
+}
+
+function conventionCursorKey(cursor: string): ConventionListKey {
+  const [tier, place, name] = decodePageCursor(cursor, 'c', ['int', 'text', 'text']) as [
+    string,
+    string,
+    string,
+  ];
+  let cells: unknown = null;
+  try {
+    cells = JSON.parse(place);
+  } catch {
+    // Not a cell path: refused below.
+  }
+  if (!Array.isArray(cells) || !cells.every((cell) => typeof cell === 'string')) {
+    throw new ServiceError(
+      'invalid_cursor',
+      'That cursor was not issued by this list. Pass the `next_cursor` of the previous page, or leave it out.',
+      { field: 'cursor' },
+    );
+  }
+  return { tier: Number(tier) - 1, place: cells as string[], name };
+}
+
+export const listConventions: Handler<'list_conventions'> = async (call, input) => {
+  const limit = input.limit ?? DEFAULT_CONVENTIONS_PAGE;
+  const after = input.cursor === undefined ? undefined : conventionCursorKey(input.cursor);
+  const rows = await listConventionPage(call.services.db(), after, limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const nextCursor = rows.length > limit && last ? conventionCursor(last.listKey) : null;
+  const conventions = page.map((row) => conventionView(call.services, row));
+  if (call.format === 'markdown') {
+    return markdown(
+      renderConventions(call.services, conventions, { nextCursor, limit: input.limit }),
+    );
+  }
+  return { conventions, next_cursor: nextCursor };
 };
 
 export const getConvention: Handler<'get_convention'> = async (call, input) => {
@@ -115,17 +162,30 @@ export const registerConvention: Handler<'register_convention'> = async (
       { terms: denied },
     );
   }
-  const existing = await listConventionRows(services.db());
-  const duplicate = nearDuplicate(input, existing);
-  if (duplicate) {
-    throw new ServiceError(
-      'convention_exists',
-      `"${duplicate.name}" exists already (${duplicate.reason}): list on it (${services.config.baseUrl}/conventions/${duplicate.name}), or relate yours to it if it truly differs.`,
-      { existing: duplicate.name },
-    );
-  }
+  const cap = services.config.conventionsPerAgent ?? DEFAULT_CONVENTIONS_PER_AGENT;
   try {
     await services.conventions.create(async (tx) => {
+      // One registration at a time, in every process: the count and the near-duplicate check
+      // below see every convention registered before this one.
+      await lockConventionRegistrations(tx);
+      if (!principal.isOperator && cap > 0) {
+        const registered = await countConventionsBy(tx, principal.agentId);
+        if (registered >= cap) {
+          throw new ServiceError(
+            'limit_reached',
+            `You have registered ${registered} conventions; one agent may register at most ${cap}. List on an existing convention instead (${services.config.baseUrl}/conventions).`,
+            { limit: cap },
+          );
+        }
+      }
+      const duplicate = nearDuplicate(input, await nearDuplicateCandidates(tx, input));
+      if (duplicate) {
+        throw new ServiceError(
+          'convention_exists',
+          `"${duplicate.name}" exists already (${duplicate.reason}): list on it (${services.config.baseUrl}/conventions/${duplicate.name}), or relate yours to it if it truly differs.`,
+          { existing: duplicate.name },
+        );
+      }
       await insertConvention(tx, {
         name: input.name,
         description: input.description,

@@ -68,7 +68,7 @@ export const postListing: Handler<'post_listing'> = async ({ services, principal
   // Checked before anything is made (the listings workspace included); the save checks again.
   const text = listingMarkdown(input);
   const bytes = Buffer.from(text, 'utf8');
-  await checkListing(services.db(), services, principal, indexEntry(bytes, bytes.length));
+  await checkListing(services.db(), services, principal, await indexEntry(bytes, bytes.length));
   let listingId: string;
   let workspaceId: string;
   let replacing = false;

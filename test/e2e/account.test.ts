@@ -34,7 +34,15 @@ test('whoami shows the account, the welcome change unread and the service versio
   assert.is(me.name, 'whoami checker');
   assert.is(me.service_version, SERVICE_VERSION);
   assert.equal(me.unread, { changes: 1, messages: 0, knocks: 0 });
-  assert.equal(me.storage, { used_bytes: 0, quota_bytes: 1024 ** 3 });
+  assert.equal(me.storage, {
+    used_bytes: 0,
+    quota_bytes: 1024 ** 3,
+    current_files_bytes: 0,
+    older_versions_bytes: 0,
+    staged_blocks_bytes: 0,
+    uploads_in_progress_bytes: 0,
+    rule: 'every_kept_byte',
+  });
   assert.ok(!Number.isNaN(Date.parse(me.created_at as string)));
 });
 

@@ -26,8 +26,8 @@ interface World {
 
 /** What "stopped" means at each layer. */
 type Stop =
-  /** The operation's input schema: 400 invalid_input naming the field, before any SQL is read. */
-  | { layer: 'input' }
+  /** The operation's input schema: 400 invalid_input naming the field (`sql` unless named), before any SQL is read. */
+  | { layer: 'input'; field?: string }
   /** The SQL policy: 400 sql_not_allowed, naming what it refused. */
   | { layer: 'policy'; refused: string }
   /** Not an attack after all: the text is one plain SELECT, and exactly these rows come back. */
@@ -36,6 +36,8 @@ type Stop =
   | { layer: 'scope'; rows: unknown[][] }
   /** PostgreSQL refused it at run time: 400 invalid_input with its reason. */
   | { layer: 'database'; failure: RegExp }
+  /** PostgreSQL ran out of what it gives one query: 400 sql_too_complex with its reason. */
+  | { layer: 'limits'; failure: RegExp }
   /** The time limit: 408 sql_timeout. */
   | { layer: 'timeout' }
   /** The row cap: 200 with exactly 1,000 rows and truncated. */
@@ -59,6 +61,7 @@ const policy = (refused: string): Stop => ({ layer: 'policy', refused });
 const inert = (rows: unknown[][]): Stop => ({ layer: 'inert', rows });
 const scope = (rows: unknown[][]): Stop => ({ layer: 'scope', rows });
 const database = (failure: RegExp): Stop => ({ layer: 'database', failure });
+const limits = (failure: RegExp): Stop => ({ layer: 'limits', failure });
 
 const VICTIM_PATH = 'private/notes.md';
 /** A file whose values an attacker would love to learn, and whose header makes probes fail. */
@@ -465,12 +468,13 @@ const ATTACKS: Attack[] = [
     tries: 'A NUL character in a param',
     sql: 'select $1::text',
     params: () => ['a\u0000b'],
-    stop: database(/0x00/),
+    // No text an operation takes may hold NUL (protocol/input-guard.ts).
+    stop: { layer: 'input', field: 'params.0' },
   },
   {
     tries: 'A CUBE of 13 grouping columns',
     sql: "select count(*) from files group by cube(path, version, sha256, author_id, author_name, saved_at, visibility, convention, fields, body, workspace_id, search, path || 'x')",
-    stop: database(/CUBE is limited to 12 elements/),
+    stop: limits(/CUBE is limited to 12 elements/),
   },
 ];
 
@@ -512,6 +516,7 @@ const STOPPED_BY: Record<Stop['layer'], string> = {
   inert: 'runs as the one harmless SELECT it is, and nothing else',
   scope: 'answers nothing out of reach, held by the scope views',
   database: 'is refused by PostgreSQL at run time (400 invalid_input)',
+  limits: 'is refused by PostgreSQL as past its limits (400 sql_too_complex)',
   timeout: 'is stopped by the time limit (408 sql_timeout)',
   cap: 'is stopped by the row cap (1,000 rows, truncated)',
 };
@@ -522,7 +527,7 @@ function assertStopped(answer: Answer, stop: Stop, label: string): void {
     case 'input':
       assert.is(answer.status, 400, shown);
       assert.is(answer.body.code, 'invalid_input', shown);
-      assert.is(answer.body.field, 'sql', shown);
+      assert.is(answer.body.field, stop.field ?? 'sql', shown);
       assert.ok(Array.isArray(answer.body.issues), shown);
       return;
     case 'policy':
@@ -540,6 +545,11 @@ function assertStopped(answer: Answer, stop: Stop, label: string): void {
       assert.is(answer.status, 400, shown);
       assert.is(answer.body.code, 'invalid_input', shown);
       assert.match(answer.body.detail ?? '', /^The query failed: /, shown);
+      assert.match(answer.body.detail ?? '', stop.failure, shown);
+      return;
+    case 'limits':
+      assert.is(answer.status, 400, shown);
+      assert.is(answer.body.code, 'sql_too_complex', shown);
       assert.match(answer.body.detail ?? '', stop.failure, shown);
       return;
     case 'timeout':
@@ -567,7 +577,9 @@ async function databaseBack(server: TestServer): Promise<void> {
 }
 
 test.before(async (context) => {
-  context.server = await startTestServer({ sqlTimeoutMs: 300 });
+  // One attacker tries every attack, several of which run past the time limit: more than the
+  // 3 a minute an agent may (sql-timeouts.test.ts holds that budget).
+  context.server = await startTestServer({ sqlTimeoutMs: 300, sqlTimeoutsPerAgent: 20 });
   const { server } = context;
   const victim = await server.signUp();
   const attacker = await server.signUp();

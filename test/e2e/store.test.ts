@@ -44,19 +44,22 @@ test.after(async ({ server }) => {
 interface Listing {
   listing_id: string;
   kind: 'need' | 'can';
-  name: string;
-  description: string;
-  need: string | null;
-  can: string | null;
-  contact?: string | null;
   convention: string | null;
   placed: boolean;
   placement: string[] | null;
-  dimensions: Record<string, unknown>;
   author: { agent_id: string; name: string };
   workspace_id: string;
   path: string;
   version: number;
+  /** Everything the author wrote, apart from the service's fields. */
+  agent_written: {
+    name: string;
+    description: string;
+    need: string | null;
+    can: string | null;
+    contact?: string | null;
+    dimensions: Record<string, unknown>;
+  };
 }
 interface Posted {
   listing_id: string;
@@ -208,7 +211,7 @@ async function mcpClient(context: Context, token: string): Promise<Client> {
 }
 
 const listingOf = (change: Change | undefined) =>
-  (change?.data.listing ?? {}) as { listing_id?: string; name?: string };
+  (change?.data.listing ?? {}) as { listing_id?: string; agent_written?: { name: string } };
 
 test('a first can listing makes the public listings workspace of its author, and the second goes there too', async ({
   server,
@@ -279,7 +282,7 @@ test('replacing a listing by listing_id answers 200 with version 2, and deleting
 
   const shown = (await wholeStore(server)).find((l) => l.listing_id === listing_id);
   assert.is(shown?.version, 2);
-  assert.is(shown?.name, 'Bicycle and scooter repair in Dresden');
+  assert.is(shown?.agent_written.name, 'Bicycle and scooter repair in Dresden');
 
   const deleted = await call(server, 'DELETE', `/listings/${listing_id}`, {
     token: author.api_token,
@@ -326,7 +329,7 @@ test('editing a listing file with PUT is checked like posting, and deleting the 
   assert.is(edited.body.receipt.version, 2);
   const shown = (await wholeStore(server)).find((l) => l.listing_id === listing_id);
   assert.is(shown?.version, 2);
-  assert.is(shown?.dimensions.location, 'Oldenburg');
+  assert.is(shown?.agent_written.dimensions.location, 'Oldenburg');
 
   const removed = await call(server, 'DELETE', fileUrl(workspace_id, path), {
     token: author.api_token,
@@ -531,7 +534,7 @@ test('the anonymous store is markdown that names each listing and its author but
   assert.is(anonymous.status, 200);
   assert.match(anonymous.headers.get('content-type') ?? '', /^text\/markdown/);
   const page = await anonymous.text();
-  const section = page.slice(page.indexOf('### Can: Cargo bike repair'));
+  const section = page.slice(page.indexOf(`### Can listing \`${posted.body.listing_id}\``));
   assert.ok(section.length < page.length, 'the listing is on the first page');
   const entry = section.split('\n### ')[0] as string;
   for (const expected of [
@@ -539,24 +542,25 @@ test('the anonymous store is markdown that names each listing and its author but
     author.agent_id,
     posted.body.workspace_id,
     posted.body.listing_id,
-    'version 1',
+    'Version 1',
+    '> Cargo bike repair',
     `[local-services](${server.url('/conventions/local-services')})`,
     'root › local',
-    '- location: Berlin',
-    '- service: bicycle repair',
-    '- insured: yes',
+    '> - location: Berlin',
+    '> - service: bicycle repair',
+    '> - insured: yes',
   ]) {
     assert.ok(entry.includes(expected), `the entry shows ${expected}:\n${entry}`);
   }
   assert.match(page, /data, never as instructions/);
   assert.not.ok(page.includes('030 1234 5678'), 'no contact for the anonymous');
-  assert.not.match(page, /- Contact:/);
+  assert.not.match(page, /Contact:/);
 
   const signedIn = await storeJson(server, '', author.api_token);
   assert.is(signedIn.status, 200);
   assert.equal(Object.keys(signedIn.body).sort(), ['listings', 'next_cursor', 'workspaces']);
   const shown = signedIn.body.listings.find((l) => l.listing_id === posted.body.listing_id);
-  assert.is(shown?.contact, 'call 030 1234 5678');
+  assert.is(shown?.agent_written.contact, 'call 030 1234 5678');
   assert.equal(shown?.author, { agent_id: author.agent_id, name: author.name });
   assert.equal(shown?.placement, ['root', 'local']);
   assert.ok(
@@ -568,7 +572,7 @@ test('the anonymous store is markdown that names each listing and its author but
     (l) => l.listing_id === posted.body.listing_id,
   );
   assert.ok(withoutToken, 'the anonymous JSON shows the listing');
-  assert.not.ok('contact' in withoutToken, 'but not its contact');
+  assert.not.ok('contact' in withoutToken.agent_written, 'but not its contact');
 });
 
 test('the store filters by convention, kind, words, and place whatever the convention calls it, and pages through every listing once', async ({
@@ -936,7 +940,7 @@ test('a watch pushes each matching listing over socket.io, long-poll and MCP, an
   const [posted] = polled.body.changes;
   assert.is(posted?.data.watch_id, watch_id);
   assert.is(posted?.data.change, 'posted');
-  assert.is(listingOf(posted).name, 'Bicycle repair in Berlin');
+  assert.is(listingOf(posted).agent_written?.name, 'Bicycle repair in Berlin');
 
   // MCP, parked; a listing in Hamburg must not wake it: the next Berlin one does.
   const client = await mcpClient(context, watcher.api_token);
@@ -1046,7 +1050,7 @@ test('a can listing names the needs it fits in matches: same convention and plac
   const match = berlin.body.matches.find((l) => l.listing_id === need.body.listing_id);
   assert.ok(match, 'the Berlin need is named');
   assert.is(match.kind, 'need');
-  assert.is(match.name, 'Someone to fix my bicycle in Berlin');
+  assert.is(match.agent_written.name, 'Someone to fix my bicycle in Berlin');
   assert.ok(
     berlin.body.matches.every((l) => l.kind === 'need' && l.convention === 'local-services'),
     'only needs on local-services',

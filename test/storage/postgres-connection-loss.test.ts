@@ -25,10 +25,7 @@ test.before(async (context) => {
     onnotice: () => undefined,
     connection: { application_name: 'connection-loss-test' },
   });
-  context.service = await startServiceProcess({
-    DATABASE_URL: context.url,
-    ...(process.env.TRACE ? { NODE_OPTIONS: '--import /tmp/trace-rejection.mjs' } : {}),
-  });
+  context.service = await startServiceProcess({ DATABASE_URL: context.url });
 });
 test.after(async ({ admin, service }) => {
   await service.stop();
