@@ -13,20 +13,20 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { createActor } from 'xstate';
-import { leaveFeedback } from '../actors/handlers/feedback.ts';
-import { signUp } from '../actors/handlers/account.ts';
-import { readFeedPage } from '../actors/feed.ts';
-import { ensureOperator } from '../actors/operator.ts';
-import { principalOf, type Principal } from '../actors/principal.ts';
-import { Services } from '../actors/services.ts';
+import { leaveFeedback } from '../actors/feedback/handlers.ts';
+import { signUp } from '../actors/agents/handlers.ts';
+import { readFeedPage } from '../actors/feed/feed.ts';
+import { ensureOperator } from '../actors/agents/operator.ts';
+import { principalOf, type Principal } from '../actors/kernel/principal.ts';
+import { Services } from '../actors/kernel/services.ts';
 import { agentMachine } from '../machines/agent.ts';
-import { notifyActors } from '../storage/actor-notices.ts';
+import { notifyActors } from '../storage/kernel/actor-notices.ts';
 import { findAgent, saveAgentState } from '../storage/agents.ts';
-import { appendChanges, notifyChanges, readChanges } from '../storage/changes.ts';
+import { appendChanges, notifyChanges, readChanges } from '../storage/kernel/changes.ts';
 import type { Driver, Queryable, Row } from '../storage/driver.ts';
 import { insertFeedback } from '../storage/feedback.ts';
-import { openPglite } from '../storage/pglite-driver.ts';
-import { openPostgres } from '../storage/postgres-driver.ts';
+import { openPglite } from '../storage/pglite/driver.ts';
+import { openPostgres } from '../storage/postgres/driver.ts';
 import { freshPgliteDir } from '../test/helpers/storage.ts';
 import { bounded } from './clients.ts';
 import { ClosedLoop, type LoopResult } from './closed-loop.ts';
@@ -110,7 +110,7 @@ async function openWorld(
     const scratch = await scratchDatabase(options.databaseUrl);
     drop = scratch.drop;
     driver = await openPostgres(scratch.url);
-    // The same settings as storage/postgres-driver.ts, so only the driver's wrapper differs.
+    // The same settings as storage/postgres/driver.ts, so only the driver's wrapper differs.
     sql = postgres(scratch.url, {
       max: 10,
       prepare: true,

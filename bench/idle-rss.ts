@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pgliteImagePath } from '../storage/pglite-image.ts';
+import { pgliteImagePath } from '../storage/pglite/image.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** After /health first answers: lets start-up's garbage be collected and timers settle. */

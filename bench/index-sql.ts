@@ -20,12 +20,12 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { contentTypeOf } from '../actors/content-type.ts';
-import { runIndexQuery } from '../actors/index-queries.ts';
-import { principalOf, type Principal } from '../actors/principal.ts';
-import type { Services } from '../actors/services.ts';
-import { checkUserSql } from '../actors/sql-policy.ts';
-import { INDEX_ROW_CAP } from '../protocol/index.ts';
+import { contentTypeOf } from '../actors/files/content-type.ts';
+import { runIndexQuery } from '../actors/index/queries.ts';
+import { principalOf, type Principal } from '../actors/kernel/principal.ts';
+import type { Services } from '../actors/kernel/services.ts';
+import { checkUserSql } from '../actors/index/sql-policy.ts';
+import { INDEX_ROW_CAP } from '../protocol/index-sql.ts';
 import { KNOWN_CONVENTIONS } from '../protocol/known-conventions.ts';
 import { findAgent } from '../storage/agents.ts';
 import type { Driver } from '../storage/driver.ts';

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { migrate } from '../storage/migrate.ts';
-import { openPostgres } from '../storage/postgres-driver.ts';
+import { openPostgres } from '../storage/postgres/driver.ts';
 import { onTestsEnd } from '../test/helpers/resources.ts';
 
 /** The PostgreSQL the bench may use: BENCH_DATABASE_URL first, else DATABASE_URL; or none. */

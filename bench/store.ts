@@ -18,9 +18,9 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { contentTypeOf } from '../actors/content-type.ts';
-import { listingMarkdown } from '../actors/listings.ts';
-import { indexEntryHere } from '../actors/markdown-index.ts';
+import { contentTypeOf } from '../actors/files/content-type.ts';
+import { listingMarkdown } from '../actors/store/listings.ts';
+import { indexEntryHere } from '../actors/index/capture.ts';
 import type { Driver } from '../storage/driver.ts';
 import { searchText } from '../storage/file-index.ts';
 import { startTestServer, type TestServer } from '../test/helpers/server.ts';

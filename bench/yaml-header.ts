@@ -9,9 +9,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { parseDocument } from 'yaml';
-import { readHeaderOffLoop } from '../actors/header-thread.ts';
-import { listingMarkdown } from '../actors/listings.ts';
-import { indexEntry, indexEntryHere } from '../actors/markdown-index.ts';
+import { readHeaderOffLoop } from '../actors/index/header-thread.ts';
+import { listingMarkdown } from '../actors/store/listings.ts';
+import { indexEntry, indexEntryHere } from '../actors/index/capture.ts';
 
 /** The reading before issue 17, kept here as the baseline. */
 function baselineReading(source: string): unknown {

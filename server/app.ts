@@ -1,14 +1,14 @@
 import { Server as SocketIoServer } from 'socket.io';
-import { ensureHelpWorkspace, ensureOperator } from '../actors/operator.ts';
-import { prepareIndex } from '../actors/index-setup.ts';
-import { expireDueKnocks } from '../actors/handlers/knocks.ts';
-import { collectUnusedBlobs } from '../actors/blob-collector.ts';
-import { expireDueInvites } from '../actors/invites.ts';
-import { databaseJobStore } from '../actors/scheduled-jobs.ts';
-import { Services } from '../actors/services.ts';
-import { SigningKeys } from '../actors/signing-keys.ts';
-import { expireStagedBlocks } from '../actors/staged-blocks.ts';
-import { StorageLinks } from '../actors/storage-links.ts';
+import { ensureHelpWorkspace, ensureOperator } from '../actors/agents/operator.ts';
+import { prepareIndex } from '../actors/index/setup.ts';
+import { expireDueKnocks } from '../actors/chat/knock-handlers.ts';
+import { collectUnusedBlobs } from '../actors/files/blob-collector.ts';
+import { expireDueInvites } from '../actors/workspaces/invites.ts';
+import { databaseJobStore } from '../actors/kernel/scheduled-jobs.ts';
+import { Services } from '../actors/kernel/services.ts';
+import { SigningKeys } from '../actors/receipts/signing-keys.ts';
+import { expireStagedBlocks } from '../actors/files/staged-blocks.ts';
+import { StorageLinks } from '../actors/files/storage-links.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
@@ -34,9 +34,9 @@ import { routeNotFound, Router } from './http/router.ts';
 import { agentForToken } from './invoke.ts';
 import { TEST_OPERATIONS } from './http/test-operations.ts';
 import { createUwsEngine, loadUws } from './http/uws-engine.ts';
-import { createMcpDoor } from './mcp.ts';
+import { createMcpDoor } from './mcp/door.ts';
 import { Scheduler } from './scheduler.ts';
-import { attachSocketDoor, socketRefusal } from './socket.ts';
+import { attachSocketDoor, socketRefusal } from './socket/door.ts';
 import { createStorageLinkDoor } from './storage-link/door.ts';
 
 /** How often pending invites past their time are expired (list_invites shows them at once). */
@@ -143,7 +143,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       }
       const limits = requests.take(request.remoteAddress);
       let response: EngineResponse;
-      // Each further JSON-RPC message of a batch counts as one more request (server/mcp.ts).
+      // Each further JSON-RPC message of a batch counts as one more request (server/mcp/door.ts).
       if (target.kind === 'mcp')
         response = await serveMcp(request, () => requests.take(request.remoteAddress));
       else {

@@ -1,4 +1,4 @@
-import type { Clock } from '../actors/clock.ts';
+import type { Clock } from '../actors/kernel/clock.ts';
 
 /** Everything the service reads from its environment, in one place (routes.md, start-up). */
 export interface Config {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { DOCUMENTS } from '../protocol/documents.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
-import type { ServiceConfig } from '../actors/services.ts';
+import type { ServiceConfig } from '../actors/kernel/services.ts';
 
 export interface ServedDocument {
   contentType: string;

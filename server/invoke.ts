@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import type { AgentActor } from '../actors/agent-actor.ts';
-import type { Principal } from '../actors/principal.ts';
-import type { Call } from '../actors/handlers/types.ts';
+import type { AgentActor } from '../actors/agents/actor.ts';
+import type { Principal } from '../actors/kernel/principal.ts';
+import type { Call } from '../actors/kernel/handler.ts';
 import type { CallTransport } from '../protocol/binding.ts';
-import { HANDLERS } from '../actors/handlers/index.ts';
-import type { Services } from '../actors/services.ts';
+import { HANDLERS } from '../actors/handlers.ts';
+import type { Services } from '../actors/kernel/services.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import {
   integerRangeCheck,

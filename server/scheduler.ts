@@ -1,5 +1,5 @@
-import type { Clock } from '../actors/clock.ts';
-import type { JobStore } from '../actors/scheduled-jobs.ts';
+import type { Clock } from '../actors/kernel/clock.ts';
+import type { JobStore } from '../actors/kernel/scheduled-jobs.ts';
 
 /** Work the service does on time, whether or not anyone asks (e.g. expiring invites). */
 export interface ScheduledJob {
@@ -37,7 +37,7 @@ const RETRY_MS = 10_000;
  *
  * It lives with the doors (server/) because the clock is one more door into the service: a job
  * is to time what a handler is to a request. It reaches the database only through JobStore
- * (actors/scheduled-jobs.ts), as every door reaches storage through actors/.
+ * (actors/kernel/scheduled-jobs.ts), as every door reaches storage through actors/.
  */
 export class Scheduler {
   private readonly jobs: readonly ScheduledJob[];

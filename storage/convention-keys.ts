@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The keys that let the near-duplicate rules of actors/convention-rules.ts find their candidates
+ * The keys that let the near-duplicate rules of actors/conventions/rules.ts find their candidates
  * by index lookups (migration 017) instead of reading every convention. Each convention stores
  * its keys when it is written; a proposal is turned into the probes that find, among the stored
  * keys, a superset of the conventions any rule can match. The rules themselves then decide on

@@ -7,8 +7,8 @@ export type { Driver };
 /** The blob store, opened by start-up too (filesystem under DATA_DIR/blobs, or S3_URL). */
 export { openBlobStore } from './blobs/open.ts';
 import { migrate } from './migrate.ts';
-import { openPglite } from './pglite-driver.ts';
-import { openPostgres } from './postgres-driver.ts';
+import { openPglite } from './pglite/driver.ts';
+import { openPostgres } from './postgres/driver.ts';
 
 /** PostgreSQL when a URL is given, else the embedded PGlite under `dataDir`; migrated. */
 export async function openStorage(options: {

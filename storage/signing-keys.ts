@@ -1,6 +1,6 @@
 import type { Queryable, Transaction } from './driver.ts';
 
-/** A row of signing_keys; what the bytes mean is actors/signing-keys.ts's business. */
+/** A row of signing_keys; what the bytes mean is actors/receipts/signing-keys.ts's business. */
 export interface SigningKeyRow {
   kid: string;
   /** Raw 32-byte Ed25519 public key. */

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { ServiceError } from '../../protocol/errors.ts';
-import { onceByKey } from '../../actors/idempotency.ts';
-import type { Services } from '../../actors/services.ts';
+import { onceByKey } from '../../actors/kernel/idempotency.ts';
+import type { Services } from '../../actors/kernel/services.ts';
 import type { EngineResponse } from './engine.ts';
 
 function sha256(text: string): string {
@@ -49,7 +49,7 @@ function open(stored: string, key: string, scope: string): EngineResponse {
  * scoped to the caller (or to anonymous callers together) and stored hashed; answers are
  * stored encrypted under the key. Operations whose answer holds a secret (`mintsSecret`) never
  * come here: the route refuses their keys, so no replay hands a secret to another request. The
- * claim, the write and the stored answer commit together (actors/idempotency.ts).
+ * claim, the write and the stored answer commit together (actors/kernel/idempotency.ts).
  */
 export async function runIdempotent(
   services: Services,

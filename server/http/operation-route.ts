@@ -1,4 +1,4 @@
-import type { Services } from '../../actors/services.ts';
+import type { Services } from '../../actors/kernel/services.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import {
   isBodyless,

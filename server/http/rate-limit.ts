@@ -1,4 +1,4 @@
-import { realClock, type Clock } from '../../actors/clock.ts';
+import { realClock, type Clock } from '../../actors/kernel/clock.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 
 /** A limit: `limit` requests per `windowSeconds`, refilled evenly (a token bucket). */

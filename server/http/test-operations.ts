@@ -4,7 +4,7 @@ import { createReadStream, createWriteStream, mkdtempSync, renameSync, rmSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Call } from '../../actors/handlers/types.ts';
+import type { Call } from '../../actors/kernel/handler.ts';
 import {
   markdown,
   reply,

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { commitSave, storeFileBytes, type SaveOptions } from '../../actors/file-versions.ts';
-import { assertMayChange, readable } from '../../actors/handlers/workspaces.ts';
-import type { Principal } from '../../actors/principal.ts';
-import type { Services } from '../../actors/services.ts';
-import { commitBlocks, stageBlock } from '../../actors/staged-blocks.ts';
-import { LinkRefused, type VerifiedLink } from '../../actors/storage-links.ts';
+import { commitSave, storeFileBytes, type SaveOptions } from '../../actors/files/versions.ts';
+import { assertMayChange, readable } from '../../actors/workspaces/access.ts';
+import type { Principal } from '../../actors/kernel/principal.ts';
+import type { Services } from '../../actors/kernel/services.ts';
+import { commitBlocks, stageBlock } from '../../actors/files/staged-blocks.ts';
+import { LinkRefused, type VerifiedLink } from '../../actors/files/storage-links.ts';
 import type { ByteReply } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { parseFilePath } from '../../protocol/file-path.ts';
@@ -30,7 +30,7 @@ import {
 
 /**
  * The storage-link door: the calls Azure Blob clients make with a SAS, served for the
- * service's own links (actors/storage-links.ts; the "Storage links" section of /protocol). It sits beside the
+ * service's own links (actors/files/storage-links.ts; the "Storage links" section of /protocol). It sits beside the
  * REST, MCP and socket doors and reaches files through the same handlers and version-recording
  * functions they use, acting as the agent the link was made for:
  *

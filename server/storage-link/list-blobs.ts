@@ -1,7 +1,7 @@
-import type { Principal } from '../../actors/principal.ts';
-import type { Services } from '../../actors/services.ts';
-import { contentTypeOf } from '../../actors/content-type.ts';
-import { LinkRefused } from '../../actors/storage-links.ts';
+import type { Principal } from '../../actors/kernel/principal.ts';
+import type { Services } from '../../actors/kernel/services.ts';
+import { contentTypeOf } from '../../actors/files/content-type.ts';
+import { LinkRefused } from '../../actors/files/storage-links.ts';
 import { OPERATIONS } from '../../protocol/operations.ts';
 import { MAX_PAGE_LIMIT } from '../../protocol/paging.ts';
 import { STORAGE_LINK_PREFIX } from '../../protocol/storage-links.ts';

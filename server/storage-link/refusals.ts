@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { LinkRefused } from '../../actors/storage-links.ts';
+import { LinkRefused } from '../../actors/files/storage-links.ts';
 import type { EngineRequest } from '../http/engine.ts';
 
 /** How the storage-link door refuses: Azure's error codes for every failure it can meet. */

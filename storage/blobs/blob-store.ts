@@ -22,7 +22,7 @@ export interface PutOptions {
   /**
    * Called once every byte is in and hashed, before the blob becomes visible under its address:
    * an upload names its blob there, so that nothing deletes the blob between its becoming
-   * visible and its row's commit (actors/upload-reservations.ts). A rejection refuses the put,
+   * visible and its row's commit (actors/files/upload-reservations.ts). A rejection refuses the put,
    * which then keeps nothing.
    */
   onHashed?: (blob: StoredBlob) => Promise<void>;
@@ -74,7 +74,7 @@ export interface BlobStore {
    * source or a failing store, no partial blob is ever visible and the temporary copy is gone.
    * Putting bytes already stored is harmless and answers the same address; it makes the blob's
    * `modifiedAt` now again, because the collector of unused blobs spares blobs modified lately
-   * (actors/blob-collector.ts): a save in progress puts its bytes before its row commits.
+   * (actors/files/blob-collector.ts): a save in progress puts its bytes before its row commits.
    * Rejects with `BlobTooLargeError`, `BlobStoreFullError`, `BlobStoreUnavailableError`, the
    * signal's reason, or the source's own error.
    */

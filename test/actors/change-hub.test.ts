@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ChangeHub, type StoredChange } from '../../actors/change-hub.ts';
+import { ChangeHub, type StoredChange } from '../../actors/kernel/change-hub.ts';
 import { TestClock } from '../helpers/clock.ts';
 
 const change = (agentId: string, seq: number): StoredChange => ({

@@ -8,7 +8,7 @@ import {
   reservedCloseness,
   type ListingInput,
   type Problem,
-} from '../../actors/convention-rules.ts';
+} from '../../actors/conventions/rules.ts';
 import {
   KNOWN_CONVENTIONS,
   TRUNK_FIELDS,

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ensureOperator } from '../../actors/operator.ts';
-import { Services } from '../../actors/services.ts';
+import { ensureOperator } from '../../actors/agents/operator.ts';
+import { Services } from '../../actors/kernel/services.ts';
 import { openTestDriver } from '../helpers/storage.ts';
 
 const test = suite("the operator's configured name");

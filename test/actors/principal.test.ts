@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { notFound, principalOf, visibleOrNotFound } from '../../actors/principal.ts';
+import { notFound, principalOf, visibleOrNotFound } from '../../actors/kernel/principal.ts';
 import type { ServiceError } from '../../protocol/errors.ts';
 import { toProblem } from '../../protocol/errors.ts';
 

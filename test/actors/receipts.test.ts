@@ -8,8 +8,8 @@ import {
   verifyReceipt,
   type FileReceipt,
   type FileReceiptContent,
-} from '../../actors/receipts.ts';
-import { jwkOf, kidOf, rawPublicKey, type Jwks } from '../../actors/signing-keys.ts';
+} from '../../actors/receipts/receipts.ts';
+import { jwkOf, kidOf, rawPublicKey, type Jwks } from '../../actors/receipts/signing-keys.ts';
 import { canonicalJson } from '../../protocol/jcs.ts';
 
 const test = suite('signed, chained receipts');

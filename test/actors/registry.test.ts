@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Commit } from '../../actors/commit.ts';
-import { ActorRegistry, type PersistentActor } from '../../actors/registry.ts';
+import type { Commit } from '../../actors/kernel/commit.ts';
+import { ActorRegistry, type PersistentActor } from '../../actors/kernel/registry.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
 

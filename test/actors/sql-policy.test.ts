@@ -7,7 +7,7 @@ import {
   MAX_SQL_LENGTH,
   treeShape,
   type CheckedQuery,
-} from '../../actors/sql-policy.ts';
+} from '../../actors/index/sql-policy.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 
 const test = suite('the SQL policy for the index');

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SqlTimeoutBudget } from '../../actors/handlers/sql-timeout-budget.ts';
+import { SqlTimeoutBudget } from '../../actors/index/sql-timeout-budget.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { TestClock } from '../helpers/clock.ts';
 

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { holdHeaderThread, readHeaderOffLoop } from '../../actors/header-thread.ts';
-import { indexEntry, indexEntryHere } from '../../actors/markdown-index.ts';
-import { HEADER_LIMITS, readHeader } from '../../actors/yaml-header.ts';
+import { holdHeaderThread, readHeaderOffLoop } from '../../actors/index/header-thread.ts';
+import { indexEntry, indexEntryHere } from '../../actors/index/capture.ts';
+import { HEADER_LIMITS, readHeader } from '../../actors/index/yaml-header.ts';
 
 const lines = (count: number, line: (index: number) => string) =>
   Array.from({ length: count }, (_, index) => line(index)).join('\n');

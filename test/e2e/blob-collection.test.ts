@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BLOB_GRACE_MS, collectUnusedBlobs, holdBlob } from '../../actors/blob-collector.ts';
+import { BLOB_GRACE_MS, collectUnusedBlobs, holdBlob } from '../../actors/files/blob-collector.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { BLOB_LOCK_CLASS } from '../../storage/blob-references.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -88,7 +88,7 @@ test("a replaced or deleted file's old bytes leave at once, without the collecto
   await save(server, owner, id, 'gone.txt', 'soon deleted');
   await send(server, 'DELETE', `/workspaces/${id}/files/gone.txt`, owner.api_token);
 
-  // Rule every_kept_byte (actors/quota.ts): bytes let go are deleted by the save or delete.
+  // Rule every_kept_byte (actors/files/quota.ts): bytes let go are deleted by the save or delete.
   assert.not.ok(await held(server, 'report, first draft'));
   assert.not.ok(await held(server, 'soon deleted'));
   const stored = before.examined - before.collected + 3;

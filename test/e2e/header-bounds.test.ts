@@ -2,7 +2,7 @@ import { BlockBlobClient, type StoragePipelineOptions } from '@azure/storage-blo
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { holdHeaderThread } from '../../actors/header-thread.ts';
+import { holdHeaderThread } from '../../actors/index/header-thread.ts';
 import { connectMcp } from '../helpers/clients.ts';
 import { callJson } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

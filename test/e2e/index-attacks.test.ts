@@ -6,9 +6,9 @@ import { newWorkspace, saveFile, type TestAgent } from '../helpers/workspaces.ts
 
 /**
  * Attacks on POST /index/sql through the real HTTP door, each with the layer that stops it:
- * the input schema, the SQL policy (actors/sql-policy.ts), the scope views
+ * the input schema, the SQL policy (actors/index/sql-policy.ts), the scope views
  * (storage/migrations/008_index_scope.sql), PostgreSQL itself (read-only transaction, the
- * reader role, its own errors), the time limit and the row cap (actors/index-queries.ts).
+ * reader role, its own errors), the time limit and the row cap (actors/index/queries.ts).
  * A row marked `hole` is an attack no layer stops today: its test fails until it is closed.
  */
 const test = suite<{ server: TestServer; world: World }>('attacks on read-only SQL over the index');

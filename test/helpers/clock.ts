@@ -1,4 +1,4 @@
-import type { Clock } from '../../actors/clock.ts';
+import type { Clock } from '../../actors/kernel/clock.ts';
 
 interface Timer {
   at: number;

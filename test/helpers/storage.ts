@@ -5,8 +5,8 @@ import postgres from 'postgres';
 import { suite, type Test } from 'uvu';
 import type { Driver } from '../../storage/driver.ts';
 import { migrate } from '../../storage/migrate.ts';
-import { openPglite } from '../../storage/pglite-driver.ts';
-import { openPostgres } from '../../storage/postgres-driver.ts';
+import { openPglite } from '../../storage/pglite/driver.ts';
+import { openPostgres } from '../../storage/postgres/driver.ts';
 import { onTestsEnd } from './resources.ts';
 
 /** The PostgreSQL the suite also runs on, when CI provides one. */

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { databaseJobStore, type JobStore } from '../../actors/scheduled-jobs.ts';
+import { databaseJobStore, type JobStore } from '../../actors/kernel/scheduled-jobs.ts';
 import { Scheduler, type ScheduledJob } from '../../server/scheduler.ts';
 import type { Driver } from '../../storage/driver.ts';
-import { openPostgres } from '../../storage/postgres-driver.ts';
-import { ensureScheduledJob, readScheduledJob } from '../../storage/scheduled-jobs.ts';
+import { openPostgres } from '../../storage/postgres/driver.ts';
+import { ensureScheduledJob, readScheduledJob } from '../../storage/kernel/scheduled-jobs.ts';
 import { TestClock } from '../helpers/clock.ts';
 import {
   driverKinds,

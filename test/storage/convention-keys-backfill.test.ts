@@ -7,8 +7,8 @@ import * as assert from 'uvu/assert';
 import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
 import { conventionKeys } from '../../storage/convention-keys.ts';
 import type { Driver } from '../../storage/driver.ts';
-import { openPglite } from '../../storage/pglite-driver.ts';
-import { openPostgres } from '../../storage/postgres-driver.ts';
+import { openPglite } from '../../storage/pglite/driver.ts';
+import { openPostgres } from '../../storage/postgres/driver.ts';
 import { driverKinds, TEST_DATABASE_URL, type DriverKind } from '../helpers/storage.ts';
 
 /**

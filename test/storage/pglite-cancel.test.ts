@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DatabaseError, QUERY_CANCELED } from '../../storage/database-error.ts';
-import { openPglite, type PgliteDriver } from '../../storage/pglite-driver.ts';
+import { openPglite, type PgliteDriver } from '../../storage/pglite/driver.ts';
 import { freshPgliteDir } from '../helpers/storage.ts';
 
 /**

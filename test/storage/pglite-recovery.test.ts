@@ -10,8 +10,8 @@ import {
   type DatabaseError,
 } from '../../storage/database-error.ts';
 import type { Queryable } from '../../storage/driver.ts';
-import { openPglite, type PgliteDriver } from '../../storage/pglite-driver.ts';
-import { preparePgliteDataDir } from '../../storage/pglite-image.ts';
+import { openPglite, type PgliteDriver } from '../../storage/pglite/driver.ts';
+import { preparePgliteDataDir } from '../../storage/pglite/image.ts';
 import { freshPgliteDir } from '../helpers/storage.ts';
 
 /** What only the embedded driver has: a worker thread that can die, and its data directory. */

@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import * as assert from 'uvu/assert';
 import { StorageUnavailableError } from '../../storage/database-error.ts';
 import type { Driver } from '../../storage/driver.ts';
-import { openPostgres } from '../../storage/postgres-driver.ts';
+import { openPostgres } from '../../storage/postgres/driver.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
 import { TcpProxy } from './tcp-proxy.ts';
 

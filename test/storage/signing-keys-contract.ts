@@ -6,8 +6,8 @@ import {
   verifyChain,
   verifyReceipt,
   type SignedReceipt,
-} from '../../actors/receipts.ts';
-import { kidOf, rawPublicKey, SigningKeys } from '../../actors/signing-keys.ts';
+} from '../../actors/receipts/receipts.ts';
+import { kidOf, rawPublicKey, SigningKeys } from '../../actors/receipts/signing-keys.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import type { Driver, Queryable } from '../../storage/driver.ts';
 import { findSigningKey, insertSigningKey, listSigningKeys } from '../../storage/signing-keys.ts';

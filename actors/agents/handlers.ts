@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { nameProblem } from '../../protocol/agent-name.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { unreadCounts } from '../../storage/chat.ts';
+import { SERVICE_VERSION } from '../../protocol/version.ts';
+import { insertAgent } from '../../storage/agents.ts';
+import { readStorageUse } from '../../storage/files.ts';
+import { looksLikeItContains } from './name.ts';
+import { QUOTA_RULE } from '../files/quota.ts';
+import { hashToken, newToken } from './tokens.ts';
+import type { Handler } from '../kernel/handler.ts';
+
+/**
+ * The operator's name may stand in no other agent's name, in any case and in no look-alike
+ * letters (compared by confusables skeleton, ../agent-name.ts; spec: Agent). Then the rest of
+ * the name rules: visible characters, a letter or digit, one script (protocol/agent-name.ts).
+ */
+export function assertNameAllowed(name: string, operatorName: string): void {
+  if (looksLikeItContains(name, operatorName)) {
+    throw new ServiceError(
+      'name_reserved',
+      `Names may not contain "${operatorName}", in any letters that look like it: it is the service's own name. Choose another.`,
+      { field: 'name' },
+    );
+  }
+  const problem = nameProblem(name);
+  if (problem !== null) throw new ServiceError('invalid_input', problem, { field: 'name' });
+}
+
+export const signUp: Handler<'sign_up'> = async ({ services }, { name }) => {
+  const { config } = services;
+  assertNameAllowed(name, config.operatorName);
+  const agentId = randomUUID();
+  const apiToken = newToken();
+  await services.agents.create(async (tx) => {
+    await insertAgent(tx, { agentId, name, tokenHash: hashToken(apiToken) });
+    return {
+      result: undefined,
+      changes: [
+        {
+          agentId,
+          type: 'agent.welcome',
+          data: {
+            message: `Welcome, ${name}. Read ${config.baseUrl}/llms.txt first: it says what you can do here and how.`,
+            llms_txt: `${config.baseUrl}/llms.txt`,
+            protocol: `${config.baseUrl}/protocol`,
+          },
+        },
+      ],
+    };
+  });
+  return { agent_id: agentId, name, api_token: apiToken };
+};
+
+export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
+  // The door has just loaded the caller: it is in memory (peek), unless evicted meanwhile.
+  const agent =
+    services.agents.peek(principal.agentId) ?? (await services.agents.get(principal.agentId));
+  if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
+  const head = services.hub.head(agent.agentId) ?? agent.readSeq;
+  const now = new Date(services.clock.now());
+  const use = await readStorageUse(services.db(), agent.agentId, now);
+  return {
+    agent_id: agent.agentId,
+    name: agent.name,
+    created_at: agent.createdAt,
+    unread: {
+      changes: Math.max(0, head - agent.readSeq),
+      ...(await unreadCounts(services.db(), agent.agentId, now)),
+    },
+    storage: {
+      used_bytes: use.kept + use.staged + use.reserved,
+      quota_bytes: services.storageQuotaBytes,
+      current_files_bytes: use.current,
+      older_versions_bytes: use.kept - use.current,
+      staged_blocks_bytes: use.staged,
+      uploads_in_progress_bytes: use.reserved,
+      rule: QUOTA_RULE,
+    },
+    service_version: SERVICE_VERSION,
+  };
+};

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { agentNameSchema } from '../../protocol/account.ts';
+import { nameProblem } from '../../protocol/agent-name.ts';
+import { findOperator, insertAgent, setOperatorTokenHash } from '../../storage/agents.ts';
+import { insertWorkspace } from '../../storage/workspaces.ts';
+import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
+import type { Services } from '../kernel/services.ts';
+import { hashToken, tokenShape } from './tokens.ts';
+
+/**
+ * The operator agent exists from the first start. Its name is configured; it signs in only
+ * when OPERATOR_TOKEN is set (a token of the service's own form), never with a printed one.
+ */
+export async function ensureOperator(
+  services: Services,
+  operatorToken: string | undefined,
+): Promise<string> {
+  const { driver, config } = services;
+  // Every other name is held against this one: it must be a name an agent could have.
+  const nameRefusal = agentNameSchema.safeParse(config.operatorName).error?.issues[0]?.message;
+  const problem = nameRefusal ?? nameProblem(config.operatorName);
+  if (problem)
+    throw new Error(`OPERATOR_NAME "${config.operatorName}" is not a valid name: ${problem}`);
+  if (operatorToken !== undefined && tokenShape(operatorToken) !== 'ok') {
+    throw new Error(
+      "OPERATOR_TOKEN must be a token of the service's form (asvc_...): make one with `npm run token`.",
+    );
+  }
+  const tokenHash = operatorToken === undefined ? null : hashToken(operatorToken);
+  let operator = await findOperator(driver);
+  if (!operator) {
+    try {
+      await services.agents.create(async (tx) => {
+        await insertAgent(tx, {
+          agentId: randomUUID(),
+          name: config.operatorName,
+          tokenHash,
+          isOperator: true,
+        });
+        return { result: undefined };
+      });
+    } catch (error) {
+      // Several processes starting at once on a new database: one of them makes it.
+      if (!(error instanceof DatabaseError && error.sqlState === UNIQUE_VIOLATION)) throw error;
+    }
+    operator = await findOperator(driver);
+    if (!operator) throw new Error('the operator agent could not be made');
+  }
+  const { agentId } = operator;
+  if (tokenHash) {
+    await driver.transaction(async (tx) => {
+      await setOperatorTokenHash(tx, tokenHash);
+      // Other processes may hold the old token in their caches.
+      await services.noticeTokenChange(tx, agentId);
+    });
+  }
+  services.operatorId = agentId;
+  return agentId;
+}
+
+/** The name of the operator's public workspace that agents knock on for help (/help). */
+export const HELP_WORKSPACE_NAME = 'Help with your agent';
+
+/**
+ * The operator's public help workspace, made at the first start: /help names it, and a knock on
+ * it reaches the operator. Several processes starting at once make one (an advisory lock).
+ */
+export async function ensureHelpWorkspace(services: Services): Promise<string> {
+  return services.workspaces.create(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock(7723007)');
+    const [found] = await tx.query<{ workspace_id: string }>(
+      `select workspace_id from workspaces where owner_agent_id = $1 and visibility = 'public'
+       and name = $2 order by created_at, workspace_id limit 1`,
+      [services.operatorId, HELP_WORKSPACE_NAME],
+    );
+    if (found) return { result: found.workspace_id };
+    const workspaceId = randomUUID();
+    await insertWorkspace(tx, {
+      workspaceId,
+      ownerAgentId: services.operatorId,
+      visibility: 'public',
+      name: HELP_WORKSPACE_NAME,
+    });
+    return { result: workspaceId };
+  });
+}

@@ -1,0 +1,380 @@
+import { randomUUID } from 'node:crypto';
+import {
+  KNOCK_DAYS,
+  knockStatus,
+  knockStep,
+  newKnock,
+  persistKnock,
+  restoreKnock,
+  shownKnockStatus,
+  type KnockEvent,
+} from '../../machines/knock.ts';
+import { KNOCKS_PER_HOUR } from '../../protocol/chat.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { findAgent } from '../../storage/agents.ts';
+import {
+  dueKnocks,
+  findKnock,
+  insertKnock,
+  knocksSince,
+  listKnockRows,
+  setDirectKnocks,
+  settleKnock,
+  directKnocksOf,
+  type KnockRow,
+} from '../../storage/chat.ts';
+import type { Transaction } from '../../storage/driver.ts';
+import { insertMember, insertWorkspace } from '../../storage/workspaces.ts';
+import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';
+import { notFound, type Principal } from '../kernel/principal.ts';
+import type { Services } from '../kernel/services.ts';
+import type { Handler } from '../kernel/handler.ts';
+import { readable } from '../workspaces/access.ts';
+
+/**
+ * Knocks: asking a public workspace's owner, or an agent directly, to talk. Each answer is a
+ * command of the agent it is addressed to (a withdrawal, of its knocker); the row's
+ * `status = 'pending'` guard settles races between processes.
+ */
+
+const DEFAULT_LIMIT = 50;
+const HOUR_MS = 3_600_000;
+/** Knock advisory locks: one knocker's knocks take turns (the hourly limit holds exactly). */
+const KNOCK_LOCK_CLASS = 7723006;
+
+/** Records a knock from the caller to `to` (about `workspaceId`, or direct). */
+async function sendKnock(
+  services: Services,
+  principal: Principal,
+  to: { agentId: string; name: string },
+  workspaceId: string | null,
+  note: string,
+) {
+  const now = services.clock.now();
+  const knockId = randomUUID();
+  const snapshot = newKnock({
+    knock_id: knockId,
+    from_agent: principal.agentId,
+    to_agent: to.agentId,
+    workspace_id: workspaceId,
+    created_at: now,
+    expires_at: now + KNOCK_DAYS * 24 * HOUR_MS,
+  });
+  const done = await services.agents.command(principal.agentId, async (_agent, tx) => {
+    await tx.query(`select pg_advisory_xact_lock(${KNOCK_LOCK_CLASS}, hashtext($1::text))`, [
+      principal.agentId,
+    ]);
+    const recent = await knocksSince(tx, principal.agentId, new Date(now - HOUR_MS));
+    if (recent.length >= KNOCKS_PER_HOUR) {
+      const retryAfter = Math.max(
+        1,
+        Math.ceil(((recent[0] as Date).getTime() + HOUR_MS - now) / 1000),
+      );
+      throw new ServiceError(
+        'rate_limited',
+        `At most ${KNOCKS_PER_HOUR} knocks an hour; the next one may go in ${retryAfter} s.`,
+        { retry_after_seconds: retryAfter },
+        { 'retry-after': String(retryAfter) },
+      );
+    }
+    const pending = await tx.query<{ knock_id: string; expires_at: Date; machine: unknown }>(
+      `select knock_id, expires_at, machine from knocks where from_agent = $1 and to_agent = $2
+         and workspace_id is not distinct from $3 and status = 'pending'`,
+      [principal.agentId, to.agentId, workspaceId],
+    );
+    for (const old of pending) {
+      if (old.expires_at.getTime() > now) {
+        throw new ServiceError(
+          'knock_pending',
+          'You have a pending knock on this target already: wait for the answer, or withdraw it first.',
+          { knock_id: old.knock_id },
+        );
+      }
+      // Past its time, unswept: it ends now, so that the new knock may take its place.
+      const expired = knockStep(restoreKnock(old.machine), { type: 'expire', at: now });
+      await settleKnock(tx, old.knock_id, 'expired', new Date(now), null, persistKnock(expired));
+    }
+    await insertKnock(tx, {
+      knockId,
+      fromAgent: principal.agentId,
+      toAgent: to.agentId,
+      workspaceId,
+      note,
+      fromOperator: principal.isOperator,
+      createdAt: new Date(now),
+      expiresAt: new Date(snapshot.context.expires_at),
+      machine: persistKnock(snapshot),
+    });
+    return {
+      result: { knock_id: knockId, status: 'pending' as const },
+      changes: [
+        {
+          agentId: to.agentId,
+          type: 'knock.received',
+          ...(workspaceId ? { workspaceId } : {}),
+          actor: principal.agent,
+          data: {
+            knock_id: knockId,
+            from: principal.agent,
+            workspace_id: workspaceId,
+            note,
+            from_operator: principal.isOperator,
+            expires_at: new Date(snapshot.context.expires_at).toISOString(),
+          },
+        },
+      ],
+    };
+  });
+  if (!done) throw new ServiceError('unauthorized', 'That API token is not known.');
+  return done;
+}
+
+export const knock: Handler<'knock'> = async ({ services, principal }, input) => {
+  const workspace = await readable(services, principal, input.workspace_id);
+  if (workspace.record.visibility !== 'public') {
+    throw new ServiceError(
+      'invalid_input',
+      'You are a member of this private workspace already: send a message instead. Knocks go to public workspaces.',
+      { field: 'workspace_id' },
+    );
+  }
+  const owner = workspace.members.find((member) => member.role === 'owner');
+  if (!owner) throw notFound('workspace');
+  if (owner.agentId === principal.agentId) {
+    throw new ServiceError('invalid_input', 'This is your own workspace: you cannot knock on it.', {
+      field: 'workspace_id',
+    });
+  }
+  return sendKnock(services, principal, owner, workspace.workspaceId, input.note);
+};
+
+export const knockAgent: Handler<'knock_agent'> = async ({ services, principal }, input) => {
+  if (input.agent_id === principal.agentId) {
+    throw new ServiceError('invalid_input', 'You cannot knock on yourself.', {
+      field: 'agent_id',
+    });
+  }
+  const target = await findAgent(services.db(), input.agent_id);
+  if (!target) throw notFound('agent');
+  const setting = await directKnocksOf(services.db(), target.agentId);
+  if (setting === 'nobody' && !principal.isOperator) {
+    throw new ServiceError(
+      'direct_knocks_refused',
+      `${target.name} takes no direct knocks: knock on one of its public workspaces (for example a listing's) instead.`,
+    );
+  }
+  return sendKnock(services, principal, target, null, input.note);
+};
+
+function knockView(row: KnockRow, now: number) {
+  return {
+    knock_id: row.knockId,
+    from: { agent_id: row.fromAgent, name: row.fromName },
+    to: { agent_id: row.toAgent, name: row.toName },
+    workspace_id: row.workspaceId,
+    note: row.note,
+    status: shownKnockStatus(row.status, row.expiresAt.getTime(), now),
+    created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt.toISOString(),
+    shared_workspace_id: row.sharedWorkspaceId,
+    from_operator: row.fromOperator,
+  };
+}
+
+export const listKnocks: Handler<'list_knocks'> = async ({ services, principal }, input) => {
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const before =
+    input.cursor === undefined
+      ? undefined
+      : (() => {
+          const [createdAt, knockId] = decodePageCursor(input.cursor, 'k', ['time', 'uuid']) as [
+            string,
+            string,
+          ];
+          return { createdAt, knockId };
+        })();
+  const now = services.clock.now();
+  const rows = await listKnockRows(services.db(), principal.agentId, {
+    direction: input.direction ?? 'incoming',
+    status: input.status,
+    now: new Date(now),
+    before,
+    limit: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    knocks: page.map((row) => knockView(row, now)),
+    next_cursor:
+      rows.length > limit && last
+        ? encodePageCursor('k', [last.createdAt.toISOString(), last.knockId])
+        : null,
+  };
+};
+
+/**
+ * Moves a knock by `event`, in the command of the agent it is addressed to (answers) or of its
+ * knocker (withdrawal). The row's status is the guard that counts between processes: only one
+ * answer ever settles it.
+ */
+async function answerKnock(
+  services: Services,
+  principal: Principal,
+  knockId: string,
+  kind: 'accept' | 'decline' | 'withdraw',
+) {
+  const found = await findKnock(services.db(), knockId);
+  const mine = kind === 'withdraw' ? found?.fromAgent : found?.toAgent;
+  const theirs = kind === 'withdraw' ? found?.toAgent : found?.fromAgent;
+  if (!found || (mine !== principal.agentId && theirs !== principal.agentId)) {
+    throw notFound('knock');
+  }
+  if (mine !== principal.agentId) {
+    throw new ServiceError(
+      'forbidden',
+      kind === 'withdraw'
+        ? 'Only the knocker withdraws a knock.'
+        : 'This is your own knock: only the agent it is addressed to answers it.',
+    );
+  }
+  const now = services.clock.now();
+  const done = await services.agents.command(principal.agentId, async (_agent, tx) => {
+    const row = await findKnock(tx, knockId);
+    if (!row) throw notFound('knock');
+    const shown = shownKnockStatus(row.status, row.expiresAt.getTime(), now);
+    if (shown !== 'pending') {
+      throw new ServiceError('knock_not_pending', `This knock is ${shown}, not pending.`, {
+        knock_status: shown,
+      });
+    }
+    const workspaceId = kind === 'accept' ? randomUUID() : null;
+    const event: KnockEvent =
+      kind === 'accept'
+        ? { type: 'accept', by: principal.agentId, at: now, workspaceId: workspaceId as string }
+        : { type: kind, by: principal.agentId, at: now };
+    const next = knockStep(restoreKnock(row.machine), event);
+    const status = knockStatus(next);
+    // The workspace first (the knock's row names it); a lost race rolls both back.
+    if (workspaceId) await makeSharedWorkspace(tx, row, workspaceId);
+    if (!(await settleKnock(tx, knockId, status, new Date(now), workspaceId, persistKnock(next)))) {
+      const again = await findKnock(tx, knockId);
+      throw new ServiceError('knock_not_pending', `This knock is ${again?.status}, not pending.`, {
+        knock_status: again?.status,
+      });
+    }
+    return {
+      result: { status, workspaceId },
+      changes: knockChanges(row, principal, status, workspaceId),
+    };
+  });
+  if (!done) throw new ServiceError('unauthorized', 'That API token is not known.');
+  return done;
+}
+
+/** The private workspace an accepted knock makes: the accepting agent owns it, both are in. */
+async function makeSharedWorkspace(tx: Transaction, row: KnockRow, workspaceId: string) {
+  await insertWorkspace(tx, {
+    workspaceId,
+    ownerAgentId: row.toAgent,
+    visibility: 'private',
+    name: `${row.fromName} and ${row.toName}`.slice(0, 128),
+  });
+  await insertMember(tx, workspaceId, row.fromAgent, 'member');
+}
+
+function knockChanges(
+  row: KnockRow,
+  principal: Principal,
+  status: string,
+  workspaceId: string | null,
+) {
+  const data = { knock_id: row.knockId, status, workspace_id: workspaceId ?? row.workspaceId };
+  if (status === 'accepted') {
+    return [
+      {
+        agentId: row.fromAgent,
+        type: 'knock.accepted',
+        workspaceId: workspaceId as string,
+        actor: principal.agent,
+        data: { ...data, workspace_id: workspaceId },
+      },
+    ];
+  }
+  if (status === 'declined') {
+    return [{ agentId: row.fromAgent, type: 'knock.declined', actor: principal.agent, data }];
+  }
+  if (status === 'withdrawn') {
+    return [{ agentId: row.toAgent, type: 'knock.withdrawn', actor: principal.agent, data }];
+  }
+  return [];
+}
+
+export const acceptKnock: Handler<'accept_knock'> = async ({ services, principal }, input) => {
+  const { status, workspaceId } = await answerKnock(services, principal, input.knock_id, 'accept');
+  if (status !== 'accepted' || !workspaceId) {
+    throw new ServiceError('knock_not_pending', `This knock is ${status}, not pending.`, {
+      knock_status: status,
+    });
+  }
+  return { knock_id: input.knock_id, status: 'accepted' as const, workspace_id: workspaceId };
+};
+
+export const declineKnock: Handler<'decline_knock'> = async ({ services, principal }, input) => {
+  const { status } = await answerKnock(services, principal, input.knock_id, 'decline');
+  if (status !== 'declined') {
+    throw new ServiceError('knock_not_pending', `This knock is ${status}, not pending.`, {
+      knock_status: status,
+    });
+  }
+  return { knock_id: input.knock_id, status: 'declined' as const };
+};
+
+export const withdrawKnock: Handler<'withdraw_knock'> = async ({ services, principal }, input) => {
+  const { status } = await answerKnock(services, principal, input.knock_id, 'withdraw');
+  if (status !== 'withdrawn') {
+    throw new ServiceError('knock_not_pending', `This knock is ${status}, not pending.`, {
+      knock_status: status,
+    });
+  }
+  return { knock_id: input.knock_id, status: 'withdrawn' as const };
+};
+
+export const setKnockSettings: Handler<'set_knock_settings'> = async (
+  { services, principal },
+  input,
+) => {
+  await services.agents.command(principal.agentId, async (_agent, tx) => {
+    await setDirectKnocks(tx, principal.agentId, input.direct_knocks);
+    return { result: undefined };
+  });
+  return { direct_knocks: input.direct_knocks };
+};
+
+/** Expires every pending knock past its time; run by the scheduler, safe to run twice. */
+export async function expireDueKnocks(services: Services, now: Date): Promise<number> {
+  let expired = 0;
+  for (;;) {
+    const due = await dueKnocks(services.db(), now, 500);
+    for (const knockId of due) {
+      const done = await services.commit(async (tx) => {
+        const row = await findKnock(tx, knockId);
+        if (!row || row.status !== 'pending') return { result: false };
+        const next = knockStep(restoreKnock(row.machine), { type: 'expire', at: now.getTime() });
+        if (knockStatus(next) !== 'expired') return { result: false };
+        const settled = await settleKnock(tx, knockId, 'expired', now, null, persistKnock(next));
+        return {
+          result: settled,
+          changes: settled
+            ? [row.fromAgent, row.toAgent].map((agentId) => ({
+                agentId,
+                type: 'knock.expired',
+                data: { knock_id: knockId, status: 'expired', workspace_id: row.workspaceId },
+              }))
+            : [],
+        };
+      });
+      if (done) expired++;
+    }
+    if (due.length < 500) return expired;
+  }
+}

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { MAX_MESSAGE_BYTES } from '../../protocol/chat.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { insertMessage, markRead, messageSeq, readMessageRows } from '../../storage/chat.ts';
+import { notFound } from '../kernel/principal.ts';
+import type { Handler } from '../kernel/handler.ts';
+import { readable } from '../workspaces/access.ts';
+
+/**
+ * Messages inside a workspace: numbered in the workspace's order (its row lock), read marks per
+ * reader. Knocks, the way to start talking with an agent one shares no workspace with, are in
+ * ./knocks.ts.
+ */
+
+const DEFAULT_LIMIT = 50;
+
+export const sendMessage: Handler<'send_message'> = async ({ services, principal }, input) => {
+  if (Buffer.byteLength(input.text, 'utf8') > MAX_MESSAGE_BYTES) {
+    throw new ServiceError(
+      'payload_too_large',
+      `A message is at most ${MAX_MESSAGE_BYTES} bytes of UTF-8; split it, or save a file and send its path.`,
+      { limit_bytes: MAX_MESSAGE_BYTES },
+    );
+  }
+  await readable(services, principal, input.workspace_id);
+  const sentAt = new Date(services.clock.now());
+  const messageId = randomUUID();
+  const sent = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
+    if (!workspace.canRead(principal)) throw notFound('workspace');
+    if (!workspace.roleOf(principal.agentId)) {
+      throw new ServiceError(
+        'forbidden',
+        'Only members send messages here; knock on the workspace to ask its owner to talk.',
+      );
+    }
+    await insertMessage(tx, {
+      messageId,
+      workspaceId: workspace.workspaceId,
+      senderId: principal.agentId,
+      text: input.text,
+      sentAt,
+    });
+    const message = {
+      message_id: messageId,
+      workspace_id: workspace.workspaceId,
+      sender: principal.agent,
+      text: input.text,
+      sent_at: sentAt.toISOString(),
+    };
+    return {
+      result: message,
+      changes: workspace.members
+        .filter((member) => member.agentId !== principal.agentId)
+        .map((member) => ({
+          agentId: member.agentId,
+          type: 'message.sent',
+          workspaceId: workspace.workspaceId,
+          actor: principal.agent,
+          data: { message_id: messageId, text: input.text, sent_at: message.sent_at },
+        })),
+    };
+  });
+  if (!sent) throw notFound('workspace');
+  return sent;
+};
+
+export const readMessages: Handler<'read_messages'> = async ({ services, principal }, input) => {
+  const workspace = await readable(services, principal, input.workspace_id);
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  let after = 0;
+  if (input.after !== undefined) {
+    const seq = await messageSeq(services.db(), workspace.workspaceId, input.after);
+    if (seq === null) {
+      throw new ServiceError('invalid_input', '`after` is not a message of this workspace.', {
+        field: 'after',
+      });
+    }
+    after = seq;
+  }
+  const rows = await readMessageRows(services.db(), workspace.workspaceId, after, limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  if (last) {
+    await services.agents.command(principal.agentId, async (_agent, tx) => {
+      await markRead(tx, principal.agentId, workspace.workspaceId, last.seq);
+      return { result: undefined };
+    });
+  }
+  return {
+    messages: page.map((row) => ({
+      message_id: row.messageId,
+      workspace_id: row.workspaceId,
+      sender: { agent_id: row.senderId, name: row.senderName },
+      text: row.text,
+      sent_at: row.sentAt.toISOString(),
+    })),
+    next_after: rows.length > limit && last ? last.messageId : null,
+  };
+};

@@ -1,0 +1,595 @@
+import { randomUUID } from 'node:crypto';
+import {
+  dealStatus,
+  dealStep,
+  mayAgree,
+  newDeal,
+  partyOfDeal,
+  persistDeal,
+  type DealContext,
+} from '../../machines/deal.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { parseFilePath } from '../../protocol/file-path.ts';
+import {
+  ensureDeal,
+  findAgreement,
+  findDeal,
+  findDealAt,
+  insertAgreement,
+  insertDelivery,
+  insertRating,
+  listAgreements,
+  listDeliveries,
+  listRatings,
+  reputationOf,
+  addDealParties,
+} from '../../storage/deals.ts';
+import type { Queryable, Transaction } from '../../storage/driver.ts';
+import {
+  findFile,
+  findKeptVersion,
+  readLastReceipt,
+  writeLastReceipt,
+} from '../../storage/files.ts';
+import { lockWorkspace } from '../../storage/workspaces.ts';
+import { findAgent } from '../../storage/agents.ts';
+import type { DealActor } from './actor.ts';
+import { notFound, type Principal } from '../kernel/principal.ts';
+import { issueReceipt, type SignedReceipt } from '../receipts/receipts.ts';
+import type { Services } from '../kernel/services.ts';
+import type { Handler } from '../kernel/handler.ts';
+import { readable } from '../workspaces/access.ts';
+
+/**
+ * Deals (routes.md, "Deals, deliveries, ratings, reputation"). A deal is a markdown file whose
+ * YAML header has `deal` (a title) and `parties` (agent_id, need, can). Every agreement,
+ * delivery and rating is a DealActor command that also takes its workspace's row lock: its
+ * signed receipt is chained after the workspace's last receipt, whatever that one recorded.
+ */
+
+interface Party {
+  agent_id: string;
+  name: string;
+  need: string;
+  can: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function dealInvalid(detail: string, problems: { field: string; problem: string }[] = []) {
+  return new ServiceError('deal_invalid', detail, problems.length ? { problems } : {});
+}
+
+/** The deal header of one indexed version, checked; unknown agents refused. */
+async function dealHeader(
+  db: Queryable,
+  workspaceId: string,
+  path: string,
+  version: number,
+): Promise<{ title: string; parties: Party[] }> {
+  const [row] = await db.query<{ fields: Record<string, unknown> }>(
+    'select fields from indexed_versions where workspace_id = $1 and path = $2 and version = $3',
+    [workspaceId, path, version],
+  );
+  if (!row) {
+    throw dealInvalid(
+      'That version is not markdown with a valid YAML header (list_files shows index_error).',
+    );
+  }
+  const { deal, parties } = row.fields;
+  const problems: { field: string; problem: string }[] = [];
+  if (typeof deal !== 'string' || deal.trim() === '') {
+    problems.push({ field: 'deal', problem: 'the header needs `deal`: a title' });
+  }
+  const list = Array.isArray(parties) ? parties : [];
+  if (list.length < 2) {
+    problems.push({ field: 'parties', problem: 'the header lists at least two parties' });
+  }
+  const seen = new Set<string>();
+  list.forEach((party: unknown, i) => {
+    const p = (party ?? {}) as Record<string, unknown>;
+    if (typeof p.agent_id !== 'string' || !UUID.test(p.agent_id)) {
+      problems.push({ field: `parties[${i}].agent_id`, problem: 'an agent id (uuid)' });
+    } else if (seen.has(p.agent_id)) {
+      problems.push({ field: `parties[${i}].agent_id`, problem: 'named twice' });
+    } else seen.add(p.agent_id);
+    for (const key of ['need', 'can'] as const) {
+      if (typeof p[key] !== 'string' || (p[key] as string).trim() === '') {
+        problems.push({ field: `parties[${i}].${key}`, problem: `every party states its ${key}` });
+      }
+    }
+  });
+  if (problems.length > 0) {
+    throw dealInvalid(problems.map((p) => `${p.field}: ${p.problem}`).join('; '), problems);
+  }
+  const ids = [...seen];
+  const known = await db.query<{ agent_id: string; name: string }>(
+    'select agent_id, name from agents where agent_id = any($1::uuid[])',
+    [ids],
+  );
+  const names = new Map(known.map((a) => [a.agent_id, a.name]));
+  const unknown = ids.filter((id) => !names.has(id));
+  if (unknown.length > 0) {
+    throw dealInvalid(`The header names agents that are not signed up: ${unknown.join(', ')}.`, [
+      { field: 'parties', problem: `unknown agents: ${unknown.join(', ')}` },
+    ]);
+  }
+  return {
+    title: deal as string,
+    parties: (list as Record<string, string>[]).map((p) => ({
+      agent_id: p.agent_id as string,
+      name: names.get(p.agent_id as string) as string,
+      need: p.need as string,
+      can: p.can as string,
+    })),
+  };
+}
+
+/** Signs a deal receipt into the workspace's chain (the caller holds the workspace's lock). */
+async function chainReceipt(
+  tx: Transaction,
+  services: Services,
+  workspaceId: string,
+  content: Record<string, unknown>,
+): Promise<SignedReceipt> {
+  const previous = (await readLastReceipt(tx, workspaceId)) as SignedReceipt | null;
+  const signed = (await issueReceipt(
+    tx,
+    services.files.signingKeys,
+    content,
+    previous,
+  )) as SignedReceipt;
+  await writeLastReceipt(tx, workspaceId, signed);
+  return signed;
+}
+
+/** Everyone a deal's change concerns: its parties for good, and those `also` names. */
+const audience = (context: DealContext, also: readonly string[] = []) => [
+  ...new Set([...context.parties, ...also]),
+];
+
+const partyChanges = (
+  parties: readonly string[],
+  type: string,
+  principal: Principal,
+  workspaceId: string,
+  data: Record<string, unknown>,
+) => parties.map((agentId) => ({ agentId, type, workspaceId, actor: principal.agent, data }));
+
+export const agree: Handler<'agree'> = async ({ services, principal }, input) => {
+  const path = parseFilePath(input.path);
+  const workspace = await readable(services, principal, input.workspace_id);
+  const db = services.db();
+  const kept = await findKeptVersion(db, workspace.workspaceId, path, input.version);
+  if (!kept) {
+    const current = await findFile(db, workspace.workspaceId, path);
+    if (!current) throw notFound('file');
+    throw new ServiceError(
+      'deal_version_mismatch',
+      `There is no version ${input.version} of this file to agree to; its current version is ${current.version} (sha256 ${current.sha256}).`,
+      { current_version: current.version, current_sha256: current.sha256 },
+    );
+  }
+  if (kept.sha256 !== input.sha256) {
+    throw new ServiceError(
+      'deal_version_mismatch',
+      `Version ${input.version} of this file has sha256 ${kept.sha256}, not ${input.sha256}: read it again before agreeing.`,
+      { version: input.version, sha256: kept.sha256 },
+    );
+  }
+  const header = await dealHeader(db, workspace.workspaceId, path, input.version);
+  const parties = header.parties.map((p) => p.agent_id);
+  if (!parties.includes(principal.agentId)) {
+    // A party of what was agreed is asked even by a version that leaves it out: no round drops
+    // a party without its agreement. Without a deal there is none: refused before a row is
+    // made. With one, the command decides on the locked, current copy.
+    if (!(await findDealAt(db, workspace.workspaceId, path))) throw notAsked();
+  }
+  const now = new Date(services.clock.now());
+  const dealId = await services.deals.create(async (tx) => ({
+    result: await ensureDeal(tx, {
+      dealId: randomUUID(),
+      workspaceId: workspace.workspaceId,
+      path,
+      machine: persistDeal(newDeal(randomUUID())),
+      createdAt: now,
+    }),
+  }));
+  const answer = await services.deals.command(dealId, async (deal, tx) => {
+    await lockWorkspace(tx, workspace.workspaceId);
+    const prior = (await listAgreements(tx, dealId))
+      .filter((a) => a.version === input.version && a.sha256 === input.sha256)
+      .map((a) => a.agentId);
+    const mine = prior.includes(principal.agentId)
+      ? await findAgreement(tx, dealId, input.version, principal.agentId)
+      : null;
+    const context = deal.state.context;
+    if (!mayAgree(context, principal.agentId, parties)) throw notAsked();
+    const counted =
+      context.round?.version === input.version
+        ? context.round.agreed.includes(principal.agentId)
+        : context.agreed?.version === input.version;
+    if (mine && counted) {
+      // Agreed already, and it counts: the same answer again, nothing new on record.
+      const agreement = mine.receipt as Record<string, unknown>;
+      return { result: { deal_id: dealId, status: deal.status, agreement } };
+    }
+    const next = dealStep(deal.state, {
+      type: 'agree',
+      agent: principal.agentId,
+      version: input.version,
+      sha256: input.sha256,
+      parties,
+      prior,
+    });
+    // An agreement on record counts again when its version's round is reopened.
+    const receipt = mine
+      ? (mine.receipt as SignedReceipt)
+      : await chainReceipt(tx, services, workspace.workspaceId, {
+          receipt_id: randomUUID(),
+          action: 'agree',
+          workspace_id: workspace.workspaceId,
+          path,
+          deal_id: dealId,
+          version: input.version,
+          sha256: input.sha256,
+          parties,
+          agent_id: principal.agentId,
+          agent_name: principal.name,
+          at: now.toISOString(),
+        });
+    if (!mine) {
+      await insertAgreement(tx, {
+        agreementId: receipt.receipt_id as string,
+        dealId,
+        agentId: principal.agentId,
+        version: input.version,
+        sha256: input.sha256,
+        parties,
+        agreedAt: now,
+        receipt,
+      });
+    }
+    const agreedNow =
+      next.context.agreed?.version === input.version &&
+      deal.state.context.agreed?.version !== input.version;
+    if (agreedNow) await addDealParties(tx, dealId, next.context.parties, now);
+    return {
+      result: { deal_id: dealId, status: dealStatus(next), agreement: receipt },
+      next,
+      // The parties of the deal hear of every round, also one that leaves them out.
+      changes: partyChanges(
+        audience(next.context, parties),
+        'deal.agreed',
+        principal,
+        workspace.workspaceId,
+        {
+          deal_id: dealId,
+          path,
+          version: input.version,
+          sha256: input.sha256,
+          agent_id: principal.agentId,
+          agreed: agreedNow,
+          status: dealStatus(next),
+        },
+      ),
+    };
+  });
+  if (!answer) throw notFound('deal');
+  return answer;
+};
+
+const notAsked = () =>
+  new ServiceError(
+    'forbidden',
+    'You are not one of the parties this version names, nor a party of what was agreed.',
+  );
+
+/** Whether the caller reads the workspace now (a member, or it is public). */
+async function reads(services: Services, principal: Principal, workspaceId: string) {
+  try {
+    await readable(services, principal, workspaceId);
+    return true;
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === 'not_found') return false;
+    throw error;
+  }
+}
+
+/**
+ * The deal by id, and whether the caller reads its workspace. A caller that neither reads the
+ * workspace nor is a party of the deal gets the deal's 404 (the same bytes as a deal that does
+ * not exist: PROMISES.md 7); `deal` checks the party in the command, on the locked row.
+ */
+async function dealFor(services: Services, principal: Principal, dealId: string) {
+  const row = await findDeal(services.db(), dealId);
+  if (!row) throw notFound('deal');
+  return { row, member: await reads(services, principal, row.workspaceId) };
+}
+
+/**
+ * The deal's context for a party that delivers or rates: a party of any version that was agreed
+ * keeps that right, also after later rounds and after leaving the workspace.
+ */
+function assertPartyOfDeal(deal: DealActor, agentId: string, member: boolean): DealContext {
+  const context = deal.state.context;
+  const party = partyOfDeal(context, agentId);
+  if (!member && !party) throw notFound('deal');
+  if (!context.agreed) {
+    throw new ServiceError(
+      'deal_not_agreed',
+      'Not every party has agreed to one version of this deal yet.',
+    );
+  }
+  if (!party) {
+    throw new ServiceError('forbidden', 'You are not a party of any version that was agreed.');
+  }
+  return context;
+}
+
+export const deliver: Handler<'deliver'> = async ({ services, principal }, input) => {
+  const { row, member } = await dealFor(services, principal, input.deal_id);
+  const paths = input.files.map((p, i) => parseFilePath(p, `files[${i}]`));
+  const now = new Date(services.clock.now());
+  const answer = await services.deals.command(row.dealId, async (deal, tx) => {
+    const context = assertPartyOfDeal(deal, principal.agentId, member);
+    if (!member) {
+      // Delivered files are pinned from the workspace: one that no longer reads it cannot
+      // name them (nor learn which paths exist there).
+      throw new ServiceError(
+        'forbidden',
+        "You no longer read the deal's workspace: only a member delivers files saved there. You may still rate.",
+      );
+    }
+    await lockWorkspace(tx, row.workspaceId);
+    const files: { path: string; version: number; size: number; sha256: string }[] = [];
+    const missing: string[] = [];
+    for (const path of [...new Set(paths)]) {
+      const file = await findFile(tx, row.workspaceId, path);
+      if (file) files.push({ path, version: file.version, size: file.size, sha256: file.sha256 });
+      else missing.push(path);
+    }
+    if (missing.length > 0) {
+      throw new ServiceError(
+        'delivery_invalid',
+        `Not saved in the deal's workspace: ${missing.join(', ')}. Save the files there first.`,
+        { paths: missing },
+      );
+    }
+    const next = dealStep(deal.state, { type: 'deliver', agent: principal.agentId });
+    const deliveryId = randomUUID();
+    const receipt = await chainReceipt(tx, services, row.workspaceId, {
+      receipt_id: deliveryId,
+      action: 'deliver',
+      workspace_id: row.workspaceId,
+      deal_id: row.dealId,
+      files,
+      ...(input.note === undefined ? {} : { note: input.note }),
+      agent_id: principal.agentId,
+      agent_name: principal.name,
+      at: now.toISOString(),
+    });
+    await insertDelivery(tx, {
+      deliveryId,
+      dealId: row.dealId,
+      agentId: principal.agentId,
+      note: input.note ?? null,
+      files,
+      deliveredAt: now,
+      receipt,
+    });
+    return {
+      result: { delivery_id: deliveryId, files, receipt },
+      next,
+      changes: partyChanges(audience(context), 'deal.delivered', principal, row.workspaceId, {
+        deal_id: row.dealId,
+        delivery_id: deliveryId,
+        files,
+        note: input.note ?? null,
+      }),
+    };
+  });
+  if (!answer) throw notFound('deal');
+  return answer;
+};
+
+export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
+  const { row, member } = await dealFor(services, principal, input.deal_id);
+  const now = new Date(services.clock.now());
+  const answer = await services.deals.command(row.dealId, async (deal, tx) => {
+    const context = assertPartyOfDeal(deal, principal.agentId, member);
+    if (input.agent_id === principal.agentId) {
+      throw new ServiceError('invalid_input', 'You rate the other parties, not yourself.', {
+        field: 'agent_id',
+      });
+    }
+    if (!partyOfDeal(context, input.agent_id)) {
+      throw new ServiceError(
+        'invalid_input',
+        'That agent is not a party of any version of this deal that was agreed.',
+        { field: 'agent_id' },
+      );
+    }
+    await lockWorkspace(tx, row.workspaceId);
+    const next = dealStep(deal.state, {
+      type: 'rate',
+      rater: principal.agentId,
+      ratee: input.agent_id,
+    });
+    // Payments arrive with the payments layer: until then no rating is payment-backed.
+    const paymentBacked = false;
+    const ratingId = randomUUID();
+    const receipt = await chainReceipt(tx, services, row.workspaceId, {
+      receipt_id: ratingId,
+      action: 'rate',
+      workspace_id: row.workspaceId,
+      deal_id: row.dealId,
+      rater: principal.agentId,
+      ratee: input.agent_id,
+      delivered_can: input.delivered_can,
+      accepted_on_need: input.accepted_on_need,
+      score: input.score ?? null,
+      comment: input.comment ?? null,
+      payment_backed: paymentBacked,
+      agent_name: principal.name,
+      at: now.toISOString(),
+    });
+    const supersedes = await insertRating(tx, {
+      ratingId,
+      dealId: row.dealId,
+      raterId: principal.agentId,
+      rateeId: input.agent_id,
+      deliveredCan: input.delivered_can,
+      acceptedOnNeed: input.accepted_on_need,
+      score: input.score ?? null,
+      comment: input.comment ?? null,
+      paymentBacked,
+      ratedAt: now,
+      supersededBy: null,
+      receipt,
+    });
+    return {
+      result: { rating_id: ratingId, payment_backed: paymentBacked, supersedes, receipt },
+      next,
+      changes: partyChanges(audience(context), 'deal.rated', principal, row.workspaceId, {
+        deal_id: row.dealId,
+        rating_id: ratingId,
+        rater: principal.agentId,
+        ratee: input.agent_id,
+        supersedes,
+      }),
+    };
+  });
+  if (!answer) throw notFound('deal');
+  return answer;
+};
+
+/**
+ * The deal at `path`, for one who reads the workspace, or for a party of the deal that no longer
+ * does (it left, or was removed): it keeps reading the deal's own record (the header of what was
+ * agreed, agreements, deliveries, ratings, receipts), never the workspace's files. Anyone else
+ * gets the workspace's 404, whether or not there is a deal.
+ */
+async function visibleDeal(
+  services: Services,
+  principal: Principal,
+  workspaceId: string,
+  path: string,
+) {
+  const db = services.db();
+  try {
+    await readable(services, principal, workspaceId);
+  } catch (error) {
+    const row = await findDealAt(db, workspaceId, path);
+    const deal = row ? await services.deals.get(row.dealId) : null;
+    if (row && deal && partyOfDeal(deal.state.context, principal.agentId)) return { row, deal };
+    throw error;
+  }
+  const row = await findDealAt(db, workspaceId, path);
+  return { row, deal: row ? await services.deals.get(row.dealId) : null };
+}
+
+export const getDeal: Handler<'get_deal'> = async ({ services, principal }, input) => {
+  const path = parseFilePath(input.path);
+  const workspaceId = input.workspace_id;
+  const { row, deal } = await visibleDeal(services, principal, workspaceId, path);
+  const db = services.db();
+  const context = deal?.state.context;
+  const shownVersion = context?.agreed?.version ?? (await findFile(db, workspaceId, path))?.version;
+  if (shownVersion === undefined) throw notFound('file');
+  const header = await dealHeader(db, workspaceId, path, shownVersion);
+  const iso = (d: Date) => d.toISOString();
+  const named = new Set(context?.agreed?.parties ?? []);
+  const former = (context?.parties ?? []).filter((agentId) => !named.has(agentId));
+  return {
+    deal_id: row?.dealId ?? null,
+    workspace_id: workspaceId,
+    path,
+    title: header.title,
+    status: deal?.status ?? 'draft',
+    parties: header.parties,
+    former_parties: await agentRefs(db, former),
+    agreed: context?.agreed ?? null,
+    round: context?.round ?? null,
+    agreements: row
+      ? (await listAgreements(db, row.dealId)).map((a) => ({
+          agreement_id: a.agreementId,
+          agent_id: a.agentId,
+          version: a.version,
+          sha256: a.sha256,
+          at: iso(a.agreedAt),
+          receipt: a.receipt as Record<string, unknown>,
+        }))
+      : [],
+    deliveries: row
+      ? (await listDeliveries(db, row.dealId)).map((d) => ({
+          delivery_id: d.deliveryId,
+          agent_id: d.agentId,
+          note: d.note,
+          files: d.files,
+          at: iso(d.deliveredAt),
+          receipt: d.receipt as Record<string, unknown>,
+        }))
+      : [],
+    ratings: row
+      ? (await listRatings(db, row.dealId)).map((r) => ({
+          rating_id: r.ratingId,
+          rater: r.raterId,
+          ratee: r.rateeId,
+          delivered_can: r.deliveredCan,
+          accepted_on_need: r.acceptedOnNeed,
+          score: r.score,
+          comment: r.comment,
+          payment_backed: r.paymentBacked,
+          at: iso(r.ratedAt),
+          superseded_by: r.supersededBy,
+          receipt: r.receipt as Record<string, unknown>,
+        }))
+      : [],
+    payments: [],
+  };
+};
+
+/** `{agent_id, name}` of each agent, in the order given. */
+async function agentRefs(db: Queryable, agentIds: readonly string[]) {
+  if (agentIds.length === 0) return [];
+  const rows = await db.query<{ agent_id: string; name: string }>(
+    'select agent_id, name from agents where agent_id = any($1::uuid[])',
+    [agentIds],
+  );
+  const names = new Map(rows.map((r) => [r.agent_id, r.name]));
+  return agentIds.map((agentId) => ({ agent_id: agentId, name: names.get(agentId) ?? '' }));
+}
+
+/** The public record (routes.md, Reputation); the formula is on /deals/protocol. */
+export async function reputation(services: Services, agentId: string) {
+  const agent = await findAgent(services.db(), agentId);
+  if (!agent) throw notFound('agent');
+  const record = await reputationOf(services.db(), agentId);
+  return {
+    agent_id: agent.agentId,
+    name: agent.name,
+    since: new Date(agent.createdAt).toISOString(),
+    counts: {
+      deals_agreed: record.counts.deals_agreed,
+      payments_made: 0,
+      payments_received: 0,
+      payment_backed_ratings: record.counts.payment_backed_ratings,
+      offchain_payments_confirmed: 0,
+      distinct_counterparties: record.counts.distinct_counterparties,
+    },
+    counterparties: record.counterparties.map((c) => ({ ...c, payments_final: 0 })),
+    ratings: record.ratings.map((r) => ({
+      rating_id: r.ratingId,
+      deal_id: r.dealId,
+      rater: { agent_id: r.raterId, name: r.raterName },
+      delivered_can: r.deliveredCan,
+      accepted_on_need: r.acceptedOnNeed,
+      score: r.score,
+      comment: r.comment,
+      payment_backed: r.paymentBacked,
+      at: r.ratedAt.toISOString(),
+    })),
+    payments: [],
+  };
+}

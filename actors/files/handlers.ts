@@ -1,0 +1,128 @@
+import { MAX_FILE_BYTES, type DealReceipt } from '../../protocol/files.ts';
+import { parseFilePath } from '../../protocol/file-path.ts';
+import type { ByteReply } from '../../protocol/binding.ts';
+import { BlobNotFoundError } from '../../storage/blobs/errors.ts';
+import {
+  findFile,
+  findKeptVersion,
+  listFiles as readFiles,
+  listReceipts as readReceipts,
+} from '../../storage/files.ts';
+import { contentTypeOf } from './content-type.ts';
+import { commitDelete, commitSave, storeFileBytes } from './versions.ts';
+import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';
+import { notFound } from '../kernel/principal.ts';
+import type { FileReceipt } from '../receipts/receipts.ts';
+import type { Handler } from '../kernel/handler.ts';
+import { assertMayChange, readable } from '../workspaces/access.ts';
+
+const DEFAULT_LIMIT = 50;
+
+export const writeFile: Handler<'write_file'> = async (call, input) => {
+  const { services, principal, signal } = call;
+  const path = parseFilePath(input.path);
+  const workspace = await readable(services, principal, input.workspace_id);
+  assertMayChange(workspace, principal, 'write to');
+  const stored = await storeFileBytes(services, principal, workspace, path, call.body, {
+    maxBytes: MAX_FILE_BYTES,
+    signal,
+  });
+  return { receipt: await commitSave(services, principal, workspace.workspaceId, path, stored) };
+};
+
+export const readFile: Handler<'read_file'> = async ({ services, principal }, input) => {
+  const path = parseFilePath(input.path);
+  const workspace = await readable(services, principal, input.workspace_id);
+  const db = services.db();
+  const current = await findFile(db, workspace.workspaceId, path);
+  const wanted =
+    input.version === undefined || input.version === current?.version
+      ? current && { sha256: current.sha256, size: current.size }
+      : await findKeptVersion(db, workspace.workspaceId, path, input.version);
+  if (!wanted) throw notFound(input.version === undefined ? 'file' : 'file version');
+  const blobs = services.files.blobs;
+  const bytes: ByteReply = {
+    contentType: contentTypeOf(path),
+    size: wanted.size,
+    etag: wanted.sha256,
+    // The door stops iterating when the client goes: the blob's handle is closed then too.
+    open: (range) =>
+      (async function* () {
+        const content = await blobs.open(wanted.sha256, range).catch((error: unknown) => {
+          // Replaced a moment ago and its bytes collected since: that version is gone.
+          if (error instanceof BlobNotFoundError) throw notFound('file version');
+          throw error;
+        });
+        try {
+          yield* content;
+        } finally {
+          await content.close();
+        }
+      })(),
+  };
+  return bytes;
+};
+
+export const deleteFile: Handler<'delete_file'> = async ({ services, principal }, input) => {
+  const path = parseFilePath(input.path);
+  const visible = await readable(services, principal, input.workspace_id);
+  assertMayChange(visible, principal, 'write to');
+  return { receipt: await commitDelete(services, principal, visible.workspaceId, path) };
+};
+
+export const listFiles: Handler<'list_files'> = async ({ services, principal }, input) => {
+  const workspace = await readable(services, principal, input.workspace_id);
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const after =
+    input.cursor === undefined
+      ? null
+      : (decodePageCursor(input.cursor, 'f', ['text'])[0] as string);
+  const rows = await readFiles(
+    services.db(),
+    workspace.workspaceId,
+    input.prefix ?? '',
+    after,
+    limit + 1,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    files: page.map((row) => ({
+      path: row.path,
+      size: row.size,
+      sha256: row.sha256,
+      version: row.version,
+      saved_at: row.savedAt.toISOString(),
+      saved_by: { agent_id: row.savedBy, name: row.savedByName },
+      index_error: row.indexError,
+    })),
+    next_cursor: rows.length > limit && last ? encodePageCursor('f', [last.path]) : null,
+  };
+};
+
+export const listReceipts: Handler<'list_receipts'> = async ({ services, principal }, input) => {
+  const workspace = await readable(services, principal, input.workspace_id);
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const after =
+    input.cursor === undefined
+      ? null
+      : (([at, receiptId]) => ({ at: new Date(at as string), receiptId: receiptId as string }))(
+          decodePageCursor(input.cursor, 'r', ['time', 'uuid']),
+        );
+  const rows = await readReceipts(
+    services.db(),
+    workspace.workspaceId,
+    input.path ?? null,
+    after,
+    limit + 1,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    receipts: page.map((row) => row.receipt as FileReceipt | DealReceipt),
+    next_cursor:
+      rows.length > limit && last
+        ? encodePageCursor('r', [last.at.toISOString(), last.receiptId])
+        : null,
+  };
+};

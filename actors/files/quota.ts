@@ -1,0 +1,19 @@
+/**
+ * The storage quota's rule and its refusal. Rule `every_kept_byte` (/protocol "Files"): every
+ * byte the service keeps for an agent counts against its quota (its current files, the older
+ * versions it saved that are kept, its staged blocks and its uploads in progress), or is not
+ * kept.
+ */
+import { ServiceError } from '../../protocol/errors.ts';
+import type { Services } from '../kernel/services.ts';
+
+/** The rule's name, as `whoami` shows it. */
+export const QUOTA_RULE = 'every_kept_byte';
+
+export function quotaExceeded(services: Services): ServiceError {
+  return new ServiceError(
+    'quota_exceeded',
+    `This upload would take your storage past its ${services.storageQuotaBytes} bytes (whoami shows what counts: current files, older versions kept, staged blocks, uploads in progress). Delete files you no longer need (a delete gives back every version of the file), then retry.`,
+    { quota_bytes: services.storageQuotaBytes },
+  );
+}

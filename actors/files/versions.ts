@@ -1,0 +1,456 @@
+import { randomUUID } from 'node:crypto';
+import { MAX_FILE_BYTES } from '../../protocol/files.ts';
+import type { ByteBody } from '../../protocol/binding.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import type { StoredBlob } from '../../storage/blobs/blob-store.ts';
+import {
+  BlobStoreFullError,
+  BlobStoreUnavailableError,
+  BlobTooLargeError,
+} from '../../storage/blobs/errors.ts';
+import type { Transaction } from '../../storage/driver.ts';
+import {
+  addStorageUse,
+  findFile,
+  forgetAllVersions,
+  forgetUnindexedVersions,
+  givenBackBySave,
+  removeFile,
+  insertFileVersion,
+  lastVersion,
+  readLastReceipt,
+  upsertFile,
+  writeLastReceipt,
+  type LetGoVersion,
+  type UseDelta,
+} from '../../storage/files.ts';
+import { insertIndexedVersion, retireIndexedVersions } from '../../storage/file-index.ts';
+import { readHeldBytes } from '../../storage/upload-reservations.ts';
+import { discardUnusedBlobs, holdBlob } from './blob-collector.ts';
+import { currentUnit } from '../kernel/commit.ts';
+import { contentTypeOf } from './content-type.ts';
+import { listingDeleted, listingSaved } from '../store/listings.ts';
+import { hasYamlHeader, indexEntry, INDEX_MAX_BYTES, type IndexEntry } from '../index/capture.ts';
+import { notFound, type Principal } from '../kernel/principal.ts';
+import { issueReceipt, type FileReceipt, type SignedReceipt } from '../receipts/receipts.ts';
+import type { Services } from '../kernel/services.ts';
+import type { WorkspaceActor } from '../workspaces/actor.ts';
+import { assertMayChange } from '../workspaces/access.ts';
+import { quotaExceeded } from './quota.ts';
+import { UploadReservation } from './upload-reservations.ts';
+
+export { quotaExceeded } from './quota.ts';
+
+/**
+ * Versions of files: how bytes become a saved version with its receipt, and what a save or a
+ * delete records. Every door that saves (PUT, MCP, storage links and their blocks) comes here.
+ */
+
+/** Bytes already in the blob store, about to become a version of a path. */
+export interface StoredFile extends StoredBlob {
+  /**
+   * What the index keeps of it (markdown with a YAML header), or null. A version the index read
+   * keeps its bytes while its file lives; any other only while it is current (`every_kept_byte`).
+   */
+  index: IndexEntry | null;
+}
+
+/**
+ * Watches a file's bytes go by on their way to the blob store and keeps what the index reads:
+ * the first bytes of any file (is it markdown with a YAML header?), and a markdown file whole,
+ * up to the index's cap.
+ */
+export class IndexCapture {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  private readonly wanted: number;
+
+  constructor(private readonly path: string) {
+    this.wanted = /\.md$/i.test(path) ? INDEX_MAX_BYTES + 1 : 5;
+  }
+
+  see(chunk: Uint8Array): void {
+    const want = this.wanted - this.kept;
+    if (want <= 0) return;
+    const part = Buffer.from(chunk.subarray(0, want));
+    this.chunks.push(part);
+    this.kept += part.length;
+  }
+
+  /** The stored blob as a file, with its index entry (read off the loop). */
+  async file(stored: StoredBlob): Promise<StoredFile> {
+    const bytes = Buffer.concat(this.chunks);
+    const header = hasYamlHeader(this.path, bytes.subarray(0, 5));
+    return {
+      ...stored,
+      index: header ? await indexEntry(bytes, stored.size) : null,
+    };
+  }
+}
+
+/** Blob-store failures as the caller sees them. */
+export function blobFailure(error: unknown, maxBytes: number): unknown {
+  if (error instanceof BlobTooLargeError) {
+    return new ServiceError(
+      'payload_too_large',
+      maxBytes === MAX_FILE_BYTES
+        ? `A file may be at most ${MAX_FILE_BYTES} bytes (100 MB) per PUT; larger files go through a storage link (get_storage_link).`
+        : `This upload may be at most ${maxBytes} bytes.`,
+      { limit_bytes: maxBytes },
+    );
+  }
+  if (error instanceof BlobStoreFullError || error instanceof BlobStoreUnavailableError) {
+    return new ServiceError(
+      'storage_unavailable',
+      "The service's file storage cannot take bytes just now; nothing was saved. Retry later.",
+    );
+  }
+  return error;
+}
+
+/** A change of storage use per agent (kept bytes, and the part that is current files). */
+export type UseDeltas = Map<string, UseDelta>;
+
+export function addUse(deltas: UseDeltas, agentId: string, kept: number, current: number): void {
+  const delta = deltas.get(agentId) ?? { kept: 0, current: 0 };
+  deltas.set(agentId, { kept: delta.kept + kept, current: delta.current + current });
+}
+
+/** The bytes let go by versions that no longer keep them, given back to whoever saved them. */
+function giveBack(deltas: UseDeltas, letGo: readonly LetGoVersion[]): void {
+  for (const version of letGo) addUse(deltas, version.agentId, -version.size, 0);
+}
+
+/**
+ * Moves bytes of use between agents, in agent-id order (two saves over each other's files
+ * in two workspaces never lock the two rows in opposite orders), and refuses a save that takes
+ * the saver past its quota: its kept bytes, its staged blocks and its other uploads in progress
+ * (every one but `reservation`, which this save turns into kept bytes) together, exactly, in the
+ * transaction that holds the saver's row.
+ */
+export async function moveStorageUse(
+  tx: Transaction,
+  services: Services,
+  deltas: UseDeltas,
+  saver: string,
+  reservation?: UploadReservation,
+): Promise<void> {
+  for (const agentId of [...deltas.keys()].sort()) {
+    await addStorageUse(tx, agentId, deltas.get(agentId) ?? { kept: 0, current: 0 });
+  }
+  if ((deltas.get(saver)?.kept ?? 0) > 0) {
+    const held = await readHeldBytes(tx, {
+      agentId: saver,
+      now: new Date(services.clock.now()),
+      exceptReservation: reservation?.id,
+    });
+    if (held.kept + held.staged + held.reserved > services.storageQuotaBytes) {
+      throw quotaExceeded(services);
+    }
+  }
+  await reservation?.releaseIn(tx);
+}
+
+function fileChange(
+  workspace: WorkspaceActor,
+  principal: Principal,
+  type: 'file.saved' | 'file.deleted',
+  receipt: FileReceipt,
+) {
+  return workspace.members.map((member) => ({
+    agentId: member.agentId,
+    type,
+    workspaceId: workspace.workspaceId,
+    actor: principal.agent,
+    data: {
+      path: receipt.path,
+      version: receipt.version,
+      size: receipt.size,
+      sha256: receipt.sha256,
+      receipt_id: receipt.receipt_id,
+    },
+  }));
+}
+
+/**
+ * Records one version of a path (a save or a delete) in the command's transaction: its receipt,
+ * signed and chained after the workspace's last one, the version row, and the new last receipt.
+ */
+export async function recordVersion(
+  tx: Transaction,
+  services: Services,
+  workspace: WorkspaceActor,
+  principal: Principal,
+  version: {
+    path: string;
+    version: number;
+    action: 'save' | 'delete';
+    sha256: string;
+    size: number;
+    bytesKept: boolean;
+  },
+): Promise<{ signed: FileReceipt; savedAt: Date }> {
+  const savedAt = new Date(services.clock.now());
+  const signed: FileReceipt = await issueReceipt(
+    tx,
+    services.files.signingKeys,
+    {
+      receipt_id: randomUUID(),
+      workspace_id: workspace.workspaceId,
+      path: version.path,
+      action: version.action,
+      version: version.version,
+      size: version.size,
+      sha256: version.sha256,
+      agent_id: principal.agentId,
+      agent_name: principal.name,
+      saved_at: savedAt.toISOString(),
+    },
+    (await readLastReceipt(tx, workspace.workspaceId)) as SignedReceipt | null,
+  );
+  await insertFileVersion(tx, {
+    workspaceId: workspace.workspaceId,
+    ...version,
+    agentId: principal.agentId,
+    savedAt,
+    receipt: signed,
+  });
+  await writeLastReceipt(tx, workspace.workspaceId, signed);
+  return { signed, savedAt };
+}
+
+/** What a file command answers: the receipt and the blobs it let go, one change per member. */
+function outcome(
+  workspace: WorkspaceActor,
+  principal: Principal,
+  type: 'file.saved' | 'file.deleted',
+  signed: FileReceipt,
+  letGo: readonly LetGoVersion[],
+) {
+  return {
+    result: { receipt: signed, letGo: letGo.map((version) => version.sha256) },
+    // The receipt chain is the workspace's: file commands take their turn in its row's order.
+    next: workspace.unchanged,
+    changes: fileChange(workspace, principal, type, signed),
+  };
+}
+
+/**
+ * Deletes the bytes a committed command let go, if no row uses them any more: at once, or, in a
+ * request's unit of work, once the unit commits (its rollback would bring the rows back).
+ */
+export async function discardLetGo(services: Services, sha256s: readonly string[]): Promise<void> {
+  if (sha256s.length === 0) return;
+  const unit = currentUnit();
+  if (unit?.isOpen) {
+    unit.onCommit(() => void discardUnusedBlobs(services, sha256s).catch(() => undefined));
+    return;
+  }
+  // The commit is done: bytes left behind now are the collector's to take later.
+  await discardUnusedBlobs(services, sha256s).catch(() => undefined);
+}
+
+/** Bytes in the blob store on their way to becoming a version, with the room they hold. */
+export interface UploadedFile extends StoredFile {
+  reservation: UploadReservation;
+}
+
+/**
+ * Streams a file's bytes into the blob store, hashing them, with no database connection held
+ * meanwhile. Room in the caller's quota is reserved before a byte is read (the declared length;
+ * a body without one reserves as it arrives and is refused at the chunk that passes the room),
+ * so uploads at once never take more than the quota between them; replacing its own file that
+ * is let go gives that file's bytes back. The commit checks again, exactly. Hand the answer to
+ * `commitSave`, which ends the reservation (on a refusal, the bytes are deleted at once).
+ */
+export async function storeFileBytes(
+  services: Services,
+  principal: Principal,
+  workspace: WorkspaceActor,
+  path: string,
+  body: ByteBody,
+  options: { maxBytes: number; signal?: AbortSignal },
+): Promise<UploadedFile> {
+  const givesBack = await givenBackBySave(services.db(), {
+    workspaceId: workspace.workspaceId,
+    path,
+    agentId: principal.agentId,
+  });
+  const reservation = new UploadReservation(services, principal.agentId, {
+    cap: options.maxBytes,
+    givesBack,
+  });
+  try {
+    const declared = body.declaredLength;
+    // A declared length past the size cap is the body's own 413, at its first read.
+    if (declared !== null && declared <= options.maxBytes) await reservation.cover(declared);
+    const capture = new IndexCapture(path);
+    let seen = 0;
+    const source = (async function* () {
+      for await (const chunk of body) {
+        seen += chunk.length;
+        if (seen <= options.maxBytes) await reservation.grow(seen);
+        capture.see(chunk);
+        yield chunk;
+      }
+    })();
+    const stored = await services.files.blobs
+      .put(source, {
+        maxBytes: options.maxBytes,
+        onHashed: reservation.hashed,
+        ...(options.signal && { signal: options.signal }),
+      })
+      .catch((error: unknown) => {
+        throw blobFailure(error, options.maxBytes);
+      });
+    const file: StoredFile = await capture.file(stored);
+    return { ...file, reservation };
+  } catch (error) {
+    await reservation.settle(false);
+    throw error;
+  }
+}
+
+/** What else a save does in its transaction. */
+export interface SaveOptions {
+  /**
+   * Checked first, against the file as it is in the transaction (null: none): throws to save
+   * nothing (the conditional headers of Azure clients: `If-None-Match: *`, `If-Match`).
+   */
+  precondition?: (current: { sha256: string } | null) => void;
+  /**
+   * Runs before the quota is checked, in the same transaction (a block commit drops its staged
+   * blocks there, so their bytes are not counted beside the file they become); answers the
+   * blobs it let go.
+   */
+  alsoInTx?: (tx: Transaction) => Promise<readonly string[]>;
+  /** The save makes a new listing of the path (post_listing); saves of a listing are checked. */
+  listing?: { listingId: string };
+}
+
+/**
+ * Records bytes already stored as the next version of `path`, in one workspace command: the
+ * storage use moved (and the quota held), the signed receipt, the version row, the file row,
+ * a `file.saved` change for every member. Older versions the index did not read let go of their
+ * bytes (rule `every_kept_byte`), which leave the blob store at once. Ends the upload's
+ * reservation: a refused save's bytes are deleted at once.
+ */
+export async function commitSave(
+  services: Services,
+  principal: Principal,
+  workspaceId: string,
+  path: string,
+  stored: UploadedFile,
+  options: SaveOptions = {},
+): Promise<FileReceipt> {
+  let answer: { receipt: FileReceipt; letGo: string[] } | null = null;
+  try {
+    answer = await services.workspaces.command(workspaceId, async (workspace, tx) => {
+      assertMayChange(workspace, principal, 'write to');
+      const current = await findFile(tx, workspace.workspaceId, path);
+      options.precondition?.(current);
+      // The bytes were stored before this transaction: make sure the collector has not taken them.
+      await holdBlob(tx, services.files.blobs, stored.sha256);
+      const alsoLetGo = (await options.alsoInTx?.(tx)) ?? [];
+      const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
+      const letGo = await forgetUnindexedVersions(tx, workspace.workspaceId, path, version);
+      const deltas: UseDeltas = new Map();
+      addUse(deltas, principal.agentId, stored.size, stored.size);
+      if (current) addUse(deltas, current.savedBy, 0, -current.size);
+      giveBack(deltas, letGo);
+      await moveStorageUse(tx, services, deltas, principal.agentId, stored.reservation);
+      const { signed, savedAt } = await recordVersion(tx, services, workspace, principal, {
+        path,
+        version,
+        action: 'save',
+        sha256: stored.sha256,
+        size: stored.size,
+        bytesKept: true,
+      });
+      await upsertFile(tx, {
+        workspaceId: workspace.workspaceId,
+        path,
+        version,
+        sha256: stored.sha256,
+        size: stored.size,
+        contentType: contentTypeOf(path),
+        savedAt,
+        savedBy: principal.agentId,
+        indexError: stored.index && 'error' in stored.index ? stored.index.error : null,
+      });
+      await retireIndexedVersions(tx, workspace.workspaceId, path);
+      if (stored.index && !('error' in stored.index)) {
+        await insertIndexedVersion(tx, {
+          workspaceId: workspace.workspaceId,
+          path,
+          version,
+          sha256: stored.sha256,
+          authorId: principal.agentId,
+          savedAt,
+          visibility: workspace.record.visibility,
+          ...stored.index,
+        });
+      }
+      const listingChanges = await listingSaved(tx, services, principal, {
+        workspaceId: workspace.workspaceId,
+        path,
+        version,
+        savedAt,
+        public: workspace.record.visibility === 'public',
+        index: stored.index,
+        declared: options.listing,
+      });
+      const done = outcome(workspace, principal, 'file.saved', signed, letGo);
+      return {
+        ...done,
+        result: { ...done.result, letGo: [...done.result.letGo, ...alsoLetGo] },
+        changes: [...done.changes, ...listingChanges],
+      };
+    });
+  } finally {
+    await stored.reservation.settle(answer !== null);
+  }
+  if (!answer) throw notFound('workspace');
+  await discardLetGo(services, answer.letGo);
+  return answer.receipt;
+}
+
+/**
+ * Deletes the current version of `path` in one workspace command: every version of the path
+ * lets go of its bytes (their quota given back to whoever saved them; the bytes leave the blob
+ * store at once), a signed receipt (carrying the size and fingerprint of the version that goes),
+ * a listing there taken out of the store, a `file.deleted` change for every member.
+ */
+export async function commitDelete(
+  services: Services,
+  principal: Principal,
+  workspaceId: string,
+  path: string,
+): Promise<FileReceipt> {
+  const answer = await services.workspaces.command(workspaceId, async (workspace, tx) => {
+    assertMayChange(workspace, principal, 'write to');
+    const current = await findFile(tx, workspace.workspaceId, path);
+    if (!current) throw notFound('file');
+    const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
+    const letGo = await forgetAllVersions(tx, workspace.workspaceId, path);
+    const deltas: UseDeltas = new Map();
+    addUse(deltas, current.savedBy, 0, -current.size);
+    giveBack(deltas, letGo);
+    await moveStorageUse(tx, services, deltas, principal.agentId);
+    const { signed } = await recordVersion(tx, services, workspace, principal, {
+      path,
+      version,
+      action: 'delete',
+      sha256: current.sha256,
+      size: current.size,
+      bytesKept: false,
+    });
+    await removeFile(tx, workspace.workspaceId, path);
+    await retireIndexedVersions(tx, workspace.workspaceId, path);
+    await listingDeleted(tx, workspace.workspaceId, path);
+    return outcome(workspace, principal, 'file.deleted', signed, letGo);
+  });
+  if (!answer) throw notFound('workspace');
+  await discardLetGo(services, answer.letGo);
+  return answer.receipt;
+}

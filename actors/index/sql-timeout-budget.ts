@@ -1,0 +1,100 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import type { Clock } from '../kernel/clock.ts';
+
+/** Queries past the time limit are counted over the last minute. */
+const WINDOW_MS = 60_000;
+
+export interface SqlTimeoutLimits {
+  /** Queries of one agent that may run past the time limit in any minute (0: no limit). */
+  perAgent: number;
+  /** Queries of all agents together that may do so (0: no limit): a crowd of sybils included. */
+  total: number;
+}
+
+export const DEFAULT_SQL_TIMEOUT_LIMITS: SqlTimeoutLimits = { perAgent: 3, total: 30 };
+
+/** Agents' accounts kept at most; past this, those with nothing recent are dropped. */
+const MAX_ACCOUNTS = 10_000;
+
+/** One agent's account, or everyone's: times of recent timeouts, and queries running now. */
+interface Account {
+  timeouts: number[];
+  running: number;
+}
+
+/**
+ * A budget of index queries that run past their time limit. A query that times out held a
+ * database connection for the whole limit (on PGlite, the one connection every write needs), so
+ * each agent may spend only a few a minute, and all agents together a few more. A query may
+ * start only while the timeouts of the last minute plus the queries running now stay under both
+ * limits: a running query may still time out, so it holds its place until it ends. Past a limit
+ * the query is refused with 429 `rate_limited` and Retry-After, before it runs.
+ *
+ * Kept in memory per process, as the request rate limits are.
+ */
+export class SqlTimeoutBudget {
+  private readonly agents = new Map<string, Account>();
+  private readonly everyone: Account = { timeouts: [], running: 0 };
+
+  constructor(
+    readonly limits: SqlTimeoutLimits,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Takes a place for one query of `agentId`, or throws `rate_limited`. The caller must call
+   * the returned function once the query ended, saying whether it ran past its time limit.
+   */
+  admit(agentId: string): (timedOut: boolean) => void {
+    const now = this.clock.now();
+    if (this.agents.size >= MAX_ACCOUNTS) this.sweep(now);
+    const agent = this.agents.get(agentId) ?? { timeouts: [], running: 0 };
+    this.refuseIfSpent(agent, this.limits.perAgent, now, 'you');
+    this.refuseIfSpent(this.everyone, this.limits.total, now, 'all agents together');
+    this.agents.set(agentId, agent);
+    agent.running++;
+    this.everyone.running++;
+    let settled = false;
+    return (timedOut) => {
+      if (settled) return;
+      settled = true;
+      agent.running--;
+      this.everyone.running--;
+      if (timedOut) {
+        const at = this.clock.now();
+        agent.timeouts.push(at);
+        this.everyone.timeouts.push(at);
+      }
+      if (agent.running === 0 && agent.timeouts.length === 0) this.agents.delete(agentId);
+    };
+  }
+
+  private refuseIfSpent(account: Account, limit: number, now: number, who: string): void {
+    if (limit <= 0) return;
+    const recent = account.timeouts.filter((at) => at > now - WINDOW_MS);
+    account.timeouts = recent;
+    if (recent.length + account.running < limit) return;
+    // Places come back when a timeout leaves the window, or when a running query ends.
+    const oldest = recent[0];
+    const retryAfter =
+      recent.length >= limit && oldest !== undefined
+        ? Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000))
+        : 1;
+    throw new ServiceError(
+      'rate_limited',
+      `Index queries that run past their time limit are limited to ${limit} a minute for ${who}` +
+        ` (${recent.length} in the last minute, ${account.running} running now). Retry after` +
+        ` ${retryAfter} s, and narrow the query with WHERE or LIMIT so that it ends in time.`,
+      { retry_after_seconds: retryAfter },
+      { 'retry-after': String(retryAfter) },
+    );
+  }
+
+  private sweep(now: number): void {
+    for (const [agentId, account] of this.agents) {
+      const last = account.timeouts.at(-1);
+      if (account.running === 0 && (last === undefined || last <= now - WINDOW_MS))
+        this.agents.delete(agentId);
+    }
+  }
+}

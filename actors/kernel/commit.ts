@@ -1,0 +1,114 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ChangeDraft } from '../../storage/kernel/changes.ts';
+import type { Driver, Queryable, Transaction } from '../../storage/driver.ts';
+
+/** Word to other processes that an actor's row reached `version`: their copies are stale. */
+export interface ActorNotice {
+  kind: string;
+  id: string;
+  version: number;
+}
+
+/** What a unit of work inside one transaction hands back to the commit path. */
+export interface CommitWork<R> {
+  result: R;
+  /** One change row per agent concerned; pushed only after the commit. */
+  changes?: ChangeDraft[];
+  notices?: ActorNotice[];
+  /** Runs after the commit, before the changes are pushed: where memory catches up. */
+  afterCommit?: () => void;
+}
+
+/** The write path: runs `work` in one transaction, records its changes, commits, then pushes. */
+export type Commit = <R>(work: (tx: Transaction) => Promise<CommitWork<R>>) => Promise<R>;
+
+/**
+ * One request's writes, committed together: an Idempotency-Key claim, every command the
+ * handler runs and the stored answer (PROMISES.md 1 and 5). The transaction opens lazily, at
+ * the first write, so a request that streams bytes first holds no database connection while
+ * it does. Commands inside run as savepoints, one after another; what they would do after
+ * their commit (memory, pushes) waits for the unit's commit, and is dropped if it rolls back.
+ */
+export class UnitOfWork {
+  private opening: Promise<Transaction> | null = null;
+  private done: Promise<void> | null = null;
+  private finish!: (commit: boolean) => void;
+  private readonly closing = new Promise<boolean>((resolve) => (this.finish = resolve));
+  private readonly committed: (() => void)[] = [];
+  private readonly rolledBack: (() => void)[] = [];
+  private last: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly driver: Driver,
+    /** Runs first in the transaction when it opens (e.g. claiming an Idempotency-Key). */
+    private readonly onOpen: (tx: Transaction) => Promise<void> = async () => undefined,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.opening !== null;
+  }
+
+  /** The unit's transaction, begun on first call. */
+  open(): Promise<Transaction> {
+    this.opening ??= new Promise<Transaction>((resolve, reject) => {
+      this.done = this.driver.transaction(async (tx) => {
+        await this.onOpen(tx);
+        resolve(tx);
+        if (!(await this.closing)) throw new RolledBack();
+      });
+      this.done.catch(reject);
+    });
+    return this.opening;
+  }
+
+  /** Reads inside the unit's transaction (PGlite's one connection is held by it while open). */
+  reader(): Queryable {
+    return {
+      query: async (text, params) => (await this.open()).query(text, params),
+      script: async (text) => (await this.open()).script(text),
+    };
+  }
+
+  /** Runs `work` in a savepoint of the unit's transaction, after the unit's earlier work. */
+  async step<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    const tx = await this.open();
+    const run = this.last.then(() => tx.savepoint(work));
+    this.last = run.catch(() => undefined);
+    return run;
+  }
+
+  onCommit(hook: () => void): void {
+    this.committed.push(hook);
+  }
+
+  onRollback(hook: () => void): void {
+    this.rolledBack.push(hook);
+  }
+
+  /** Commits (when `commit` and something was written) or rolls back, then runs the hooks. */
+  async end(commit: boolean): Promise<void> {
+    this.finish(commit);
+    try {
+      if (this.done) await this.done;
+    } catch (error) {
+      for (const hook of this.rolledBack) hook();
+      if (error instanceof RolledBack) return;
+      throw error;
+    }
+    for (const hook of commit ? this.committed : this.rolledBack) hook();
+  }
+}
+
+class RolledBack extends Error {}
+
+const units = new AsyncLocalStorage<UnitOfWork>();
+
+/** The unit of work of the request running now, if it opened one. */
+export function currentUnit(): UnitOfWork | undefined {
+  return units.getStore();
+}
+
+/** Runs `work` with `unit` as the current unit of work of everything it awaits. */
+export function withinUnit<T>(unit: UnitOfWork, work: () => Promise<T>): Promise<T> {
+  return units.run(unit, work);
+}

@@ -1,0 +1,51 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import type { AgentRow } from '../../storage/agents.ts';
+
+/** What a token lets its holder do. Every agent token has `agent`; the operator's adds `operator`. */
+export type Scope = 'agent' | 'operator';
+
+/**
+ * The caller, as every door hands it to every handler: who it is (the agent, as it appears on
+ * changes it causes) and what its token may do. Handlers decide from this alone, never from
+ * a door's own notion of the caller.
+ */
+export interface Principal {
+  readonly agentId: string;
+  readonly name: string;
+  /** The agent as events and records name it (`actor` of a change). */
+  readonly agent: { readonly agent_id: string; readonly name: string };
+  readonly scopes: ReadonlySet<Scope>;
+  readonly isOperator: boolean;
+}
+
+export function principalOf(record: AgentRow): Principal {
+  return Object.freeze({
+    agentId: record.agentId,
+    name: record.name,
+    agent: Object.freeze({ agent_id: record.agentId, name: record.name }),
+    scopes: new Set<Scope>(record.isOperator ? ['agent', 'operator'] : ['agent']),
+    isOperator: record.isOperator,
+  });
+}
+
+/**
+ * The one refusal for "not there, or not yours to see" (PROMISES.md 7): the same code and the
+ * same words whichever it is, so an answer never tells a stranger that something exists.
+ * `what` names the kind of thing ("workspace", "invite"), never the id asked for.
+ */
+export function notFound(what: string): ServiceError {
+  return new ServiceError('not_found', `There is no ${what} with that id that you can see.`);
+}
+
+/**
+ * `thing` when it exists and `canSee` says the caller may see it; otherwise the same 404 as
+ * for something that does not exist. Every capability checks visibility through this.
+ */
+export function visibleOrNotFound<T>(
+  thing: T | null | undefined,
+  canSee: (thing: T) => boolean,
+  what: string,
+): T {
+  if (thing === null || thing === undefined || !canSee(thing)) throw notFound(what);
+  return thing;
+}

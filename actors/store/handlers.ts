@@ -1,0 +1,305 @@
+import { randomUUID } from 'node:crypto';
+import { bytesBody, markdown, reply } from '../../protocol/binding.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { MAX_FILE_BYTES } from '../../protocol/files.ts';
+import { MAX_MATCHES, MAX_WATCHES } from '../../protocol/store.ts';
+import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
+import {
+  deleteWatchRow,
+  findListing,
+  findListingWorkspace,
+  insertListingWorkspace,
+  insertWatch,
+  listWatchRows,
+  type WatchRow,
+} from '../../storage/listings.ts';
+import { readStore as readStoreRows, storeWorkspaces } from '../../storage/store.ts';
+import { insertWorkspace } from '../../storage/workspaces.ts';
+import { commitDelete, commitSave, storeFileBytes } from '../files/versions.ts';
+import { indexEntry } from '../index/capture.ts';
+import {
+  axesOf,
+  checkListing,
+  invalid,
+  listingMarkdown,
+  listingPath,
+  listingView,
+  trunkClashes,
+} from './listings.ts';
+import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';
+import { notFound, type Principal } from '../kernel/principal.ts';
+import type { Services } from '../kernel/services.ts';
+import { renderStore } from './markdown.ts';
+import { reputation } from '../deals/handlers.ts';
+import type { Handler } from '../kernel/handler.ts';
+import { assertMayChange, readable } from '../workspaces/access.ts';
+
+const DEFAULT_STORE_PAGE = 50;
+
+/** The caller's own public listings workspace, made on its first listing. */
+async function ownListingsWorkspace(services: Services, principal: Principal): Promise<string> {
+  const found = await findListingWorkspace(services.db(), principal.agentId);
+  if (found) return found;
+  const workspaceId = randomUUID();
+  try {
+    await services.workspaces.create(async (tx) => {
+      await insertWorkspace(tx, {
+        workspaceId,
+        ownerAgentId: principal.agentId,
+        visibility: 'public',
+        name: `Listings of ${principal.name}`,
+      });
+      await insertListingWorkspace(tx, principal.agentId, workspaceId);
+      return { result: undefined };
+    });
+    return workspaceId;
+  } catch (error) {
+    // Two first listings at once (here or in another process): the other one made it.
+    if (!(error instanceof DatabaseError && error.sqlState === UNIQUE_VIOLATION)) throw error;
+    const made = await findListingWorkspace(services.db(), principal.agentId);
+    if (!made) throw error;
+    return made;
+  }
+}
+
+export const postListing: Handler<'post_listing'> = async ({ services, principal }, input) => {
+  const clashes = trunkClashes(input.dimensions);
+  if (clashes.length > 0) throw invalid(clashes);
+  // Checked before anything is made (the listings workspace included); the save checks again.
+  const text = listingMarkdown(input);
+  const bytes = Buffer.from(text, 'utf8');
+  await checkListing(services.db(), services, principal, await indexEntry(bytes, bytes.length));
+  let listingId: string;
+  let workspaceId: string;
+  let replacing = false;
+  if (input.listing_id !== undefined) {
+    const row = await findListing(services.db(), input.listing_id);
+    if (!row) throw notFound('listing');
+    if (input.workspace_id !== undefined && input.workspace_id !== row.workspaceId) {
+      throw new ServiceError(
+        'invalid_input',
+        'A listing stays in its workspace; leave out workspace_id.',
+        {
+          field: 'workspace_id',
+        },
+      );
+    }
+    listingId = row.listingId;
+    workspaceId = row.workspaceId;
+    replacing = true;
+  } else {
+    listingId = randomUUID();
+    workspaceId = input.workspace_id ?? (await ownListingsWorkspace(services, principal));
+  }
+  const workspace = await readable(services, principal, workspaceId);
+  if (workspace.record.visibility !== 'public') {
+    throw new ServiceError(
+      'listing_invalid',
+      'workspace_id: listings live in public workspaces; name a public one you own, or leave it out.',
+      {
+        problems: [{ field: 'workspace_id', problem: 'a private workspace cannot hold listings' }],
+      },
+    );
+  }
+  assertMayChange(workspace, principal, 'post listings to');
+  const path = listingPath(listingId);
+  const stored = await storeFileBytes(
+    services,
+    principal,
+    workspace,
+    path,
+    bytesBody(bytes, 'text/markdown'),
+    { maxBytes: MAX_FILE_BYTES },
+  );
+  const receipt = await commitSave(
+    services,
+    principal,
+    workspaceId,
+    path,
+    stored,
+    replacing ? {} : { listing: { listingId } },
+  );
+  const matches = await findMatches(services, {
+    listingId,
+    kind: input.kind,
+    convention: input.convention ?? null,
+    fields: { ...input.dimensions },
+  });
+  const answer = {
+    listing_id: listingId,
+    workspace_id: workspaceId,
+    path,
+    version: receipt.version,
+    matches,
+  };
+  return replacing ? reply(200, answer) : answer;
+};
+
+/**
+ * Listings that fit a new one: the other kind, the same convention and, when the new one names
+ * a place, a place in common. None for a listing on the trunk alone.
+ */
+async function findMatches(
+  services: Services,
+  listing: {
+    listingId: string;
+    kind: 'need' | 'can';
+    convention: string | null;
+    fields: Record<string, unknown>;
+  },
+) {
+  if (listing.convention === null) return [];
+  const db = services.db();
+  const places = (await axesOf(db, listing.convention, listing.fields))
+    .filter((axis) => axis.axis === 'place')
+    .map((axis) => axis.value.toLowerCase());
+  const rows = await readStoreRows(
+    db,
+    {
+      convention: listing.convention,
+      kind: listing.kind === 'need' ? 'can' : 'need',
+      exclude: listing.listingId,
+      ...(places.length > 0 ? { anyPlace: places } : {}),
+    },
+    MAX_MATCHES,
+  );
+  return rows.map((row) => listingView(services, row, { withContact: true }));
+}
+
+export const deleteListing: Handler<'delete_listing'> = async ({ services, principal }, input) => {
+  const row = await findListing(services.db(), input.listing_id);
+  if (!row) throw notFound('listing');
+  const workspace = await readable(services, principal, row.workspaceId);
+  assertMayChange(workspace, principal, 'delete listings of');
+  await commitDelete(services, principal, row.workspaceId, row.path);
+  return { listing_id: row.listingId, deleted: true as const };
+};
+
+export const readStore: Handler<'read_store'> = async (call, input) => {
+  const { services, principal } = call;
+  const limit = input.limit ?? DEFAULT_STORE_PAGE;
+  const before =
+    input.cursor === undefined
+      ? undefined
+      : (() => {
+          const [savedAt, workspaceId, path] = decodePageCursor(input.cursor, 's', [
+            'time',
+            'uuid',
+            'text',
+          ]) as [string, string, string];
+          return { savedAt, workspaceId, path };
+        })();
+  const rows = await readStoreRows(
+    services.db(),
+    {
+      convention: input.convention,
+      kind: input.kind,
+      q: input.q,
+      place: input.place,
+      price: input.price,
+      before,
+    },
+    limit + 1,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const nextCursor =
+    rows.length > limit && last
+      ? encodePageCursor('s', [last.savedAt.toISOString(), last.workspaceId, last.path])
+      : null;
+  const withContact = principal !== null;
+  const listings = page.map((row) => listingView(services, row, { withContact }));
+  if (call.format === 'markdown') {
+    return markdown(
+      renderStore(services, { listings, nextCursor, filters: input, signedIn: withContact }),
+    );
+  }
+  const workspaces = await storeWorkspaces(services.db(), [
+    ...new Set(page.map((row) => row.workspaceId)),
+  ]);
+  return {
+    workspaces: workspaces.map((w) => ({
+      workspace_id: w.workspaceId,
+      owner: { agent_id: w.ownerId, name: w.ownerName },
+      listings: w.listings,
+    })),
+    listings,
+    next_cursor: nextCursor,
+  };
+};
+
+function watchView(row: WatchRow) {
+  return {
+    watch_id: row.watchId,
+    convention: row.convention,
+    kind: row.kind,
+    axis: row.axis,
+    value: row.value,
+    q: row.q,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+export const watchListings: Handler<'watch_listings'> = async ({ services, principal }, input) => {
+  if ((input.axis === undefined) !== (input.value === undefined)) {
+    throw new ServiceError(
+      'invalid_input',
+      '`axis` and `value` come together: axis place, value Berlin.',
+      {
+        field: input.axis === undefined ? 'axis' : 'value',
+      },
+    );
+  }
+  if (
+    input.convention === undefined &&
+    input.kind === undefined &&
+    input.axis === undefined &&
+    input.q === undefined
+  ) {
+    throw new ServiceError(
+      'invalid_input',
+      'A watch needs at least one of convention, kind, axis and value, q.',
+      {
+        field: 'convention',
+      },
+    );
+  }
+  const row: WatchRow = {
+    watchId: randomUUID(),
+    agentId: principal.agentId,
+    convention: input.convention ?? null,
+    kind: input.kind ?? null,
+    axis: input.axis ?? null,
+    value: input.value ?? null,
+    q: input.q ?? null,
+    createdAt: new Date(services.clock.now()),
+  };
+  const saved = await services.agents.command(principal.agentId, async (_agent, tx) => ({
+    result: await insertWatch(tx, row, MAX_WATCHES),
+  }));
+  if (saved === false) {
+    throw new ServiceError(
+      'limit_reached',
+      `You hold ${MAX_WATCHES} watches, the most one agent may: delete one first.`,
+      {
+        limit: MAX_WATCHES,
+      },
+    );
+  }
+  return watchView(row);
+};
+
+export const listWatches: Handler<'list_watches'> = async ({ services, principal }) => ({
+  watches: (await listWatchRows(services.db(), principal.agentId)).map(watchView),
+});
+
+export const deleteWatch: Handler<'delete_watch'> = async ({ services, principal }, input) => {
+  const deleted = await services.agents.command(principal.agentId, async (_agent, tx) => ({
+    result: await deleteWatchRow(tx, principal.agentId, input.watch_id),
+  }));
+  if (!deleted) throw notFound('watch');
+  return { watch_id: input.watch_id, deleted: true as const };
+};
+
+export const getReputation: Handler<'get_reputation'> = async ({ services }, input) =>
+  reputation(services, input.agent_id);

@@ -1,0 +1,332 @@
+import { randomUUID } from 'node:crypto';
+import { createActor } from 'xstate';
+import {
+  inviteExpiresAt,
+  shownStatus,
+  inviteMachine,
+  redeemOutcome,
+  REDEEM_REFUSALS,
+  revokeOutcome,
+} from '../../machines/invite.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import {
+  findInvite,
+  findInviteByTokenHash,
+  insertInvite,
+  listInvites as readInvites,
+  pendingInvitesBy,
+  settleInvite,
+} from '../../storage/invites.ts';
+import {
+  deleteMember,
+  insertMember,
+  insertWorkspace,
+  listAgentWorkspaces,
+} from '../../storage/workspaces.ts';
+import { persistInvite, restoreInvite } from './invites.ts';
+import { notFound } from '../kernel/principal.ts';
+import { hashToken, INVITE_TOKEN_PREFIX, newInviteToken } from '../agents/tokens.ts';
+import type { Transaction } from '../../storage/driver.ts';
+import type { Handler } from '../kernel/handler.ts';
+import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';
+import { assertMayChange, assertOwner, readable, WORKSPACE } from './access.ts';
+
+const DEFAULT_LIMIT = 50;
+
+export const createWorkspace: Handler<'create_workspace'> = async (
+  { services, principal },
+  input,
+) => {
+  const workspaceId = randomUUID();
+  const visibility = input.visibility ?? 'private';
+  const name = input.name ?? null;
+  await services.workspaces.create(async (tx) => {
+    await insertWorkspace(tx, { workspaceId, ownerAgentId: principal.agentId, visibility, name });
+    return { result: undefined };
+  });
+  return { workspace_id: workspaceId, visibility, name, owner_agent_id: principal.agentId };
+};
+
+export const listWorkspaces: Handler<'list_workspaces'> = async (
+  { services, principal },
+  input,
+) => {
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const after =
+    input.cursor === undefined
+      ? null
+      : (decodePageCursor(input.cursor, 'w', ['uuid'])[0] as string);
+  const rows = await listAgentWorkspaces(services.db(), principal.agentId, after, limit + 1);
+  const page = rows.slice(0, limit);
+  return {
+    workspaces: page.map((row) => ({
+      workspace_id: row.workspaceId,
+      visibility: row.visibility,
+      name: row.name,
+      owner_agent_id: row.ownerAgentId,
+      role: row.role,
+    })),
+    next_cursor:
+      rows.length > limit
+        ? encodePageCursor('w', [(page.at(-1) as { workspaceId: string }).workspaceId])
+        : null,
+  };
+};
+
+export const getWorkspace: Handler<'get_workspace'> = async ({ services, principal }, input) => {
+  const workspace = await readable(services, principal, input.workspace_id);
+  const owner = workspace.members.find((member) => member.role === 'owner');
+  return {
+    workspace_id: workspace.workspaceId,
+    visibility: workspace.record.visibility,
+    name: workspace.record.name,
+    owner: {
+      agent_id: workspace.record.ownerAgentId,
+      name: owner?.name ?? '',
+    },
+    members: workspace.members.map((member) => ({
+      agent_id: member.agentId,
+      name: member.name,
+      role: member.role,
+    })),
+  };
+};
+
+export const createInvite: Handler<'create_invite'> = async ({ services, principal }, input) => {
+  const created = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
+    assertMayChange(workspace, principal, 'invite to');
+    const inviteId = randomUUID();
+    const token = newInviteToken();
+    const createdAt = services.clock.now();
+    const expiresAt = inviteExpiresAt(createdAt, input.expires_in_hours);
+    const snapshot = createActor(inviteMachine, {
+      input: {
+        invite_id: inviteId,
+        workspace_id: workspace.workspaceId,
+        created_by: principal.agentId,
+        created_at: createdAt,
+        expires_at: expiresAt,
+      },
+    }).getSnapshot();
+    await insertInvite(tx, {
+      inviteId,
+      workspaceId: workspace.workspaceId,
+      tokenHash: hashToken(token),
+      createdBy: principal.agentId,
+      createdAt: new Date(createdAt),
+      expiresAt: new Date(expiresAt),
+      machine: persistInvite(snapshot),
+    });
+    return {
+      result: {
+        invite_id: inviteId,
+        invite_token: token,
+        expires_at: new Date(expiresAt).toISOString(),
+      },
+    };
+  });
+  if (!created) throw notFound(WORKSPACE);
+  return created;
+};
+
+export const listInvites: Handler<'list_invites'> = async ({ services, principal }, input) => {
+  const workspace = await readable(services, principal, input.workspace_id);
+  assertMayChange(workspace, principal, 'invite to');
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const after =
+    input.cursor === undefined
+      ? null
+      : (([at, inviteId]) => ({ createdAt: new Date(at as string), inviteId: inviteId as string }))(
+          decodePageCursor(input.cursor, 'i', ['time', 'uuid']),
+        );
+  const rows = await readInvites(services.db(), workspace.workspaceId, after, limit + 1);
+  const page = rows.slice(0, limit);
+  const now = services.clock.now();
+  const last = page.at(-1);
+  return {
+    invites: page.map((row) => ({
+      invite_id: row.inviteId,
+      // `expired` as soon as the time has passed, whether or not the expiry job has run.
+      status: shownStatus(row.status, row.expiresAt.getTime(), now),
+      created_at: row.createdAt.toISOString(),
+      expires_at: row.expiresAt.toISOString(),
+      ...(row.joinedAgentId ? { joined_agent_id: row.joinedAgentId } : {}),
+    })),
+    next_cursor:
+      rows.length > limit && last
+        ? encodePageCursor('i', [last.createdAt.toISOString(), last.inviteId])
+        : null,
+  };
+};
+
+export const redeemInvite: Handler<'redeem_invite'> = async ({ services, principal }, input) => {
+  const unknown = () => notFound('invite');
+  if (!input.invite_token.startsWith(INVITE_TOKEN_PREFIX)) throw unknown();
+  const found = await findInviteByTokenHash(services.db(), hashToken(input.invite_token));
+  if (!found) throw unknown();
+  const joined = await services.workspaces.command(found.workspaceId, async (workspace, tx) => {
+    const role = workspace.roleOf(principal.agentId);
+    // Already in: the invite stays unused for whoever it was meant for.
+    if (role) return { result: { workspace_id: workspace.workspaceId, role } };
+    const row = await findInvite(tx, found.inviteId);
+    if (!row) throw unknown();
+    const { next, outcome } = redeemOutcome(restoreInvite(row.machine), {
+      type: 'redeem',
+      agentId: principal.agentId,
+      at: services.clock.now(),
+    });
+    if (outcome !== 'joined') {
+      const refusal = REDEEM_REFUSALS[outcome];
+      throw new ServiceError(refusal.code, refusal.detail);
+    }
+    if (!(await settleInvite(tx, row.inviteId, 'joined', principal.agentId, persistInvite(next)))) {
+      const refusal = REDEEM_REFUSALS.already_used;
+      throw new ServiceError(refusal.code, refusal.detail);
+    }
+    await insertMember(tx, workspace.workspaceId, principal.agentId, 'member');
+    const after = workspace.withMember({
+      agentId: principal.agentId,
+      name: principal.name,
+      role: 'member',
+    });
+    const members = after?.members ?? workspace.members;
+    return {
+      result: { workspace_id: workspace.workspaceId, role: 'member' as const },
+      next: after,
+      changes: members.map((member) => ({
+        agentId: member.agentId,
+        type: 'invite.joined',
+        workspaceId: workspace.workspaceId,
+        actor: principal.agent,
+        data: {
+          invite_id: row.inviteId,
+          agent_id: principal.agentId,
+          name: principal.name,
+          role: 'member',
+        },
+      })),
+    };
+  });
+  if (!joined) throw unknown();
+  return joined;
+};
+
+export const leaveWorkspace: Handler<'leave_workspace'> = async (
+  { services, principal },
+  input,
+) => {
+  const unknown = () => notFound(WORKSPACE);
+  const left = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
+    const role = workspace.roleOf(principal.agentId);
+    if (!role) throw unknown();
+    if (role === 'owner') {
+      throw new ServiceError(
+        'conflict',
+        'The owner cannot leave its own workspace; it stays the owner of its files and members.',
+      );
+    }
+    await deleteMember(tx, workspace.workspaceId, principal.agentId);
+    await revokeInvitesMadeBy(tx, workspace.workspaceId, principal.agentId, services.clock.now());
+    const next = workspace.withoutMember(principal.agentId);
+    return {
+      result: { workspace_id: workspace.workspaceId, left: true as const },
+      next,
+      changes: (next?.members ?? []).map((member) => ({
+        agentId: member.agentId,
+        type: 'workspace.left',
+        workspaceId: workspace.workspaceId,
+        actor: principal.agent,
+        data: { agent_id: principal.agentId, name: principal.name },
+      })),
+    };
+  });
+  if (!left) throw unknown();
+  return left;
+};
+
+/**
+ * Revokes every pending invite `agentId` made to the workspace: a member that leaves or is
+ * removed cannot come back through an invite it made before (nor let anyone else in).
+ */
+async function revokeInvitesMadeBy(
+  tx: Transaction,
+  workspaceId: string,
+  agentId: string,
+  at: number,
+): Promise<void> {
+  for (const row of await pendingInvitesBy(tx, workspaceId, agentId)) {
+    const { next, outcome } = revokeOutcome(restoreInvite(row.machine), at);
+    if (outcome === 'revoked' || outcome === 'expired') {
+      await settleInvite(tx, row.inviteId, outcome, null, persistInvite(next));
+    }
+  }
+}
+
+export const removeMember: Handler<'remove_member'> = async ({ services, principal }, input) => {
+  const unknown = () => notFound(WORKSPACE);
+  const removed = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
+    assertOwner(workspace, principal, 'remove members');
+    const role = workspace.roleOf(input.agent_id);
+    if (!role) throw notFound('member');
+    if (role === 'owner') {
+      throw new ServiceError(
+        'conflict',
+        'The owner cannot remove itself; it stays the owner of its files and members.',
+      );
+    }
+    const member = workspace.members.find((m) => m.agentId === input.agent_id);
+    await deleteMember(tx, workspace.workspaceId, input.agent_id);
+    await revokeInvitesMadeBy(tx, workspace.workspaceId, input.agent_id, services.clock.now());
+    const next = workspace.withoutMember(input.agent_id);
+    const data = { agent_id: input.agent_id, name: member?.name ?? '' };
+    // The removed member hears of it too: its place in the workspace is gone.
+    const told = [...(next?.members ?? []).map((m) => m.agentId), input.agent_id];
+    return {
+      result: {
+        workspace_id: workspace.workspaceId,
+        agent_id: input.agent_id,
+        removed: true as const,
+      },
+      next,
+      changes: told.map((agentId) => ({
+        agentId,
+        type: 'member.removed',
+        workspaceId: workspace.workspaceId,
+        actor: principal.agent,
+        data,
+      })),
+    };
+  });
+  if (!removed) throw unknown();
+  return removed;
+};
+
+export const revokeInvite: Handler<'revoke_invite'> = async ({ services, principal }, input) => {
+  const unknown = () => notFound('invite');
+  const revoked = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
+    assertOwner(workspace, principal, 'revoke invites');
+    const row = await findInvite(tx, input.invite_id);
+    if (!row || row.workspaceId !== workspace.workspaceId) throw unknown();
+    const current = restoreInvite(row.machine);
+    const { next, outcome } = revokeOutcome(current, services.clock.now());
+    if (outcome === 'already_used' || outcome === 'expired') {
+      // A pending invite past its time is expired by this call, as a late redeem would do.
+      if (next !== current) {
+        await settleInvite(tx, row.inviteId, 'expired', null, persistInvite(next));
+      }
+      const refusal = REDEEM_REFUSALS[outcome];
+      throw new ServiceError(
+        refusal.code,
+        outcome === 'already_used'
+          ? 'This invite was redeemed already; remove the member it let in with remove_member instead.'
+          : 'This invite has expired already; nobody can redeem it.',
+      );
+    }
+    if (outcome === 'revoked') {
+      await settleInvite(tx, row.inviteId, 'revoked', null, persistInvite(next));
+    }
+    return { result: { invite_id: row.inviteId, status: 'revoked' as const } };
+  });
+  if (!revoked) throw unknown();
+  return revoked;
+};

@@ -1,0 +1,127 @@
+import type { Server, Socket } from 'socket.io';
+import type { FeedSignal } from '../../actors/kernel/change-hub.ts';
+import type { Services } from '../../actors/kernel/services.ts';
+import { ServiceError, toProblem, type Problem } from '../../protocol/errors.ts';
+import { encodeCursor } from '../../protocol/events.ts';
+import { cursorSeq } from '../../actors/feed/cursor.ts';
+import { changesAfter, markRead } from '../../actors/feed/feed.ts';
+import { asServiceError } from '../http/problem.ts';
+import { agentForToken } from '../invoke.ts';
+
+const REPLAY_PAGE = 500;
+
+/** A refused connection: the client's `connect_error` carries the problem as `data`. */
+export function socketRefusal(error: ServiceError, baseUrl: string): Error & { data: Problem } {
+  const problem = toProblem(error, baseUrl);
+  return Object.assign(new Error(problem.detail), { data: problem });
+}
+
+interface SocketData {
+  agentId: string;
+  from: number;
+}
+
+/**
+ * The changes feed over socket.io: authenticate with `auth: {token, cursor?}`, receive every
+ * event after the cursor (or after the remembered place), then new ones live, as `change`
+ * events, in order, each once. `ack` with a cursor moves the remembered place.
+ */
+export function attachSocketDoor(
+  io: Server,
+  services: Services,
+  options: { baseUrl: string; socketsPerAgent: number; log: (error: unknown) => void },
+): void {
+  const { baseUrl, log } = options;
+  const open = new Map<string, number>();
+  io.use((socket, next) => {
+    const auth = (socket.handshake.auth ?? {}) as { token?: unknown; cursor?: unknown };
+    (async () => {
+      const agent = await agentForToken(
+        services,
+        typeof auth.token === 'string' ? auth.token : undefined,
+      );
+      const { agentId } = agent;
+      if ((open.get(agentId) ?? 0) >= options.socketsPerAgent) {
+        throw new ServiceError(
+          'too_many_connections',
+          `You already hold ${options.socketsPerAgent} socket.io connections, the most one agent may. Close one first; one connection receives all your changes.`,
+        );
+      }
+      const from =
+        auth.cursor === undefined || auth.cursor === null
+          ? agent.readSeq
+          : await cursorSeq(services, agentId, auth.cursor);
+      socket.data = { agentId, from } satisfies SocketData;
+    })().then(
+      () => next(),
+      (error: unknown) => next(socketRefusal(asServiceError(error, log), baseUrl)),
+    );
+  });
+
+  io.on('connection', (socket: Socket) => {
+    const { agentId, from } = socket.data as SocketData;
+    open.set(agentId, (open.get(agentId) ?? 0) + 1);
+    let sent = from;
+    let pumping = false;
+    let again = false;
+    let closed = false;
+
+    // Reads from the table whatever comes after the last event sent. Live events that follow
+    // on directly are sent as they come; anything else (a gap, or events during a read) sends
+    // the socket back to the table, the source of truth.
+    const pump = async () => {
+      if (pumping) {
+        again = true;
+        return;
+      }
+      pumping = true;
+      try {
+        do {
+          again = false;
+          for (;;) {
+            const rows = await changesAfter(services, agentId, sent, REPLAY_PAGE);
+            if (closed) return;
+            for (const row of rows) socket.emit('change', row.event);
+            if (rows.length > 0) sent = (rows.at(-1) as { seq: number }).seq;
+            if (rows.length < REPLAY_PAGE) break;
+          }
+        } while (again);
+      } catch (error) {
+        log(error);
+        socket.disconnect(true);
+      } finally {
+        pumping = false;
+      }
+    };
+
+    const unsubscribe = services.hub.subscribe(agentId, (change: FeedSignal) => {
+      if (change.event && !pumping && change.seq === sent + 1) {
+        sent = change.seq;
+        socket.emit('change', change.event);
+      } else if (change.seq > sent) {
+        void pump();
+      }
+    });
+    socket.on('disconnect', () => {
+      closed = true;
+      unsubscribe();
+      const left = (open.get(agentId) ?? 1) - 1;
+      if (left > 0) open.set(agentId, left);
+      else open.delete(agentId);
+    });
+
+    socket.on('ack', (payload: unknown, callback?: unknown) => {
+      const reply =
+        typeof callback === 'function' ? (callback as (answer: unknown) => void) : () => undefined;
+      (async () => {
+        const cursor = (payload as { cursor?: unknown } | null)?.cursor;
+        const seq = await cursorSeq(services, agentId, cursor);
+        return { cursor: encodeCursor(await markRead(services, agentId, seq)) };
+      })().then(reply, (error: unknown) =>
+        reply({ error: toProblem(asServiceError(error, log), baseUrl) }),
+      );
+    });
+
+    void pump();
+  });
+}

@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { encodeCursor, type ChangeEvent } from '../../protocol/events.ts';
+import type { Queryable } from '../driver.ts';
+
+/** A change about to be recorded for one agent, inside the transaction of the write. */
+export interface ChangeDraft {
+  agentId: string;
+  type: string;
+  data: Record<string, unknown>;
+  workspaceId?: string;
+  actor?: { agent_id: string; name: string };
+}
+
+export interface StoredChangeRow {
+  agentId: string;
+  seq: number;
+  event: ChangeEvent;
+}
+
+interface ChangeRow extends Record<string, unknown> {
+  agent_id: string;
+  seq: number;
+  event_id: string;
+  type: string;
+  at: Date;
+  workspace_id: string | null;
+  actor: { agent_id: string; name: string } | null;
+  data: Record<string, unknown>;
+}
+
+function toStored(row: ChangeRow): StoredChangeRow {
+  const event: ChangeEvent = {
+    event_id: row.event_id,
+    cursor: encodeCursor(row.seq),
+    type: row.type,
+    at: row.at.toISOString(),
+    data: row.data,
+  };
+  if (row.workspace_id) event.workspace_id = row.workspace_id;
+  if (row.actor) event.actor = row.actor;
+  return { agentId: row.agent_id, seq: row.seq, event };
+}
+
+/**
+ * Numbers and inserts changes: one statement for one change, two for many (a listing that
+ * reaches 1,000 watchers is not 1,000 round trips). Feed heads are locked in agent-id order,
+ * so that two writes touching the same agents cannot deadlock.
+ */
+export async function appendChanges(
+  tx: Queryable,
+  drafts: readonly ChangeDraft[],
+): Promise<StoredChangeRow[]> {
+  if (drafts.length === 0) return [];
+  if (drafts.length === 1) return [await appendOne(tx, drafts[0] as ChangeDraft)];
+  const ordered = [...drafts].sort((a, b) =>
+    a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0,
+  );
+  const agents = [...new Set(ordered.map((d) => d.agentId))];
+  const locked = await tx.query<{ agent_id: string }>(
+    'select agent_id from feed_heads where agent_id = any($1::uuid[]) order by agent_id for update',
+    [agents],
+  );
+  if (locked.length !== agents.length) throw new Error('no feed head for some agent');
+  const rows = await tx.query<ChangeRow>(
+    `with input as (
+       select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::text[])
+         with ordinality as t(agent_id, event_id, type, workspace_id, actor, data, ord)
+     ), counts as (
+       select agent_id, count(*)::bigint as n from input group by agent_id
+     ), heads as (
+       update feed_heads h set last_seq = h.last_seq + c.n from counts c
+       where h.agent_id = c.agent_id returning h.agent_id, h.last_seq, c.n
+     )
+     insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
+     select i.agent_id,
+       heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord),
+       i.event_id, i.type, i.workspace_id, i.actor::jsonb, i.data::jsonb
+     from input i join heads on heads.agent_id = i.agent_id
+     returning agent_id, seq, event_id, type, at, workspace_id, actor, data`,
+    [
+      ordered.map((d) => d.agentId),
+      ordered.map(() => randomUUID()),
+      ordered.map((d) => d.type),
+      ordered.map((d) => d.workspaceId ?? null),
+      ordered.map((d) => (d.actor ? JSON.stringify(d.actor) : null)),
+      ordered.map((d) => JSON.stringify(d.data)),
+    ],
+  );
+  if (rows.length !== ordered.length) throw new Error('not every change was recorded');
+  return rows
+    .map(toStored)
+    .sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : a.seq - b.seq));
+}
+
+async function appendOne(tx: Queryable, draft: ChangeDraft): Promise<StoredChangeRow> {
+  // Numbering and inserting in one statement.
+  const [row] = await tx.query<ChangeRow>(
+    `with head as (
+       update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq
+     )
+     insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
+     select $1, head.last_seq, $2, $3, $4, $5::text::jsonb, $6::text::jsonb from head
+     returning agent_id, seq, event_id, type, at, workspace_id, actor, data`,
+    [
+      draft.agentId,
+      randomUUID(),
+      draft.type,
+      draft.workspaceId ?? null,
+      draft.actor ? JSON.stringify(draft.actor) : null,
+      JSON.stringify(draft.data),
+    ],
+  );
+  if (!row) throw new Error(`no feed head for agent ${draft.agentId}`);
+  return toStored(row);
+}
+
+export async function readChanges(
+  db: Queryable,
+  agentId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<StoredChangeRow[]> {
+  const rows = await db.query<ChangeRow>(
+    `select agent_id, seq, event_id, type, at, workspace_id, actor, data from changes
+     where agent_id = $1 and seq > $2 order by seq limit $3`,
+    [agentId, afterSeq, limit],
+  );
+  return rows.map(toStored);
+}
+
+export async function readFeedHead(
+  db: Queryable,
+  agentId: string,
+): Promise<{ lastSeq: number; readSeq: number } | null> {
+  const [row] = await db.query<{ last_seq: number; read_seq: number }>(
+    'select last_seq, read_seq from feed_heads where agent_id = $1',
+    [agentId],
+  );
+  return row ? { lastSeq: row.last_seq, readSeq: row.read_seq } : null;
+}
+
+/** The channel on which processes sharing a database tell each other of new changes. */
+export const CHANGES_CHANNEL = 'agent_changes';
+
+/**
+ * Queues one notification per agent with its newest sequence number; PostgreSQL sends them
+ * only when the transaction commits. The payload is `<sender> <agent_id> <seq>`.
+ */
+export async function notifyChanges(
+  tx: Queryable,
+  sender: string,
+  stored: readonly StoredChangeRow[],
+): Promise<void> {
+  const newest = new Map<string, number>();
+  for (const change of stored)
+    newest.set(change.agentId, Math.max(newest.get(change.agentId) ?? 0, change.seq));
+  if (newest.size === 0) return;
+  const payloads = [...newest].map(([agentId, seq]) => `${sender} ${agentId} ${seq}`);
+  await tx.query(
+    `select pg_notify('${CHANGES_CHANNEL}', payload) from unnest($1::text[]) as payload`,
+    [payloads],
+  );
+}

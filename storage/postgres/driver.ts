@@ -1,0 +1,233 @@
+import postgres from 'postgres';
+import type { Driver, Queryable, Row, Transaction, TransactionOptions } from '../driver.ts';
+import { StorageUnavailableError } from '../database-error.ts';
+import { translatePostgresError } from './errors.ts';
+import { PostgresListener } from './listener.ts';
+import { StallWatch } from './stall.ts';
+import { TransactionGuard } from '../transaction-guard.ts';
+
+const PING_DEADLINE_MS = 2000;
+const ENDED = 'this transaction has ended: its handle cannot be used after its callback';
+/** How long `close` lets calls in flight finish. */
+const CLOSE_GRACE_MS = 5000;
+
+/**
+ * PostgreSQL through postgres.js, with prepared statements for the service's own SQL.
+ * postgres.js reconnects by itself: while the server is down, calls reject with
+ * StorageUnavailableError, and the first call after it is back succeeds.
+ */
+export async function openPostgres(
+  url: string,
+  options: { max?: number; agentsMax?: number } = {},
+): Promise<Driver> {
+  const shared = {
+    prepare: true,
+    onnotice: () => undefined,
+    // int8 as a JS number, as the PGlite driver does.
+    types: { bigint: { to: 20, from: [20], serialize: String, parse: Number } },
+    connection: { application_name: 'agent-service' },
+    // Seconds before connecting again after a failed attempt. postgres.js's own backoff grows
+    // to 20 s, and every call waits it out: calls would hang, not fail, while the server is
+    // down, and stay slow for as long after it is back.
+    backoff: (attempt: number) => Math.min(0.05 * 2 ** attempt, 1),
+    connect_timeout: 10,
+  };
+  const sql = postgres(url, { ...shared, max: options.max ?? 10 });
+  // Agents' own SQL (TransactionOptions.pool 'agents'): a pool of its own, opened on first use.
+  let agentsUrl = url;
+  let agentsSql: postgres.Sql | null = null;
+  const openAgentsPool = (at: string) =>
+    postgres(at, {
+      ...shared,
+      max: options.agentsMax ?? 4,
+      connection: { application_name: 'agent-service-index' },
+    });
+  const poolFor = (pool: TransactionOptions['pool']) =>
+    pool === 'agents' ? (agentsSql ??= openAgentsPool(agentsUrl)) : sql;
+  const guard = new TransactionGuard();
+  let listener: PostgresListener | null = null;
+  // Calls in flight, for `close`: postgres.js's own end() waits out its whole timeout once any
+  // connection was lost with a query on it (it never forgets that query), so `close` waits
+  // for our calls itself and then ends at once.
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(call: Promise<T>): Promise<T> => {
+    inFlight.add(call);
+    const forget = () => inFlight.delete(call);
+    call.then(forget, forget);
+    return call;
+  };
+
+  // A transaction's handle, kept past its callback, would run statements on a connection
+  // back in the pool (postgres.js does not refuse them): outside the transaction, or inside
+  // someone else's. `ended` refuses them, as the PGlite driver does.
+  const wrap = (
+    run: typeof sql | postgres.TransactionSql,
+    ended = { now: false },
+    stall: StallWatch | null = null,
+  ): Queryable => ({
+    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+      if (ended.now) throw new Error(ENDED);
+      try {
+        const statement = run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+          prepare: true,
+        });
+        const rows = await (stall ?? new StallWatch()).watch(statement);
+        return [...rows] as unknown as T[];
+      } catch (error) {
+        throw translatePostgresError(error);
+      }
+    },
+    async script(text: string) {
+      if (ended.now) throw new Error(ENDED);
+      try {
+        await run.unsafe(text).simple();
+      } catch (error) {
+        throw translatePostgresError(error);
+      }
+    },
+  });
+  const inside = (
+    tx: postgres.TransactionSql,
+    ended: { now: boolean },
+    stall: StallWatch,
+  ): Transaction => ({
+    ...wrap(tx, ended, stall),
+    async queryTable(text, params = []) {
+      if (ended.now) throw new Error(ENDED);
+      try {
+        const result = await stall.watch(
+          tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: false }).values(),
+        );
+        return {
+          columns: result.columns.map((column) => ({ name: column.name, typeOid: column.type })),
+          rows: [...result] as unknown[][],
+        };
+      } catch (error) {
+        throw translatePostgresError(error);
+      }
+    },
+    async savepoint(work) {
+      if (ended.now) throw new Error(ENDED);
+      try {
+        return (await tx.savepoint((inner) => work(inside(inner, ended, stall)))) as Awaited<
+          ReturnType<typeof work>
+        >;
+      } catch (error) {
+        throw translatePostgresError(error);
+      }
+    },
+  });
+  const misused = (method: string): Promise<never> | null => {
+    const error = guard.misuse(method);
+    return error ? Promise.reject(error) : null;
+  };
+
+  async function transaction<T>(
+    work: (tx: Transaction) => Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> {
+    // The callback's own rejection passes through as it is; only postgres.js's are translated.
+    const callbackFailed: unknown[] = [];
+    // The begin, each statement and the commit are given up on when they stall (a connection
+    // lost at the wrong moment can leave them pending for ever): postgres-stall.ts.
+    const stall = new StallWatch();
+    let steps = stall.begin();
+    try {
+      const begun = poolFor(options.pool).begin(options.readOnly ? 'read only' : '', async (tx) => {
+        steps();
+        const ended = { now: false };
+        try {
+          if (options.timeoutMs && options.timeoutMs > 0) {
+            await stall.watch(
+              tx.unsafe(`set local statement_timeout = ${Math.ceil(options.timeoutMs)}`),
+            );
+          }
+          return await guard.run(() => work(inside(tx, ended, stall)));
+        } catch (error) {
+          callbackFailed.push(error);
+          throw error;
+        } finally {
+          ended.now = true;
+          steps = stall.begin();
+        }
+      });
+      return (await Promise.race([begun, stall.given])) as T;
+    } catch (error) {
+      if (callbackFailed.includes(error)) throw error;
+      throw translatePostgresError(error);
+    } finally {
+      stall.clear();
+    }
+  }
+
+  const outside = wrap(sql);
+  try {
+    await outside.query('select 1');
+  } catch (error) {
+    await sql.end({ timeout: 0 });
+    throw error;
+  }
+  return {
+    kind: 'postgres',
+    query: (text, params) => misused('query') ?? track(outside.query(text, params)),
+    script: (text) => misused('script') ?? track(outside.script(text)),
+    transaction: (work, options) => misused('transaction') ?? track(transaction(work, options)),
+    async ping() {
+      const misuse = misused('ping');
+      if (misuse) return misuse;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          sql.unsafe('select 1'),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(
+              () => reject(new StorageUnavailableError('no answer within 2 s')),
+              PING_DEADLINE_MS,
+            );
+          }),
+        ]);
+      } catch (error) {
+        const translated = translatePostgresError(error);
+        throw translated instanceof StorageUnavailableError
+          ? translated
+          : new StorageUnavailableError('the database did not answer');
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async loginAgentsAs(user, password) {
+      const at = new URL(url);
+      at.username = user;
+      at.password = password;
+      const candidate = openAgentsPool(at.toString());
+      try {
+        await candidate.unsafe('select 1');
+      } catch {
+        await candidate.end({ timeout: 0 });
+        return false;
+      }
+      const previous = agentsSql;
+      agentsUrl = at.toString();
+      agentsSql = candidate;
+      await previous?.end({ timeout: 5 });
+      return true;
+    },
+    async listen(channel, onPayload) {
+      listener ??= new PostgresListener(url, shared);
+      await listener.listen(channel, onPayload);
+    },
+    async close() {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...inFlight]),
+        new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS))),
+      ]);
+      clearTimeout(timer);
+      await Promise.all([
+        sql.end({ timeout: 0 }),
+        agentsSql?.end({ timeout: 0 }),
+        listener?.close(),
+      ]);
+    },
+  };
+}
