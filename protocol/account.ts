@@ -103,3 +103,9 @@ export const whoami = defineOperation({
     .meta({ id: 'Whoami' }),
   errors: [],
 });
+
+/** Sign-up and the caller's own account. */
+export const ACCOUNT_OPERATIONS = {
+  sign_up: signUp,
+  whoami,
+} as const;

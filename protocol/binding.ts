@@ -193,7 +193,7 @@ export function bytesReply(bytes: Uint8Array, contentType: string, etag?: string
 }
 
 // ---------------------------------------------------------------------------------------------
-// Types the handler table derives from an operation's binding (actors/handlers/types.ts).
+// Types the handler table derives from an operation's binding (actors/kernel/handler.ts).
 
 /**
  * What a handler's `call` has besides the caller, by its binding (the door always passes all

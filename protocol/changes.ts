@@ -65,3 +65,9 @@ export const waitForChanges = defineOperation({
   output: changesPage,
   errors: ['invalid_cursor'],
 });
+
+/** The change feed. */
+export const CHANGES_OPERATIONS = {
+  changes,
+  wait_for_changes: waitForChanges,
+} as const;

@@ -229,3 +229,16 @@ export const setKnockSettings = defineOperation({
   output: z.object({ direct_knocks: z.enum(['everyone', 'nobody']) }),
   errors: [],
 });
+
+/** Messages and knocks. */
+export const CHAT_OPERATIONS = {
+  send_message: sendMessage,
+  read_messages: readMessages,
+  knock,
+  knock_agent: knockAgent,
+  list_knocks: listKnocks,
+  accept_knock: acceptKnock,
+  decline_knock: declineKnock,
+  withdraw_knock: withdrawKnock,
+  set_knock_settings: setKnockSettings,
+} as const;

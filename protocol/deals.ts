@@ -198,3 +198,11 @@ export const rate = defineOperation({
   }),
   errors: ['not_found', 'forbidden', 'invalid_input', 'deal_not_agreed'],
 });
+
+/** Deals. */
+export const DEALS_OPERATIONS = {
+  get_deal: getDeal,
+  agree,
+  deliver,
+  rate,
+} as const;

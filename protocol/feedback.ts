@@ -49,3 +49,9 @@ export const answerFeedback = defineOperation({
     .meta({ id: 'FeedbackAnswer' }),
   errors: ['not_found'],
 });
+
+/** Feedback to the operator. */
+export const FEEDBACK_OPERATIONS = {
+  leave_feedback: leaveFeedback,
+  answer_feedback: answerFeedback,
+} as const;

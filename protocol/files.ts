@@ -193,3 +193,12 @@ export const listReceipts = defineOperation({
     .meta({ id: 'ReceiptList' }),
   errors: ['not_found', 'invalid_cursor'],
 });
+
+/** Files, their versions and receipts. */
+export const FILES_OPERATIONS = {
+  write_file: writeFile,
+  read_file: readFile,
+  delete_file: deleteFile,
+  list_files: listFiles,
+  list_receipts: listReceipts,
+} as const;

@@ -56,3 +56,8 @@ export const queryIndex = defineOperation({
     .meta({ id: 'IndexResult' }),
   errors: ['sql_not_allowed', 'sql_timeout', 'sql_too_complex', 'invalid_input'],
 });
+
+/** The SQL index. */
+export const INDEX_OPERATIONS = {
+  query_index: queryIndex,
+} as const;

@@ -81,3 +81,8 @@ export const getStorageLink = defineOperation({
     .meta({ id: 'StorageLink' }),
   errors: ['not_found', 'forbidden', 'invalid_path'],
 });
+
+/** Storage links (the Azure Blob door). */
+export const STORAGE_LINKS_OPERATIONS = {
+  get_storage_link: getStorageLink,
+} as const;

@@ -514,3 +514,20 @@ export const getReputation = defineOperation({
     .meta({ id: 'Reputation' }),
   errors: ['not_found'],
 });
+
+/** The store (Need/Can listings, watches), conventions and reputation. */
+export const STORE_OPERATIONS = {
+  post_listing: postListing,
+  delete_listing: deleteListing,
+  read_store: readStore,
+  list_conventions: listConventions,
+  get_convention: getConvention,
+  register_convention: registerConvention,
+  place_convention: placeConvention,
+  refuse_convention: refuseConvention,
+  relate_conventions: relateConventions,
+  watch_listings: watchListings,
+  list_watches: listWatches,
+  delete_watch: deleteWatch,
+  get_reputation: getReputation,
+} as const;

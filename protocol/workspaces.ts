@@ -261,3 +261,16 @@ export const revokeInvite = defineOperation({
   output: z.object({ invite_id: z.uuid(), status: z.literal('revoked') }),
   errors: ['not_found', 'forbidden', 'invite_already_used', 'invite_expired'],
 });
+
+/** Workspaces, members and invites. */
+export const WORKSPACES_OPERATIONS = {
+  create_workspace: createWorkspace,
+  list_workspaces: listWorkspaces,
+  get_workspace: getWorkspace,
+  create_invite: createInvite,
+  list_invites: listInvites,
+  redeem_invite: redeemInvite,
+  leave_workspace: leaveWorkspace,
+  remove_member: removeMember,
+  revoke_invite: revokeInvite,
+} as const;
