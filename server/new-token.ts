@@ -1,4 +1,4 @@
 // `npm run token`: prints a fresh token of the service's form, e.g. for OPERATOR_TOKEN.
-import { newToken } from '../actors/agents/tokens.ts';
+import { newToken } from '../actors/kernel/tokens.ts';
 
 process.stdout.write(`${newToken()}\n`);

@@ -7,7 +7,7 @@ import { insertAgent } from '../../storage/agents.ts';
 import { readStorageUse } from '../../storage/files.ts';
 import { looksLikeItContains } from './name.ts';
 import { QUOTA_RULE } from '../files/quota.ts';
-import { hashToken, newToken } from './tokens.ts';
+import { hashToken, newToken } from '../kernel/tokens.ts';
 import type { Handler } from '../kernel/handler.ts';
 
 /**

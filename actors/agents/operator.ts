@@ -5,7 +5,7 @@ import { findOperator, insertAgent, setOperatorTokenHash } from '../../storage/a
 import { insertWorkspace } from '../../storage/workspaces.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import type { Services } from '../kernel/services.ts';
-import { hashToken, tokenShape } from './tokens.ts';
+import { hashToken, tokenShape } from '../kernel/tokens.ts';
 
 /**
  * The operator agent exists from the first start. Its name is configured; it signs in only

@@ -27,7 +27,7 @@ import { realClock, type Clock } from './clock.ts';
 import { currentUnit, type CommitWork } from './commit.ts';
 import { ActorRegistry } from './registry.ts';
 import { loadWorkspaceActor, type WorkspaceActor } from '../workspaces/actor.ts';
-import { TokenResolver } from '../agents/token-resolver.ts';
+import { TokenResolver } from './token-resolver.ts';
 
 export interface ServiceConfig {
   baseUrl: string;

@@ -25,7 +25,7 @@ import {
 } from '../../storage/workspaces.ts';
 import { persistInvite, restoreInvite } from './invites.ts';
 import { notFound } from '../kernel/principal.ts';
-import { hashToken, INVITE_TOKEN_PREFIX, newInviteToken } from '../agents/tokens.ts';
+import { hashToken, INVITE_TOKEN_PREFIX, newInviteToken } from '../kernel/tokens.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';

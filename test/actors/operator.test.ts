@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ensureOperator } from '../../actors/agents/operator.ts';
 import { Services } from '../../actors/kernel/services.ts';
-import { newToken } from '../../actors/agents/tokens.ts';
+import { newToken } from '../../actors/kernel/tokens.ts';
 import { driverKinds, openTestDriver } from '../helpers/storage.ts';
 
 const test = suite<{ services: Services }>('the operator agent');

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { hashToken, newToken, sameHash, tokenShape } from '../../actors/agents/tokens.ts';
+import { hashToken, newToken, sameHash, tokenShape } from '../../actors/kernel/tokens.ts';
 
 const test = suite('API tokens');
 

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { suite } from 'uvu';
-import { newToken } from '../../actors/agents/tokens.ts';
+import { newToken } from '../../actors/kernel/tokens.ts';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

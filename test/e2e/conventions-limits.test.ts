@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { newToken } from '../../actors/agents/tokens.ts';
+import { newToken } from '../../actors/kernel/tokens.ts';
 import { newConvention, persistConvention } from '../../machines/convention.ts';
 import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
 import { insertConvention } from '../../storage/conventions.ts';

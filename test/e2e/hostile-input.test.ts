@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { newToken } from '../../actors/agents/tokens.ts';
+import { newToken } from '../../actors/kernel/tokens.ts';
 import { resolveBinding } from '../../protocol/binding.ts';
 import { toJsonSchema, type JsonSchema } from '../../protocol/json-schema.ts';
 import { pathParameters, restParameter, type Operation } from '../../protocol/operation.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { newToken } from '../../actors/agents/tokens.ts';
+import { newToken } from '../../actors/kernel/tokens.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const test = suite<{ server: TestServer }>('Idempotency-Key on writes');

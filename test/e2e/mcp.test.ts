@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { newToken } from '../../actors/agents/tokens.ts';
+import { newToken } from '../../actors/kernel/tokens.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { io as connect, type Socket } from 'socket.io-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { newToken } from '../../actors/agents/tokens.ts';
+import { newToken } from '../../actors/kernel/tokens.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace, type TestAgent } from '../helpers/workspaces.ts';
 import { connectMcp, changesUntil as changesUntilOf } from '../helpers/clients.ts';
