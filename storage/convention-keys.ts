@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The keys that let the near-duplicate rules of actors/conventions/rules.ts find their candidates
- * by index lookups (migration 017) instead of reading every convention. Each convention stores
- * its keys when it is written; a proposal is turned into the probes that find, among the stored
- * keys, a superset of the conventions any rule can match. The rules themselves then decide on
- * that short list, so every rule behaves exactly as it did over the whole table.
+ * The keys that let the near-duplicate rules of actors/conventions/near-duplicate.ts find their
+ * candidates by index lookups (migration 017) instead of reading every convention. Each
+ * convention stores its keys when it is written; a proposal is turned into the probes that find,
+ * among the stored keys, a superset of the conventions any rule can match. The rules themselves
+ * then decide on that short list, so every rule behaves exactly as it did over the whole table.
  *
  * Migration 017 computes the same keys in SQL for the rows that existed before it; keep the two
  * in step (test/storage/convention-keys-backfill.test.ts compares them).

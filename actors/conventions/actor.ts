@@ -1,8 +1,7 @@
 import {
+  conventionMachine,
   conventionStatus,
   newConvention,
-  persistConvention,
-  restoreConvention,
   type ConventionSnapshot,
 } from '../../machines/convention.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
@@ -11,52 +10,46 @@ import {
   updateConventionState,
   type ConventionRow,
 } from '../../storage/conventions.ts';
-import type { PersistentActor } from '../kernel/registry.ts';
+import { MachineActor, machineCodec } from '../kernel/machine-actor.ts';
+
+const conventions = machineCodec(conventionMachine);
 
 /**
  * One convention, live: its definition (never changed once registered) and its machine
  * (unplaced, placed, refused), at the version of its row. Placement and refusal are commands
  * through the registry; listings read the definition to be checked against it.
  */
-export class ConventionActor implements PersistentActor<ConventionSnapshot> {
-  private snapshot: ConventionSnapshot;
-
+export class ConventionActor extends MachineActor<typeof conventionMachine> {
   constructor(
     readonly record: Omit<ConventionRow, 'version' | 'machine' | 'status' | 'placement'>,
     snapshot: ConventionSnapshot,
-    public version: number,
+    version: number,
   ) {
-    this.snapshot = snapshot;
+    super(conventions, snapshot, version);
   }
 
   get name(): string {
     return this.record.name;
   }
 
-  get state(): ConventionSnapshot {
-    return this.snapshot;
-  }
-
   get status() {
-    return conventionStatus(this.snapshot);
+    return conventionStatus(this.state);
   }
 
   get placement(): string[] | null {
-    return this.snapshot.context.placement;
+    return this.state.context.placement;
   }
 
-  async persist(tx: Transaction, next: ConventionSnapshot | undefined): Promise<number | null> {
-    if (next === undefined) return this.version;
+  protected save(
+    tx: Transaction,
+    next: ConventionSnapshot,
+    machine: unknown,
+  ): Promise<number | null> {
     return updateConventionState(tx, this.name, this.version, {
       status: conventionStatus(next),
       placement: next.context.placement,
-      machine: persistConvention(next),
+      machine,
     });
-  }
-
-  apply(next: ConventionSnapshot | undefined, version: number): void {
-    if (next !== undefined) this.snapshot = next;
-    this.version = version;
   }
 }
 
@@ -70,6 +63,6 @@ export async function loadConventionActor(
   const snapshot =
     row.machine === null
       ? newConvention(row.name, row.status === 'placed' ? row.placement : null)
-      : restoreConvention(row.machine);
+      : conventions.restore(row.machine);
   return new ConventionActor(row, snapshot, row.version);
 }

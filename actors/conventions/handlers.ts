@@ -23,17 +23,17 @@ import {
   type ConventionRow,
   type RelationRow,
 } from '../../storage/conventions.ts';
-import { conventionProblems, deniedTerms, nearDuplicate, reservedCloseness } from './rules.ts';
+import { deniedTerms } from './deny-list.ts';
+import { nearDuplicate } from './near-duplicate.ts';
+import { reservedCloseness } from './reserved-name.ts';
+import { conventionProblems } from './rules.ts';
 import { renderConvention, renderConventions } from './markdown.ts';
-import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';
+import { invalidCursor, readCursorPage, type PageCursor } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import type { Handler } from '../kernel/handler.ts';
 
 const BUILT_IN = new Set(KNOWN_CONVENTIONS.map((c) => c.name));
-
-/** Conventions on one page of GET /conventions unless `limit` says otherwise. */
-const DEFAULT_CONVENTIONS_PAGE = 50;
 
 /** Conventions one agent may register in all, unless CONVENTIONS_PER_AGENT says otherwise. */
 const DEFAULT_CONVENTIONS_PER_AGENT = 20;
@@ -70,41 +70,35 @@ function relationView(row: RelationRow) {
   };
 }
 
-/** A page cursor of the conventions list: the list keys of the page's last convention. */
-function conventionCursor(key: ConventionListKey): string {
-  return encodePageCursor('c', [String(key.tier + 1), JSON.stringify(key.place), key.name]);
-}
-
-function conventionCursorKey(cursor: string): ConventionListKey {
-  const [tier, place, name] = decodePageCursor(cursor, 'c', ['int', 'text', 'text']) as [
-    string,
-    string,
-    string,
-  ];
-  let cells: unknown = null;
-  try {
-    cells = JSON.parse(place);
-  } catch {
-    // Not a cell path: refused below.
-  }
-  if (!Array.isArray(cells) || !cells.every((cell) => typeof cell === 'string')) {
-    throw new ServiceError(
-      'invalid_cursor',
-      'That cursor was not issued by this list. Pass the `next_cursor` of the previous page, or leave it out.',
-      { field: 'cursor' },
-    );
-  }
-  return { tier: Number(tier) - 1, place: cells as string[], name };
-}
+/**
+ * The cursor of the conventions list: the list keys of the page's last convention, its tier
+ * counted from 1 and its cell path as JSON.
+ */
+const CONVENTIONS_CURSOR: PageCursor<readonly ['int', 'text', 'text'], ConventionListKey> = {
+  kind: 'c',
+  shape: ['int', 'text', 'text'],
+  after: ([tier, place, name]) => {
+    let cells: unknown = null;
+    try {
+      cells = JSON.parse(place);
+    } catch {
+      // Not a cell path: refused below.
+    }
+    if (!Array.isArray(cells) || !cells.every((cell) => typeof cell === 'string')) {
+      throw invalidCursor();
+    }
+    return { tier: Number(tier) - 1, place: cells as string[], name };
+  },
+};
 
 export const listConventions: Handler<'list_conventions'> = async (call, input) => {
-  const limit = input.limit ?? DEFAULT_CONVENTIONS_PAGE;
-  const after = input.cursor === undefined ? undefined : conventionCursorKey(input.cursor);
-  const rows = await listConventionPage(call.services.db(), after, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  const nextCursor = rows.length > limit && last ? conventionCursor(last.listKey) : null;
-  const conventions = page.map((row) => conventionView(call.services, row));
+  const { rows, nextCursor } = await readCursorPage(
+    input,
+    CONVENTIONS_CURSOR,
+    (after, fetch) => listConventionPage(call.services.db(), after, fetch),
+    ({ listKey }) => [String(listKey.tier + 1), JSON.stringify(listKey.place), listKey.name],
+  );
+  const conventions = rows.map((row) => conventionView(call.services, row));
   if (call.format === 'markdown') {
     return markdown(
       renderConventions(call.services, conventions, { nextCursor, limit: input.limit }),

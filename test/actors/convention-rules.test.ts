@@ -1,14 +1,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  conventionProblems,
-  deniedTerms,
-  listingProblems,
-  nearDuplicate,
-  reservedCloseness,
-  type ListingInput,
-  type Problem,
-} from '../../actors/conventions/rules.ts';
+import { deniedTerms } from '../../actors/conventions/deny-list.ts';
+import { listingProblems, type ListingInput } from '../../actors/conventions/listing-problems.ts';
+import { nearDuplicate } from '../../actors/conventions/near-duplicate.ts';
+import type { Problem } from '../../actors/conventions/problems.ts';
+import { reservedCloseness } from '../../actors/conventions/reserved-name.ts';
+import { conventionProblems } from '../../actors/conventions/rules.ts';
 import {
   KNOWN_CONVENTIONS,
   TRUNK_FIELDS,
