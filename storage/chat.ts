@@ -1,4 +1,5 @@
 import type { Queryable } from './driver.ts';
+import { ADVISORY_LOCK_CLASS } from './locks.ts';
 
 /** Messages and knocks (migrations/010_chat.sql). */
 
@@ -188,6 +189,30 @@ export async function settleKnock(
     [knockId, status, at, sharedWorkspaceId, JSON.stringify(machine)],
   );
   return rows.length > 0;
+}
+
+/** Makes the knocker's other knocks wait for this transaction to end. */
+export async function lockKnocksOf(tx: Queryable, agentId: string): Promise<void> {
+  await tx.query(
+    `select pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.knocks}, hashtext($1::text))`,
+    [agentId],
+  );
+}
+
+/**
+ * The knocker's pending knocks on one target (an agent, about `workspaceId` or direct), swept
+ * or not: those past their time included.
+ */
+export async function pendingKnocksOn(
+  db: Queryable,
+  target: { fromAgent: string; toAgent: string; workspaceId: string | null },
+): Promise<{ knockId: string; expiresAt: Date; machine: unknown }[]> {
+  const rows = await db.query<{ knock_id: string; expires_at: Date; machine: unknown }>(
+    `select knock_id, expires_at, machine from knocks where from_agent = $1 and to_agent = $2
+       and workspace_id is not distinct from $3 and status = 'pending'`,
+    [target.fromAgent, target.toAgent, target.workspaceId],
+  );
+  return rows.map((r) => ({ knockId: r.knock_id, expiresAt: r.expires_at, machine: r.machine }));
 }
 
 /** The knocker's knocks since `since`, oldest first (for the hourly limit). */

@@ -1,4 +1,5 @@
 import type { Queryable } from './driver.ts';
+import { ADVISORY_LOCK_CLASS } from './locks.ts';
 
 /** A listing: a file in a public workspace, named (migrations 008 and 009). */
 export interface ListingRow {
@@ -130,7 +131,10 @@ const toWatch = (r: WatchRecord): WatchRow => ({
 
 /** Inserts the watch unless the agent holds `max` already; false then. */
 export async function insertWatch(tx: Queryable, row: WatchRow, max: number): Promise<boolean> {
-  await tx.query('select pg_advisory_xact_lock(7723005, hashtext($1::text))', [row.agentId]);
+  await tx.query(
+    `select pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.listingWatches}, hashtext($1::text))`,
+    [row.agentId],
+  );
   const [held] = await tx.query<{ n: number }>(
     'select count(*)::int as n from listing_watches where agent_id = $1',
     [row.agentId],

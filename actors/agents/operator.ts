@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { agentNameSchema } from '../../protocol/account.ts';
 import { nameProblem } from '../../protocol/agent-name.ts';
-import { findOperator, insertAgent, setOperatorTokenHash } from '../../storage/agents.ts';
+import {
+  findOperator,
+  findPublicWorkspaceNamed,
+  insertAgent,
+  lockHelpWorkspace,
+  setOperatorTokenHash,
+} from '../../storage/agents.ts';
 import { insertWorkspace } from '../../storage/workspaces.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import type { Services } from '../kernel/services.ts';
@@ -67,13 +73,9 @@ export const HELP_WORKSPACE_NAME = 'Help with your agent';
  */
 export async function ensureHelpWorkspace(services: Services): Promise<string> {
   return services.workspaces.create(async (tx) => {
-    await tx.query('select pg_advisory_xact_lock(7723007)');
-    const [found] = await tx.query<{ workspace_id: string }>(
-      `select workspace_id from workspaces where owner_agent_id = $1 and visibility = 'public'
-       and name = $2 order by created_at, workspace_id limit 1`,
-      [services.operatorId, HELP_WORKSPACE_NAME],
-    );
-    if (found) return { result: found.workspace_id };
+    await lockHelpWorkspace(tx);
+    const found = await findPublicWorkspaceNamed(tx, services.operatorId, HELP_WORKSPACE_NAME);
+    if (found) return { result: found };
     const workspaceId = randomUUID();
     await insertWorkspace(tx, {
       workspaceId,

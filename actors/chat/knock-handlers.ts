@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
   KNOCK_DAYS,
+  knockMachine,
   knockStatus,
-  knockStep,
   newKnock,
-  persistKnock,
-  restoreKnock,
   shownKnockStatus,
   type KnockEvent,
 } from '../../machines/knock.ts';
@@ -13,19 +11,22 @@ import { KNOCKS_PER_HOUR } from '../../protocol/chat.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { findAgent } from '../../storage/agents.ts';
 import {
-  dueKnocks,
   findKnock,
   insertKnock,
   knocksSince,
   listKnockRows,
+  lockKnocksOf,
+  pendingKnocksOn,
   setDirectKnocks,
   settleKnock,
   directKnocksOf,
   type KnockRow,
 } from '../../storage/chat.ts';
 import type { Transaction } from '../../storage/driver.ts';
+import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import { insertMember, insertWorkspace } from '../../storage/workspaces.ts';
-import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';
+import { machineCodec } from '../kernel/machine-actor.ts';
+import { readCursorPage } from '../kernel/page.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import type { Handler } from '../kernel/handler.ts';
@@ -37,10 +38,9 @@ import { readable } from '../workspaces/access.ts';
  * `status = 'pending'` guard settles races between processes.
  */
 
-const DEFAULT_LIMIT = 50;
 const HOUR_MS = 3_600_000;
-/** Knock advisory locks: one knocker's knocks take turns (the hourly limit holds exactly). */
-const KNOCK_LOCK_CLASS = 7723006;
+/** Each knock row keeps its machine: stepped, stored and restored by the kernel's codec. */
+const knocks = machineCodec(knockMachine);
 
 /** Records a knock from the caller to `to` (about `workspaceId`, or direct). */
 async function sendKnock(
@@ -61,9 +61,7 @@ async function sendKnock(
     expires_at: now + KNOCK_DAYS * 24 * HOUR_MS,
   });
   const done = await services.agents.command(principal.agentId, async (_agent, tx) => {
-    await tx.query(`select pg_advisory_xact_lock(${KNOCK_LOCK_CLASS}, hashtext($1::text))`, [
-      principal.agentId,
-    ]);
+    await lockKnocksOf(tx, principal.agentId);
     const recent = await knocksSince(tx, principal.agentId, new Date(now - HOUR_MS));
     if (recent.length >= KNOCKS_PER_HOUR) {
       const retryAfter = Math.max(
@@ -77,22 +75,22 @@ async function sendKnock(
         { 'retry-after': String(retryAfter) },
       );
     }
-    const pending = await tx.query<{ knock_id: string; expires_at: Date; machine: unknown }>(
-      `select knock_id, expires_at, machine from knocks where from_agent = $1 and to_agent = $2
-         and workspace_id is not distinct from $3 and status = 'pending'`,
-      [principal.agentId, to.agentId, workspaceId],
-    );
+    const pending = await pendingKnocksOn(tx, {
+      fromAgent: principal.agentId,
+      toAgent: to.agentId,
+      workspaceId,
+    });
     for (const old of pending) {
-      if (old.expires_at.getTime() > now) {
+      if (old.expiresAt.getTime() > now) {
         throw new ServiceError(
           'knock_pending',
           'You have a pending knock on this target already: wait for the answer, or withdraw it first.',
-          { knock_id: old.knock_id },
+          { knock_id: old.knockId },
         );
       }
       // Past its time, unswept: it ends now, so that the new knock may take its place.
-      const expired = knockStep(restoreKnock(old.machine), { type: 'expire', at: now });
-      await settleKnock(tx, old.knock_id, 'expired', new Date(now), null, persistKnock(expired));
+      const expired = knocks.step(knocks.restore(old.machine), { type: 'expire', at: now });
+      await settleKnock(tx, old.knockId, 'expired', new Date(now), null, knocks.persist(expired));
     }
     await insertKnock(tx, {
       knockId,
@@ -103,7 +101,7 @@ async function sendKnock(
       fromOperator: principal.isOperator,
       createdAt: new Date(now),
       expiresAt: new Date(snapshot.context.expires_at),
-      machine: persistKnock(snapshot),
+      machine: knocks.persist(snapshot),
     });
     return {
       result: { knock_id: knockId, status: 'pending' as const },
@@ -182,34 +180,25 @@ function knockView(row: KnockRow, now: number) {
 }
 
 export const listKnocks: Handler<'list_knocks'> = async ({ services, principal }, input) => {
-  const limit = input.limit ?? DEFAULT_LIMIT;
-  const before =
-    input.cursor === undefined
-      ? undefined
-      : (() => {
-          const [createdAt, knockId] = decodePageCursor(input.cursor, 'k', ['time', 'uuid']) as [
-            string,
-            string,
-          ];
-          return { createdAt, knockId };
-        })();
   const now = services.clock.now();
-  const rows = await listKnockRows(services.db(), principal.agentId, {
-    direction: input.direction ?? 'incoming',
-    status: input.status,
-    now: new Date(now),
-    before,
-    limit: limit + 1,
-  });
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    knocks: page.map((row) => knockView(row, now)),
-    next_cursor:
-      rows.length > limit && last
-        ? encodePageCursor('k', [last.createdAt.toISOString(), last.knockId])
-        : null,
-  };
+  const { rows, nextCursor } = await readCursorPage(
+    input,
+    {
+      kind: 'k',
+      shape: ['time', 'uuid'],
+      after: ([createdAt, knockId]) => ({ createdAt, knockId }),
+    },
+    (before, fetch) =>
+      listKnockRows(services.db(), principal.agentId, {
+        direction: input.direction ?? 'incoming',
+        status: input.status,
+        now: new Date(now),
+        before,
+        limit: fetch,
+      }),
+    (last) => [last.createdAt.toISOString(), last.knockId],
+  );
+  return { knocks: rows.map((row) => knockView(row, now)), next_cursor: nextCursor };
 };
 
 /**
@@ -252,11 +241,12 @@ async function answerKnock(
       kind === 'accept'
         ? { type: 'accept', by: principal.agentId, at: now, workspaceId: workspaceId as string }
         : { type: kind, by: principal.agentId, at: now };
-    const next = knockStep(restoreKnock(row.machine), event);
+    const next = knocks.step(knocks.restore(row.machine), event);
     const status = knockStatus(next);
     // The workspace first (the knock's row names it); a lost race rolls both back.
     if (workspaceId) await makeSharedWorkspace(tx, row, workspaceId);
-    if (!(await settleKnock(tx, knockId, status, new Date(now), workspaceId, persistKnock(next)))) {
+    const stored = knocks.persist(next);
+    if (!(await settleKnock(tx, knockId, status, new Date(now), workspaceId, stored))) {
       const again = await findKnock(tx, knockId);
       throw new ServiceError('knock_not_pending', `This knock is ${again?.status}, not pending.`, {
         knock_status: again?.status,
@@ -287,7 +277,7 @@ function knockChanges(
   principal: Principal,
   status: string,
   workspaceId: string | null,
-) {
+): ChangeDraft[] {
   const data = { knock_id: row.knockId, status, workspace_id: workspaceId ?? row.workspaceId };
   if (status === 'accepted') {
     return [
@@ -349,32 +339,3 @@ export const setKnockSettings: Handler<'set_knock_settings'> = async (
   });
   return { direct_knocks: input.direct_knocks };
 };
-
-/** Expires every pending knock past its time; run by the scheduler, safe to run twice. */
-export async function expireDueKnocks(services: Services, now: Date): Promise<number> {
-  let expired = 0;
-  for (;;) {
-    const due = await dueKnocks(services.db(), now, 500);
-    for (const knockId of due) {
-      const done = await services.commit(async (tx) => {
-        const row = await findKnock(tx, knockId);
-        if (!row || row.status !== 'pending') return { result: false };
-        const next = knockStep(restoreKnock(row.machine), { type: 'expire', at: now.getTime() });
-        if (knockStatus(next) !== 'expired') return { result: false };
-        const settled = await settleKnock(tx, knockId, 'expired', now, null, persistKnock(next));
-        return {
-          result: settled,
-          changes: settled
-            ? [row.fromAgent, row.toAgent].map((agentId) => ({
-                agentId,
-                type: 'knock.expired',
-                data: { knock_id: knockId, status: 'expired', workspace_id: row.workspaceId },
-              }))
-            : [],
-        };
-      });
-      if (done) expired++;
-    }
-    if (due.length < 500) return expired;
-  }
-}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MAX_MESSAGE_BYTES } from '../../protocol/chat.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { insertMessage, markRead, messageSeq, readMessageRows } from '../../storage/chat.ts';
+import { readPage } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readable } from '../workspaces/access.ts';
@@ -9,10 +10,8 @@ import { readable } from '../workspaces/access.ts';
 /**
  * Messages inside a workspace: numbered in the workspace's order (its row lock), read marks per
  * reader. Knocks, the way to start talking with an agent one shares no workspace with, are in
- * ./knocks.ts.
+ * ./knock-handlers.ts.
  */
-
-const DEFAULT_LIMIT = 50;
 
 export const sendMessage: Handler<'send_message'> = async ({ services, principal }, input) => {
   if (Buffer.byteLength(input.text, 'utf8') > MAX_MESSAGE_BYTES) {
@@ -66,7 +65,6 @@ export const sendMessage: Handler<'send_message'> = async ({ services, principal
 
 export const readMessages: Handler<'read_messages'> = async ({ services, principal }, input) => {
   const workspace = await readable(services, principal, input.workspace_id);
-  const limit = input.limit ?? DEFAULT_LIMIT;
   let after = 0;
   if (input.after !== undefined) {
     const seq = await messageSeq(services.db(), workspace.workspaceId, input.after);
@@ -77,9 +75,12 @@ export const readMessages: Handler<'read_messages'> = async ({ services, princip
     }
     after = seq;
   }
-  const rows = await readMessageRows(services.db(), workspace.workspaceId, after, limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
+  const { rows, next } = await readPage(
+    input.limit,
+    (fetch) => readMessageRows(services.db(), workspace.workspaceId, after, fetch),
+    (last) => last.messageId,
+  );
+  const last = rows.at(-1);
   if (last) {
     await services.agents.command(principal.agentId, async (_agent, tx) => {
       await markRead(tx, principal.agentId, workspace.workspaceId, last.seq);
@@ -87,13 +88,13 @@ export const readMessages: Handler<'read_messages'> = async ({ services, princip
     });
   }
   return {
-    messages: page.map((row) => ({
+    messages: rows.map((row) => ({
       message_id: row.messageId,
       workspace_id: row.workspaceId,
       sender: { agent_id: row.senderId, name: row.senderName },
       text: row.text,
       sent_at: row.sentAt.toISOString(),
     })),
-    next_after: rows.length > limit && last ? last.messageId : null,
+    next_after: next,
   };
 };

@@ -2,39 +2,28 @@ import { randomUUID } from 'node:crypto';
 import { bytesBody, markdown, reply } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { MAX_FILE_BYTES } from '../../protocol/files.ts';
-import { MAX_MATCHES, MAX_WATCHES } from '../../protocol/store.ts';
+import { MAX_MATCHES } from '../../protocol/store.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import {
-  deleteWatchRow,
   findListing,
   findListingWorkspace,
   insertListingWorkspace,
-  insertWatch,
-  listWatchRows,
-  type WatchRow,
 } from '../../storage/listings.ts';
 import { readStore as readStoreRows, storeWorkspaces } from '../../storage/store.ts';
 import { insertWorkspace } from '../../storage/workspaces.ts';
 import { commitDelete, commitSave, storeFileBytes } from '../files/versions.ts';
 import { indexEntry } from '../index/capture.ts';
-import {
-  axesOf,
-  checkListing,
-  invalid,
-  listingMarkdown,
-  listingPath,
-  listingView,
-  trunkClashes,
-} from './listings.ts';
-import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';
+import { axesOf } from './axes.ts';
+import { checkListing, invalid, trunkClashes } from './listing-rules.ts';
+import { listingView } from './listing-view.ts';
+import { listingMarkdown, listingPath } from './listings.ts';
+import { readCursorPage } from '../kernel/page.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import { renderStore } from './markdown.ts';
-import { reputation } from '../deals/handlers.ts';
+import { reputation } from '../deals/reputation.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { assertMayChange, readable } from '../workspaces/access.ts';
-
-const DEFAULT_STORE_PAGE = 50;
 
 /** The caller's own public listings workspace, made on its first listing. */
 async function ownListingsWorkspace(services: Services, principal: Principal): Promise<string> {
@@ -177,45 +166,37 @@ export const deleteListing: Handler<'delete_listing'> = async ({ services, princ
 
 export const readStore: Handler<'read_store'> = async (call, input) => {
   const { services, principal } = call;
-  const limit = input.limit ?? DEFAULT_STORE_PAGE;
-  const before =
-    input.cursor === undefined
-      ? undefined
-      : (() => {
-          const [savedAt, workspaceId, path] = decodePageCursor(input.cursor, 's', [
-            'time',
-            'uuid',
-            'text',
-          ]) as [string, string, string];
-          return { savedAt, workspaceId, path };
-        })();
-  const rows = await readStoreRows(
-    services.db(),
+  const { rows, nextCursor } = await readCursorPage(
+    input,
     {
-      convention: input.convention,
-      kind: input.kind,
-      q: input.q,
-      place: input.place,
-      price: input.price,
-      before,
+      kind: 's',
+      shape: ['time', 'uuid', 'text'],
+      after: ([savedAt, workspaceId, path]) => ({ savedAt, workspaceId, path }),
     },
-    limit + 1,
+    (before, fetch) =>
+      readStoreRows(
+        services.db(),
+        {
+          convention: input.convention,
+          kind: input.kind,
+          q: input.q,
+          place: input.place,
+          price: input.price,
+          before,
+        },
+        fetch,
+      ),
+    (last) => [last.savedAt.toISOString(), last.workspaceId, last.path],
   );
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  const nextCursor =
-    rows.length > limit && last
-      ? encodePageCursor('s', [last.savedAt.toISOString(), last.workspaceId, last.path])
-      : null;
   const withContact = principal !== null;
-  const listings = page.map((row) => listingView(services, row, { withContact }));
+  const listings = rows.map((row) => listingView(services, row, { withContact }));
   if (call.format === 'markdown') {
     return markdown(
       renderStore(services, { listings, nextCursor, filters: input, signedIn: withContact }),
     );
   }
   const workspaces = await storeWorkspaces(services.db(), [
-    ...new Set(page.map((row) => row.workspaceId)),
+    ...new Set(rows.map((row) => row.workspaceId)),
   ]);
   return {
     workspaces: workspaces.map((w) => ({
@@ -226,79 +207,6 @@ export const readStore: Handler<'read_store'> = async (call, input) => {
     listings,
     next_cursor: nextCursor,
   };
-};
-
-function watchView(row: WatchRow) {
-  return {
-    watch_id: row.watchId,
-    convention: row.convention,
-    kind: row.kind,
-    axis: row.axis,
-    value: row.value,
-    q: row.q,
-    created_at: row.createdAt.toISOString(),
-  };
-}
-
-export const watchListings: Handler<'watch_listings'> = async ({ services, principal }, input) => {
-  if ((input.axis === undefined) !== (input.value === undefined)) {
-    throw new ServiceError(
-      'invalid_input',
-      '`axis` and `value` come together: axis place, value Berlin.',
-      {
-        field: input.axis === undefined ? 'axis' : 'value',
-      },
-    );
-  }
-  if (
-    input.convention === undefined &&
-    input.kind === undefined &&
-    input.axis === undefined &&
-    input.q === undefined
-  ) {
-    throw new ServiceError(
-      'invalid_input',
-      'A watch needs at least one of convention, kind, axis and value, q.',
-      {
-        field: 'convention',
-      },
-    );
-  }
-  const row: WatchRow = {
-    watchId: randomUUID(),
-    agentId: principal.agentId,
-    convention: input.convention ?? null,
-    kind: input.kind ?? null,
-    axis: input.axis ?? null,
-    value: input.value ?? null,
-    q: input.q ?? null,
-    createdAt: new Date(services.clock.now()),
-  };
-  const saved = await services.agents.command(principal.agentId, async (_agent, tx) => ({
-    result: await insertWatch(tx, row, MAX_WATCHES),
-  }));
-  if (saved === false) {
-    throw new ServiceError(
-      'limit_reached',
-      `You hold ${MAX_WATCHES} watches, the most one agent may: delete one first.`,
-      {
-        limit: MAX_WATCHES,
-      },
-    );
-  }
-  return watchView(row);
-};
-
-export const listWatches: Handler<'list_watches'> = async ({ services, principal }) => ({
-  watches: (await listWatchRows(services.db(), principal.agentId)).map(watchView),
-});
-
-export const deleteWatch: Handler<'delete_watch'> = async ({ services, principal }, input) => {
-  const deleted = await services.agents.command(principal.agentId, async (_agent, tx) => ({
-    result: await deleteWatchRow(tx, principal.agentId, input.watch_id),
-  }));
-  if (!deleted) throw notFound('watch');
-  return { watch_id: input.watch_id, deleted: true as const };
 };
 
 export const getReputation: Handler<'get_reputation'> = async ({ services }, input) =>

@@ -1,0 +1,36 @@
+import type { Capability } from '../kernel/capability.ts';
+import {
+  acceptKnock,
+  declineKnock,
+  knock,
+  knockAgent,
+  listKnocks,
+  setKnockSettings,
+  withdrawKnock,
+} from './knock-handlers.ts';
+import { expireDueKnocks } from './knock-expiry.ts';
+import { readMessages, sendMessage } from './message-handlers.ts';
+
+/** Chat: messages in a workspace, and knocks (asking to talk, to join, to deal). */
+export const chat = {
+  name: 'chat',
+  handlers: {
+    send_message: sendMessage,
+    read_messages: readMessages,
+    knock,
+    knock_agent: knockAgent,
+    list_knocks: listKnocks,
+    accept_knock: acceptKnock,
+    decline_knock: declineKnock,
+    withdraw_knock: withdrawKnock,
+    set_knock_settings: setKnockSettings,
+  },
+  jobs: [
+    {
+      // Knocks run out after 14 days: an hourly sweep is soon enough (answers check the time too).
+      name: 'knocks.expire',
+      schedule: '0 * * * *',
+      run: async (services, now) => void (await expireDueKnocks(services, now)),
+    },
+  ],
+} satisfies Capability;

@@ -1,0 +1,47 @@
+import type { StoreListing } from '../../storage/store.ts';
+import type { Services } from '../kernel/services.ts';
+import { dimensionsOf } from './listing-rules.ts';
+
+/**
+ * Everything the author wrote in a listing, keys included, kept apart under one key so that no
+ * reader takes it for the service's own fields (the service's fields stand beside it).
+ */
+export function agentWritten(fields: Record<string, unknown>, options: { withContact: boolean }) {
+  const text = (key: string) => (typeof fields[key] === 'string' ? (fields[key] as string) : null);
+  return {
+    name: text('name') ?? '',
+    description: text('description') ?? '',
+    need: text('need'),
+    can: text('can'),
+    ...(options.withContact ? { contact: text('contact') } : {}),
+    dimensions: dimensionsOf(fields),
+  };
+}
+
+/** A listing as the store and the answers show it. */
+export function listingView(
+  services: Services,
+  listing: StoreListing,
+  options: { withContact: boolean },
+) {
+  return {
+    listing_id: listing.listingId,
+    kind: listing.kind,
+    convention: listing.convention,
+    placed: listing.placed,
+    placement: listing.placement,
+    author: { agent_id: listing.authorId, name: listing.authorName },
+    reputation: {
+      deals_agreed: 0,
+      payments_made: 0,
+      payments_received: 0,
+      payment_backed_ratings: 0,
+      url: `${services.config.baseUrl}/agents/${listing.authorId}/reputation`,
+    },
+    workspace_id: listing.workspaceId,
+    path: listing.path,
+    version: listing.version,
+    saved_at: listing.savedAt.toISOString(),
+    agent_written: agentWritten(listing.fields, options),
+  };
+}
