@@ -53,6 +53,35 @@ export async function findDealAt(
   return row ? toDeal(row) : null;
 }
 
+/**
+ * The YAML header the index read from one version of a file (`indexed_versions.fields`), or
+ * null when the index kept none (not markdown, no header, or one it could not read).
+ */
+export async function findHeaderFields(
+  db: Queryable,
+  workspaceId: string,
+  path: string,
+  version: number,
+): Promise<Record<string, unknown> | null> {
+  const [row] = await db.query<{ fields: Record<string, unknown> }>(
+    'select fields from indexed_versions where workspace_id = $1 and path = $2 and version = $3',
+    [workspaceId, path, version],
+  );
+  return row?.fields ?? null;
+}
+
+/** The name of each agent of `agentIds` that is signed up, by id. */
+export async function agentNames(
+  db: Queryable,
+  agentIds: readonly string[],
+): Promise<Map<string, string>> {
+  const rows = await db.query<{ agent_id: string; name: string }>(
+    'select agent_id, name from agents where agent_id = any($1::uuid[])',
+    [agentIds],
+  );
+  return new Map(rows.map((row) => [row.agent_id, row.name]));
+}
+
 /** Makes the deal's row unless it is there; answers the deal id either way. */
 export async function ensureDeal(
   tx: Queryable,
@@ -309,7 +338,7 @@ export async function listRatings(db: Queryable, dealId: string): Promise<Rating
   return rows.map(toRating);
 }
 
-/** Counts of an agent's record, and its counterparties (routes.md, Reputation): one pass. */
+/** Counts of an agent's record and its counterparties (deals-protocol.md, "Reputation"). */
 export async function reputationOf(db: Queryable, agentId: string) {
   const [row] = await db.query<{
     deals_agreed: number;

@@ -255,21 +255,6 @@ export async function listReceipts(
   return rows.map((row) => ({ receipt: row.receipt, at: row.at, receiptId: row.receipt_id }));
 }
 
-export async function readLastReceipt(tx: Queryable, workspaceId: string): Promise<unknown> {
-  const [row] = await tx.query<{ last_receipt: unknown }>(
-    'select last_receipt from workspaces where workspace_id = $1',
-    [workspaceId],
-  );
-  return row?.last_receipt ?? null;
-}
-
-export async function writeLastReceipt(tx: Queryable, workspaceId: string, receipt: unknown) {
-  await tx.query('update workspaces set last_receipt = $2::text::jsonb where workspace_id = $1', [
-    workspaceId,
-    JSON.stringify(receipt),
-  ]);
-}
-
 /** A change of an agent's storage use: its kept bytes, and the part of them that is current. */
 export interface UseDelta {
   kept: number;

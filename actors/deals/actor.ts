@@ -1,47 +1,38 @@
-import { dealStatus, persistDeal, restoreDeal, type DealSnapshot } from '../../machines/deal.ts';
+import { dealMachine, dealStatus, restoreDeal, type DealSnapshot } from '../../machines/deal.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
 import { findDeal, updateDeal, type DealRow } from '../../storage/deals.ts';
-import type { PersistentActor } from '../kernel/registry.ts';
+import { MachineActor, machineCodec, type MachineCodec } from '../kernel/machine-actor.ts';
+
+/** A deal's machine, brought back by the deal's own restore (it upgrades older stored forms). */
+const deals: MachineCodec<typeof dealMachine> = {
+  ...machineCodec(dealMachine),
+  restore: restoreDeal,
+};
 
 /**
  * One deal, live: where its file is and its machine (draft, agreed, delivered, closed), at the
  * version of its row. Agreements, deliveries and ratings are its commands; each also takes the
  * workspace's row lock, because its receipt is chained after the workspace's last one.
  */
-export class DealActor implements PersistentActor<DealSnapshot> {
-  private snapshot: DealSnapshot;
-
+export class DealActor extends MachineActor<typeof dealMachine> {
   constructor(
     readonly record: Pick<DealRow, 'dealId' | 'workspaceId' | 'path' | 'createdAt'>,
     snapshot: DealSnapshot,
-    public version: number,
+    version: number,
   ) {
-    this.snapshot = snapshot;
-  }
-
-  get state(): DealSnapshot {
-    return this.snapshot;
+    super(deals, snapshot, version);
   }
 
   get status() {
-    return dealStatus(this.snapshot);
+    return dealStatus(this.state);
   }
 
-  async persist(tx: Transaction, next: DealSnapshot | undefined): Promise<number | null> {
-    if (next === undefined) return this.version;
-    return updateDeal(tx, this.record.dealId, this.version, {
-      status: dealStatus(next),
-      machine: persistDeal(next),
-    });
-  }
-
-  apply(next: DealSnapshot | undefined, version: number): void {
-    if (next !== undefined) this.snapshot = next;
-    this.version = version;
+  protected save(tx: Transaction, next: DealSnapshot, machine: unknown): Promise<number | null> {
+    return updateDeal(tx, this.record.dealId, this.version, { status: dealStatus(next), machine });
   }
 }
 
 export async function loadDealActor(db: Queryable, dealId: string): Promise<DealActor | null> {
   const row = await findDeal(db, dealId);
-  return row ? new DealActor(row, restoreDeal(row.machine), row.version) : null;
+  return row ? new DealActor(row, deals.restore(row.machine), row.version) : null;
 }

@@ -9,8 +9,11 @@ import {
   type DealContext,
 } from '../../machines/deal.ts';
 import { ServiceError } from '../../protocol/errors.ts';
+import type { EventType } from '../../protocol/events.ts';
 import { parseFilePath } from '../../protocol/file-path.ts';
 import {
+  addDealParties,
+  agentNames,
   ensureDeal,
   findAgreement,
   findDeal,
@@ -21,127 +24,26 @@ import {
   listAgreements,
   listDeliveries,
   listRatings,
-  reputationOf,
-  addDealParties,
 } from '../../storage/deals.ts';
-import type { Queryable, Transaction } from '../../storage/driver.ts';
-import {
-  findFile,
-  findKeptVersion,
-  readLastReceipt,
-  writeLastReceipt,
-} from '../../storage/files.ts';
+import type { Queryable } from '../../storage/driver.ts';
+import { findFile, findKeptVersion } from '../../storage/files.ts';
 import { lockWorkspace } from '../../storage/workspaces.ts';
-import { findAgent } from '../../storage/agents.ts';
 import type { DealActor } from './actor.ts';
+import { dealHeader } from './header.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
-import { issueReceipt, type SignedReceipt } from '../receipts/receipts.ts';
+import { appendReceipt } from '../receipts/chain.ts';
+import type { SignedReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readable } from '../workspaces/access.ts';
 
 /**
- * Deals (routes.md, "Deals, deliveries, ratings, reputation"). A deal is a markdown file whose
- * YAML header has `deal` (a title) and `parties` (agent_id, need, can). Every agreement,
- * delivery and rating is a DealActor command that also takes its workspace's row lock: its
- * signed receipt is chained after the workspace's last receipt, whatever that one recorded.
+ * The deal operations ("Routes" in protocol/documents/deals-protocol.md): get_deal, agree,
+ * deliver, rate. A deal is a markdown file with a deal header (./header.ts). Every agreement,
+ * delivery and rating is a DealActor command whose signed receipt is appended to its
+ * workspace's chain (actors/receipts/chain.ts), after the workspace's last receipt whatever
+ * that one recorded.
  */
-
-interface Party {
-  agent_id: string;
-  name: string;
-  need: string;
-  can: string;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-function dealInvalid(detail: string, problems: { field: string; problem: string }[] = []) {
-  return new ServiceError('deal_invalid', detail, problems.length ? { problems } : {});
-}
-
-/** The deal header of one indexed version, checked; unknown agents refused. */
-async function dealHeader(
-  db: Queryable,
-  workspaceId: string,
-  path: string,
-  version: number,
-): Promise<{ title: string; parties: Party[] }> {
-  const [row] = await db.query<{ fields: Record<string, unknown> }>(
-    'select fields from indexed_versions where workspace_id = $1 and path = $2 and version = $3',
-    [workspaceId, path, version],
-  );
-  if (!row) {
-    throw dealInvalid(
-      'That version is not markdown with a valid YAML header (list_files shows index_error).',
-    );
-  }
-  const { deal, parties } = row.fields;
-  const problems: { field: string; problem: string }[] = [];
-  if (typeof deal !== 'string' || deal.trim() === '') {
-    problems.push({ field: 'deal', problem: 'the header needs `deal`: a title' });
-  }
-  const list = Array.isArray(parties) ? parties : [];
-  if (list.length < 2) {
-    problems.push({ field: 'parties', problem: 'the header lists at least two parties' });
-  }
-  const seen = new Set<string>();
-  list.forEach((party: unknown, i) => {
-    const p = (party ?? {}) as Record<string, unknown>;
-    if (typeof p.agent_id !== 'string' || !UUID.test(p.agent_id)) {
-      problems.push({ field: `parties[${i}].agent_id`, problem: 'an agent id (uuid)' });
-    } else if (seen.has(p.agent_id)) {
-      problems.push({ field: `parties[${i}].agent_id`, problem: 'named twice' });
-    } else seen.add(p.agent_id);
-    for (const key of ['need', 'can'] as const) {
-      if (typeof p[key] !== 'string' || (p[key] as string).trim() === '') {
-        problems.push({ field: `parties[${i}].${key}`, problem: `every party states its ${key}` });
-      }
-    }
-  });
-  if (problems.length > 0) {
-    throw dealInvalid(problems.map((p) => `${p.field}: ${p.problem}`).join('; '), problems);
-  }
-  const ids = [...seen];
-  const known = await db.query<{ agent_id: string; name: string }>(
-    'select agent_id, name from agents where agent_id = any($1::uuid[])',
-    [ids],
-  );
-  const names = new Map(known.map((a) => [a.agent_id, a.name]));
-  const unknown = ids.filter((id) => !names.has(id));
-  if (unknown.length > 0) {
-    throw dealInvalid(`The header names agents that are not signed up: ${unknown.join(', ')}.`, [
-      { field: 'parties', problem: `unknown agents: ${unknown.join(', ')}` },
-    ]);
-  }
-  return {
-    title: deal as string,
-    parties: (list as Record<string, string>[]).map((p) => ({
-      agent_id: p.agent_id as string,
-      name: names.get(p.agent_id as string) as string,
-      need: p.need as string,
-      can: p.can as string,
-    })),
-  };
-}
-
-/** Signs a deal receipt into the workspace's chain (the caller holds the workspace's lock). */
-async function chainReceipt(
-  tx: Transaction,
-  services: Services,
-  workspaceId: string,
-  content: Record<string, unknown>,
-): Promise<SignedReceipt> {
-  const previous = (await readLastReceipt(tx, workspaceId)) as SignedReceipt | null;
-  const signed = (await issueReceipt(
-    tx,
-    services.files.signingKeys,
-    content,
-    previous,
-  )) as SignedReceipt;
-  await writeLastReceipt(tx, workspaceId, signed);
-  return signed;
-}
 
 /** Everyone a deal's change concerns: its parties for good, and those `also` names. */
 const audience = (context: DealContext, also: readonly string[] = []) => [
@@ -150,7 +52,7 @@ const audience = (context: DealContext, also: readonly string[] = []) => [
 
 const partyChanges = (
   parties: readonly string[],
-  type: string,
+  type: EventType,
   principal: Principal,
   workspaceId: string,
   data: Record<string, unknown>,
@@ -196,7 +98,6 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
     }),
   }));
   const answer = await services.deals.command(dealId, async (deal, tx) => {
-    await lockWorkspace(tx, workspace.workspaceId);
     const prior = (await listAgreements(tx, dealId))
       .filter((a) => a.version === input.version && a.sha256 === input.sha256)
       .map((a) => a.agentId);
@@ -225,7 +126,7 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
     // An agreement on record counts again when its version's round is reopened.
     const receipt = mine
       ? (mine.receipt as SignedReceipt)
-      : await chainReceipt(tx, services, workspace.workspaceId, {
+      : await appendReceipt(tx, services.files.signingKeys, workspace.workspaceId, {
           receipt_id: randomUUID(),
           action: 'agree',
           workspace_id: workspace.workspaceId,
@@ -299,7 +200,8 @@ async function reads(services: Services, principal: Principal, workspaceId: stri
 /**
  * The deal by id, and whether the caller reads its workspace. A caller that neither reads the
  * workspace nor is a party of the deal gets the deal's 404 (the same bytes as a deal that does
- * not exist: PROMISES.md 7); `deal` checks the party in the command, on the locked row.
+ * not exist: protocol/documents/protocol.md, "Requests and answers"); `deal` checks the party
+ * in the command, on the locked row.
  */
 async function dealFor(services: Services, principal: Principal, dealId: string) {
   const row = await findDeal(services.db(), dealId);
@@ -341,6 +243,8 @@ export const deliver: Handler<'deliver'> = async ({ services, principal }, input
         "You no longer read the deal's workspace: only a member delivers files saved there. You may still rate.",
       );
     }
+    // The workspace's row lock before its files are read: no save or delete lands between
+    // reading them and this delivery's place in the receipt chain.
     await lockWorkspace(tx, row.workspaceId);
     const files: { path: string; version: number; size: number; sha256: string }[] = [];
     const missing: string[] = [];
@@ -358,7 +262,7 @@ export const deliver: Handler<'deliver'> = async ({ services, principal }, input
     }
     const next = dealStep(deal.state, { type: 'deliver', agent: principal.agentId });
     const deliveryId = randomUUID();
-    const receipt = await chainReceipt(tx, services, row.workspaceId, {
+    const receipt = await appendReceipt(tx, services.files.signingKeys, row.workspaceId, {
       receipt_id: deliveryId,
       action: 'deliver',
       workspace_id: row.workspaceId,
@@ -410,7 +314,6 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
         { field: 'agent_id' },
       );
     }
-    await lockWorkspace(tx, row.workspaceId);
     const next = dealStep(deal.state, {
       type: 'rate',
       rater: principal.agentId,
@@ -419,7 +322,7 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
     // Payments arrive with the payments layer: until then no rating is payment-backed.
     const paymentBacked = false;
     const ratingId = randomUUID();
-    const receipt = await chainReceipt(tx, services, row.workspaceId, {
+    const receipt = await appendReceipt(tx, services.files.signingKeys, row.workspaceId, {
       receipt_id: ratingId,
       action: 'rate',
       workspace_id: row.workspaceId,
@@ -553,43 +456,6 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
 /** `{agent_id, name}` of each agent, in the order given. */
 async function agentRefs(db: Queryable, agentIds: readonly string[]) {
   if (agentIds.length === 0) return [];
-  const rows = await db.query<{ agent_id: string; name: string }>(
-    'select agent_id, name from agents where agent_id = any($1::uuid[])',
-    [agentIds],
-  );
-  const names = new Map(rows.map((r) => [r.agent_id, r.name]));
+  const names = await agentNames(db, agentIds);
   return agentIds.map((agentId) => ({ agent_id: agentId, name: names.get(agentId) ?? '' }));
-}
-
-/** The public record (routes.md, Reputation); the formula is on /deals/protocol. */
-export async function reputation(services: Services, agentId: string) {
-  const agent = await findAgent(services.db(), agentId);
-  if (!agent) throw notFound('agent');
-  const record = await reputationOf(services.db(), agentId);
-  return {
-    agent_id: agent.agentId,
-    name: agent.name,
-    since: new Date(agent.createdAt).toISOString(),
-    counts: {
-      deals_agreed: record.counts.deals_agreed,
-      payments_made: 0,
-      payments_received: 0,
-      payment_backed_ratings: record.counts.payment_backed_ratings,
-      offchain_payments_confirmed: 0,
-      distinct_counterparties: record.counts.distinct_counterparties,
-    },
-    counterparties: record.counterparties.map((c) => ({ ...c, payments_final: 0 })),
-    ratings: record.ratings.map((r) => ({
-      rating_id: r.ratingId,
-      deal_id: r.dealId,
-      rater: { agent_id: r.raterId, name: r.raterName },
-      delivered_can: r.deliveredCan,
-      accepted_on_need: r.acceptedOnNeed,
-      score: r.score,
-      comment: r.comment,
-      payment_backed: r.paymentBacked,
-      at: r.ratedAt.toISOString(),
-    })),
-    payments: [],
-  };
 }

@@ -111,7 +111,9 @@ export async function stageBlock(
         expiresAt: new Date(at.getTime() + STAGED_BLOCK_LIFETIME_MS),
       });
       await reservation.releaseIn(tx);
-      return { result: before === null ? [] : [before], next: current.unchanged };
+      // No next state: staging changes no member (the command holds the workspace's row
+      // lock all the same), so the row's version stays put and copies elsewhere stay current.
+      return { result: before === null ? [] : [before] };
     });
   } finally {
     await reservation.settle(replaced !== null);

@@ -18,21 +18,19 @@ import {
   removeFile,
   insertFileVersion,
   lastVersion,
-  readLastReceipt,
   upsertFile,
-  writeLastReceipt,
   type LetGoVersion,
   type UseDelta,
 } from '../../storage/files.ts';
-import { insertIndexedVersion, retireIndexedVersions } from '../../storage/file-index.ts';
 import { readHeldBytes } from '../../storage/upload-reservations.ts';
 import { discardUnusedBlobs, holdBlob } from './blob-collector.ts';
 import { currentUnit } from '../kernel/commit.ts';
 import { contentTypeOf } from './content-type.ts';
-import { listingDeleted, listingSaved } from '../store/listings.ts';
+import { runDeleteHooks, runSaveHooks } from './save-hooks.ts';
 import { hasYamlHeader, indexEntry, INDEX_MAX_BYTES, type IndexEntry } from '../index/capture.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
-import { issueReceipt, type FileReceipt, type SignedReceipt } from '../receipts/receipts.ts';
+import { appendReceipt } from '../receipts/chain.ts';
+import type { FileReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { WorkspaceActor } from '../workspaces/actor.ts';
 import { assertMayChange } from '../workspaces/access.ts';
@@ -174,9 +172,9 @@ function fileChange(
 
 /**
  * Records one version of a path (a save or a delete) in the command's transaction: its receipt,
- * signed and chained after the workspace's last one, the version row, and the new last receipt.
+ * appended to the workspace's chain (actors/receipts/chain.ts), and the version row.
  */
-export async function recordVersion(
+async function recordVersion(
   tx: Transaction,
   services: Services,
   workspace: WorkspaceActor,
@@ -191,9 +189,10 @@ export async function recordVersion(
   },
 ): Promise<{ signed: FileReceipt; savedAt: Date }> {
   const savedAt = new Date(services.clock.now());
-  const signed: FileReceipt = await issueReceipt(
+  const signed: FileReceipt = await appendReceipt(
     tx,
     services.files.signingKeys,
+    workspace.workspaceId,
     {
       receipt_id: randomUUID(),
       workspace_id: workspace.workspaceId,
@@ -206,7 +205,6 @@ export async function recordVersion(
       agent_name: principal.name,
       saved_at: savedAt.toISOString(),
     },
-    (await readLastReceipt(tx, workspace.workspaceId)) as SignedReceipt | null,
   );
   await insertFileVersion(tx, {
     workspaceId: workspace.workspaceId,
@@ -215,7 +213,6 @@ export async function recordVersion(
     savedAt,
     receipt: signed,
   });
-  await writeLastReceipt(tx, workspace.workspaceId, signed);
   return { signed, savedAt };
 }
 
@@ -228,9 +225,9 @@ function outcome(
   letGo: readonly LetGoVersion[],
 ) {
   return {
+    // No next state: the members are as they were, and the receipt chain orders itself by the
+    // workspace's row lock (actors/receipts/chain.ts), so the row's version stays put.
     result: { receipt: signed, letGo: letGo.map((version) => version.sha256) },
-    // The receipt chain is the workspace's: file commands take their turn in its row's order.
-    next: workspace.unchanged,
     changes: fileChange(workspace, principal, type, signed),
   };
 }
@@ -331,7 +328,8 @@ export interface SaveOptions {
 /**
  * Records bytes already stored as the next version of `path`, in one workspace command: the
  * storage use moved (and the quota held), the signed receipt, the version row, the file row,
- * a `file.saved` change for every member. Older versions the index did not read let go of their
+ * a `file.saved` change for every member, and what the save hooks of other capabilities do
+ * (actors/files/save-hooks.ts: the index, the store). Older versions the index did not read let go of their
  * bytes (rule `every_kept_byte`), which leave the blob store at once. Ends the upload's
  * reservation: a refused save's bytes are deleted at once.
  */
@@ -378,33 +376,22 @@ export async function commitSave(
         savedBy: principal.agentId,
         indexError: stored.index && 'error' in stored.index ? stored.index.error : null,
       });
-      await retireIndexedVersions(tx, workspace.workspaceId, path);
-      if (stored.index && !('error' in stored.index)) {
-        await insertIndexedVersion(tx, {
-          workspaceId: workspace.workspaceId,
-          path,
-          version,
-          sha256: stored.sha256,
-          authorId: principal.agentId,
-          savedAt,
-          visibility: workspace.record.visibility,
-          ...stored.index,
-        });
-      }
-      const listingChanges = await listingSaved(tx, services, principal, {
+      const hookChanges = await runSaveHooks(tx, services, {
         workspaceId: workspace.workspaceId,
+        visibility: workspace.record.visibility,
         path,
         version,
+        sha256: stored.sha256,
         savedAt,
-        public: workspace.record.visibility === 'public',
+        principal,
         index: stored.index,
-        declared: options.listing,
+        listing: options.listing,
       });
       const done = outcome(workspace, principal, 'file.saved', signed, letGo);
       return {
         ...done,
         result: { ...done.result, letGo: [...done.result.letGo, ...alsoLetGo] },
-        changes: [...done.changes, ...listingChanges],
+        changes: [...done.changes, ...hookChanges],
       };
     });
   } finally {
@@ -419,7 +406,8 @@ export async function commitSave(
  * Deletes the current version of `path` in one workspace command: every version of the path
  * lets go of its bytes (their quota given back to whoever saved them; the bytes leave the blob
  * store at once), a signed receipt (carrying the size and fingerprint of the version that goes),
- * a listing there taken out of the store, a `file.deleted` change for every member.
+ * the delete hooks (the index forgets the path, a listing there leaves the store), a
+ * `file.deleted` change for every member.
  */
 export async function commitDelete(
   services: Services,
@@ -446,8 +434,7 @@ export async function commitDelete(
       bytesKept: false,
     });
     await removeFile(tx, workspace.workspaceId, path);
-    await retireIndexedVersions(tx, workspace.workspaceId, path);
-    await listingDeleted(tx, workspace.workspaceId, path);
+    await runDeleteHooks(tx, services, workspace.workspaceId, path);
     return outcome(workspace, principal, 'file.deleted', signed, letGo);
   });
   if (!answer) throw notFound('workspace');

@@ -4,7 +4,7 @@ import type { Queryable } from '../../storage/driver.ts';
 import type { Jwk, Jwks, SigningKey, SigningKeys } from './signing-keys.ts';
 
 /**
- * Signed, chained receipts (routes.md, "Workspaces, invites, files"). Every receipt the service
+ * Signed, chained receipts (protocol/documents/protocol.md, "Files"). Every receipt the service
  * issues (file saves and deletes, agreements, deliveries, ratings, payments) goes through
  * `signReceipt`, so that a party can prove it later without trusting the service's database:
  *
@@ -14,10 +14,9 @@ import type { Jwk, Jwks, SigningKey, SigningKeys } from './signing-keys.ts';
  *   signature included; null for a workspace's first receipt;
  * - `kid`: the signing key's id, found in the JWKS (actors/receipts/signing-keys.ts).
  *
- * Pure functions of their input: the caller reads the previous receipt and the current key
- * inside the command's transaction (SigningKeys.current(tx)) and stores what this returns in
- * that same transaction, so the chain has no fork as long as writers of one workspace's
- * receipts are serialised (the workspace's row lock).
+ * Pure functions of their input (but `issueReceipt`, which looks up the current key): the
+ * chain itself, which reads the previous receipt under the workspace's row lock and stores the
+ * new one in the same transaction, is `appendReceipt` (./chain.ts).
  */
 
 /** The members signReceipt adds; an unsigned receipt must not bring its own. */
@@ -35,7 +34,7 @@ export type Signed<T extends UnsignedReceipt> = T & {
 /** Any signed receipt, whatever it records. */
 export type SignedReceipt = Signed<Record<string, unknown>>;
 
-/** The receipt of a file save or delete (routes.md). A type, not an interface: it is a record. */
+/** The receipt of a file save or delete (protocol.md, "Files"). A type: it is a record. */
 export type FileReceiptContent = {
   receipt_id: string;
   workspace_id: string;
@@ -78,9 +77,9 @@ export function signReceipt<T extends UnsignedReceipt>(
 }
 
 /**
- * What a command does: signs `unsigned` after `previous` (the workspace's newest receipt, read
- * under its lock in the same transaction) with the current key, looked up through `tx` only
- * when the in-memory one is due for a check.
+ * Signs `unsigned` after `previous` (the workspace's newest receipt, read under its lock in the
+ * same transaction: ./chain.ts) with the current key, looked up through `tx` only when the
+ * in-memory one is due for a check.
  */
 export async function issueReceipt<T extends UnsignedReceipt>(
   tx: Queryable,

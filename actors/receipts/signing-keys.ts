@@ -22,7 +22,7 @@ import {
 import { realClock, type Clock } from '../kernel/clock.ts';
 
 /**
- * The service's Ed25519 receipt-signing keys (routes.md, "Workspaces, invites, files").
+ * The service's Ed25519 receipt-signing keys (protocol/documents/protocol.md, "Files").
  *
  * A key pair is made at first start and kept in the database (storage/signing-keys.ts), so
  * every process on one database signs with the same key and a restart keeps it. One key is

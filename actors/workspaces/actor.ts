@@ -18,8 +18,13 @@ export interface WorkspaceState {
  * One workspace, live: its record and its members, at the version of its row. Built as the
  * AgentActor is (docs/architecture.md): a command proposes the next state, the registry
  * persists it under the version in the command's transaction, and memory takes it only after
- * the commit. Its invites and (later) files are rows its commands read and write in their
+ * the commit. Its invites and files are rows its commands read and write in their
  * transaction; only what every request needs (the members) is kept in memory.
+ *
+ * Only a change of members moves the row's version (and so makes other processes drop their
+ * copies). File commands propose no next state: every workspace command runs holding the row
+ * lock (the registry takes it first), which orders version numbers and the receipt chain
+ * (actors/receipts/chain.ts).
  */
 export class WorkspaceActor implements PersistentActor<WorkspaceState> {
   version: number;
@@ -59,11 +64,6 @@ export class WorkspaceActor implements PersistentActor<WorkspaceState> {
   canChange(principal: Principal): boolean {
     const role = this.roles.get(principal.agentId);
     return this.record.visibility === 'public' ? role === 'owner' : role !== undefined;
-  }
-
-  /** The same state, to be written anew: commands that must take their turn in the row's order. */
-  get unchanged(): WorkspaceState {
-    return { members: this.state.members };
   }
 
   /** The state with `member` added (undefined when already a member: nothing to change). */

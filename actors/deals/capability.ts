@@ -1,0 +1,28 @@
+import { lockDeal } from '../../storage/deals.ts';
+import type { Capability } from '../kernel/capability.ts';
+import type { ActorRegistry } from '../kernel/registry.ts';
+import { loadDealActor, type DealActor } from './actor.ts';
+import { agree, deliver, getDeal, rate } from './handlers.ts';
+
+declare module '../kernel/services.ts' {
+  interface Services {
+    /** Every deal, live while in use: its parties and machine. */
+    readonly deals: ActorRegistry<DealActor>;
+  }
+}
+
+/** Deals: agreed, delivered and rated, each step a signed receipt in the workspace's chain. */
+export const deals = {
+  name: 'deals',
+  handlers: { get_deal: getDeal, agree, deliver, rate },
+  actors: [
+    {
+      kind: 'deal',
+      registry: 'deals',
+      load: (dealId, db) => loadDealActor(db, dealId),
+      lock: (dealId, tx) => lockDeal(tx, dealId),
+      // Agreements decide from the machine in memory: check the copy before deciding.
+      lockFirst: true,
+    },
+  ],
+} satisfies Capability;

@@ -1,0 +1,41 @@
+import { findAgent } from '../../storage/agents.ts';
+import { reputationOf } from '../../storage/deals.ts';
+import { notFound } from '../kernel/principal.ts';
+import type { Services } from '../kernel/services.ts';
+
+/**
+ * An agent's public record ("Reputation" in protocol/documents/deals-protocol.md, which gives
+ * the formula): its deals agreed, counterparties and standing ratings. Payments arrive with the
+ * payments layer: until then their counts are 0.
+ */
+export async function reputation(services: Services, agentId: string) {
+  const agent = await findAgent(services.db(), agentId);
+  if (!agent) throw notFound('agent');
+  const record = await reputationOf(services.db(), agentId);
+  return {
+    agent_id: agent.agentId,
+    name: agent.name,
+    since: new Date(agent.createdAt).toISOString(),
+    counts: {
+      deals_agreed: record.counts.deals_agreed,
+      payments_made: 0,
+      payments_received: 0,
+      payment_backed_ratings: record.counts.payment_backed_ratings,
+      offchain_payments_confirmed: 0,
+      distinct_counterparties: record.counts.distinct_counterparties,
+    },
+    counterparties: record.counterparties.map((c) => ({ ...c, payments_final: 0 })),
+    ratings: record.ratings.map((r) => ({
+      rating_id: r.ratingId,
+      deal_id: r.dealId,
+      rater: { agent_id: r.raterId, name: r.raterName },
+      delivered_can: r.deliveredCan,
+      accepted_on_need: r.acceptedOnNeed,
+      score: r.score,
+      comment: r.comment,
+      payment_backed: r.paymentBacked,
+      at: r.ratedAt.toISOString(),
+    })),
+    payments: [],
+  };
+}
