@@ -1,10 +1,10 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { cursorSeq } from './cursor.ts';
 import { readFeedPage } from './feed.ts';
+import { DEFAULT_PAGE_LIMIT } from '../kernel/page.ts';
 import type { Services } from '../kernel/services.ts';
 import type { Handler } from '../kernel/handler.ts';
 
-const DEFAULT_LIMIT = 50;
 const DEFAULT_WAIT_SECONDS = 30;
 
 /** Where to read from: the given cursor, or (undefined) the agent's remembered place. */
@@ -21,7 +21,7 @@ async function startSeq(
 
 export const changes: Handler<'changes'> = async ({ services, principal }, input) => {
   const from = await startSeq(services, principal.agentId, input.after);
-  return readFeedPage(services, principal.agentId, from, input.limit ?? DEFAULT_LIMIT);
+  return readFeedPage(services, principal.agentId, from, input.limit ?? DEFAULT_PAGE_LIMIT);
 };
 
 export const waitForChanges: Handler<'wait_for_changes'> = async (
@@ -30,7 +30,7 @@ export const waitForChanges: Handler<'wait_for_changes'> = async (
 ) => {
   const { agentId } = principal;
   const from = await startSeq(services, agentId, input.after);
-  const limit = input.limit ?? DEFAULT_LIMIT;
+  const limit = input.limit ?? DEFAULT_PAGE_LIMIT;
   const timeoutMs = (input.timeout ?? DEFAULT_WAIT_SECONDS) * 1000;
   // Listen before reading, so a change committed between the read and the wait still wakes us.
   const stop = new AbortController();

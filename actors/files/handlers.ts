@@ -10,13 +10,11 @@ import {
 } from '../../storage/files.ts';
 import { contentTypeOf } from './content-type.ts';
 import { commitDelete, commitSave, storeFileBytes } from './versions.ts';
-import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';
+import { readCursorPage } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { FileReceipt } from '../receipts/receipts.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { assertMayChange, readable } from '../workspaces/access.ts';
-
-const DEFAULT_LIMIT = 50;
 
 export const writeFile: Handler<'write_file'> = async (call, input) => {
   const { services, principal, signal } = call;
@@ -72,22 +70,15 @@ export const deleteFile: Handler<'delete_file'> = async ({ services, principal }
 
 export const listFiles: Handler<'list_files'> = async ({ services, principal }, input) => {
   const workspace = await readable(services, principal, input.workspace_id);
-  const limit = input.limit ?? DEFAULT_LIMIT;
-  const after =
-    input.cursor === undefined
-      ? null
-      : (decodePageCursor(input.cursor, 'f', ['text'])[0] as string);
-  const rows = await readFiles(
-    services.db(),
-    workspace.workspaceId,
-    input.prefix ?? '',
-    after,
-    limit + 1,
+  const { rows, nextCursor } = await readCursorPage(
+    input,
+    { kind: 'f', shape: ['text'], after: ([path]) => path },
+    (after, fetch) =>
+      readFiles(services.db(), workspace.workspaceId, input.prefix ?? '', after ?? null, fetch),
+    (last) => [last.path],
   );
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
   return {
-    files: page.map((row) => ({
+    files: rows.map((row) => ({
       path: row.path,
       size: row.size,
       sha256: row.sha256,
@@ -96,33 +87,25 @@ export const listFiles: Handler<'list_files'> = async ({ services, principal }, 
       saved_by: { agent_id: row.savedBy, name: row.savedByName },
       index_error: row.indexError,
     })),
-    next_cursor: rows.length > limit && last ? encodePageCursor('f', [last.path]) : null,
+    next_cursor: nextCursor,
   };
 };
 
 export const listReceipts: Handler<'list_receipts'> = async ({ services, principal }, input) => {
   const workspace = await readable(services, principal, input.workspace_id);
-  const limit = input.limit ?? DEFAULT_LIMIT;
-  const after =
-    input.cursor === undefined
-      ? null
-      : (([at, receiptId]) => ({ at: new Date(at as string), receiptId: receiptId as string }))(
-          decodePageCursor(input.cursor, 'r', ['time', 'uuid']),
-        );
-  const rows = await readReceipts(
-    services.db(),
-    workspace.workspaceId,
-    input.path ?? null,
-    after,
-    limit + 1,
+  const { rows, nextCursor } = await readCursorPage(
+    input,
+    {
+      kind: 'r',
+      shape: ['time', 'uuid'],
+      after: ([at, receiptId]) => ({ at: new Date(at), receiptId }),
+    },
+    (after, fetch) =>
+      readReceipts(services.db(), workspace.workspaceId, input.path ?? null, after ?? null, fetch),
+    (last) => [last.at.toISOString(), last.receiptId],
   );
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
   return {
-    receipts: page.map((row) => row.receipt as FileReceipt | DealReceipt),
-    next_cursor:
-      rows.length > limit && last
-        ? encodePageCursor('r', [last.at.toISOString(), last.receiptId])
-        : null,
+    receipts: rows.map((row) => row.receipt as FileReceipt | DealReceipt),
+    next_cursor: nextCursor,
   };
 };

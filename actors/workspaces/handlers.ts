@@ -28,10 +28,8 @@ import { notFound } from '../kernel/principal.ts';
 import { hashToken, INVITE_TOKEN_PREFIX, newInviteToken } from '../kernel/tokens.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { Handler } from '../kernel/handler.ts';
-import { decodePageCursor, encodePageCursor } from '../kernel/page.ts';
+import { readCursorPage } from '../kernel/page.ts';
 import { assertMayChange, assertOwner, readable, WORKSPACE } from './access.ts';
-
-const DEFAULT_LIMIT = 50;
 
 export const createWorkspace: Handler<'create_workspace'> = async (
   { services, principal },
@@ -51,25 +49,21 @@ export const listWorkspaces: Handler<'list_workspaces'> = async (
   { services, principal },
   input,
 ) => {
-  const limit = input.limit ?? DEFAULT_LIMIT;
-  const after =
-    input.cursor === undefined
-      ? null
-      : (decodePageCursor(input.cursor, 'w', ['uuid'])[0] as string);
-  const rows = await listAgentWorkspaces(services.db(), principal.agentId, after, limit + 1);
-  const page = rows.slice(0, limit);
+  const { rows, nextCursor } = await readCursorPage(
+    input,
+    { kind: 'w', shape: ['uuid'], after: ([workspaceId]) => workspaceId },
+    (after, fetch) => listAgentWorkspaces(services.db(), principal.agentId, after ?? null, fetch),
+    (last) => [last.workspaceId],
+  );
   return {
-    workspaces: page.map((row) => ({
+    workspaces: rows.map((row) => ({
       workspace_id: row.workspaceId,
       visibility: row.visibility,
       name: row.name,
       owner_agent_id: row.ownerAgentId,
       role: row.role,
     })),
-    next_cursor:
-      rows.length > limit
-        ? encodePageCursor('w', [(page.at(-1) as { workspaceId: string }).workspaceId])
-        : null,
+    next_cursor: nextCursor,
   };
 };
 
@@ -132,19 +126,19 @@ export const createInvite: Handler<'create_invite'> = async ({ services, princip
 export const listInvites: Handler<'list_invites'> = async ({ services, principal }, input) => {
   const workspace = await readable(services, principal, input.workspace_id);
   assertMayChange(workspace, principal, 'invite to');
-  const limit = input.limit ?? DEFAULT_LIMIT;
-  const after =
-    input.cursor === undefined
-      ? null
-      : (([at, inviteId]) => ({ createdAt: new Date(at as string), inviteId: inviteId as string }))(
-          decodePageCursor(input.cursor, 'i', ['time', 'uuid']),
-        );
-  const rows = await readInvites(services.db(), workspace.workspaceId, after, limit + 1);
-  const page = rows.slice(0, limit);
+  const { rows, nextCursor } = await readCursorPage(
+    input,
+    {
+      kind: 'i',
+      shape: ['time', 'uuid'],
+      after: ([at, inviteId]) => ({ createdAt: new Date(at), inviteId }),
+    },
+    (after, fetch) => readInvites(services.db(), workspace.workspaceId, after ?? null, fetch),
+    (last) => [last.createdAt.toISOString(), last.inviteId],
+  );
   const now = services.clock.now();
-  const last = page.at(-1);
   return {
-    invites: page.map((row) => ({
+    invites: rows.map((row) => ({
       invite_id: row.inviteId,
       // `expired` as soon as the time has passed, whether or not the expiry job has run.
       status: shownStatus(row.status, row.expiresAt.getTime(), now),
@@ -152,10 +146,7 @@ export const listInvites: Handler<'list_invites'> = async ({ services, principal
       expires_at: row.expiresAt.toISOString(),
       ...(row.joinedAgentId ? { joined_agent_id: row.joinedAgentId } : {}),
     })),
-    next_cursor:
-      rows.length > limit && last
-        ? encodePageCursor('i', [last.createdAt.toISOString(), last.inviteId])
-        : null,
+    next_cursor: nextCursor,
   };
 };
 

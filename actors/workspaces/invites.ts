@@ -1,20 +1,19 @@
-import { createActor, transition } from 'xstate';
 import { inviteMachine, type InviteSnapshot } from '../../machines/invite.ts';
 import { duePendingInvites, findInvite, settleInvite } from '../../storage/invites.ts';
+import { machineCodec } from '../kernel/machine-actor.ts';
 import type { Services } from '../kernel/services.ts';
+
+/** Invites are rows of their workspace, each with its machine: stepped, stored and restored. */
+export const invites = machineCodec(inviteMachine);
 
 /** An invite machine's snapshot back from its stored form. */
 export function restoreInvite(saved: unknown): InviteSnapshot {
-  // createActor with a snapshot is xstate's way back from a persisted snapshot; never started.
-  return createActor(inviteMachine, {
-    snapshot: saved as InviteSnapshot,
-    input: undefined,
-  }).getSnapshot();
+  return invites.restore(saved);
 }
 
 /** The stored form of an invite machine's snapshot. */
 export function persistInvite(snapshot: InviteSnapshot): unknown {
-  return inviteMachine.getPersistedSnapshot(snapshot);
+  return invites.persist(snapshot);
 }
 
 const EXPIRY_BATCH = 500;
@@ -31,7 +30,7 @@ export async function expireDueInvites(services: Services, now: Date): Promise<n
       const done = await services.workspaces.command(workspaceId, async (_workspace, tx) => {
         const row = await findInvite(tx, inviteId);
         if (!row || row.status !== 'pending') return { result: false };
-        const [next] = transition(inviteMachine, restoreInvite(row.machine), {
+        const next = invites.step(invites.restore(row.machine), {
           type: 'expire',
           at: now.getTime(),
         });
