@@ -1,6 +1,9 @@
-// Lint keeps the layers honest (ARCHITECTURE.md, "The house"): machines/ and protocol/ hold
-// no I/O, machines/ are pure functions of their input, and imports point one way:
-// server -> actors -> machines, actors -> storage, and everyone may import protocol.
+// Lint keeps the layers honest (docs/architecture.md, "The house"): machines/ and protocol/
+// hold no I/O, machines/ are pure functions of their input, and imports point one way:
+// server -> actors -> machines, actors -> storage, and everyone may import protocol. Inside
+// the layers, fences keep the kernel and the capabilities apart (FENCES below).
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -66,6 +69,136 @@ const impureGlobals = [
     }),
   ),
 ];
+
+/** The repository's root: fences name files by their path from here. */
+const ROOT = dirname(fileURLToPath(import.meta.url));
+
+/** A path glob as a RegExp: `**` any run of characters, `*` any within one path segment. */
+const glob = (pattern) =>
+  new RegExp(
+    `^${pattern
+      .split('**')
+      .map((part) =>
+        part
+          .split('*')
+          .map((text) => text.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('[^/]*'),
+      )
+      .join('.*')}$`,
+  );
+
+const matchesAny = (patterns, path) => patterns.some((pattern) => glob(pattern).test(path));
+
+/** The product's code: the fences hold there (bench/ and test/ may reach in to measure). */
+const PRODUCT = ['actors/**', 'machines/**', 'protocol/**', 'server/**', 'storage/**'];
+
+/** Where a handler file lives: each capability's handlers.ts and its `*-handlers.ts`. */
+const HANDLER_FILES = ['actors/*/handlers.ts', 'actors/*/*-handlers.ts'];
+
+/**
+ * The fences between the kernel and the capabilities. A file of `files` (not of `filesExcept`)
+ * may not import what `refuses` names unless `allows` names it too (or `allowsWhen` says so
+ * for the pair). What is imported is named by its path from the root (`storage/driver.ts`),
+ * or as written for a package (`zod`, `node:crypto`). test/lint/fences.test.ts holds each fence
+ * to a probe.
+ */
+const FENCES = [
+  {
+    files: ['actors/kernel/**'],
+    refuses: ['actors/**'],
+    allows: ['actors/kernel/**'],
+    message:
+      'actors/kernel/ imports no capability (nothing of actors/ outside the kernel): every capability relies on the kernel, so it relies on none of them. A capability plugs itself in through its capability.ts and actors/capabilities.ts.',
+  },
+  {
+    // Capability SQL: the top-level files of storage/, except the driver's own.
+    files: ['storage/*.ts'],
+    filesExcept: [
+      'storage/driver.ts',
+      'storage/open.ts',
+      'storage/migrate.ts',
+      'storage/database-error.ts',
+      'storage/transaction-guard.ts',
+      'storage/locks.ts',
+    ],
+    refuses: ['**'],
+    allows: [
+      'storage/driver.ts',
+      'storage/database-error.ts',
+      'storage/locks.ts',
+      'protocol/**',
+      'node:*',
+      // The conventions' index keys: computed in JS in step with migration 017's SQL, no I/O.
+      'storage/convention-keys.ts',
+    ],
+    message:
+      "Capability SQL (storage/<capability>.ts) imports only storage/driver.ts, storage/database-error.ts, storage/locks.ts and protocol/: it knows its capability's tables, not a driver, the kernel's tables or another capability's SQL.",
+  },
+  {
+    files: PRODUCT,
+    refuses: HANDLER_FILES,
+    // actors/<capability>/capability.ts, beside the handler file.
+    allowsWhen: (importer, imported) => importer === `${dirname(imported)}/capability.ts`,
+    message:
+      "A handler file is imported only by its own folder's capability.ts, and the handler table (actors/handlers.ts) reads it from the capability list. No door and no domain module imports a handler: what they share lives in a module of the capability.",
+  },
+  {
+    files: ['server/**'],
+    refuses: ['actors/**'],
+    allows: [
+      'actors/kernel/**',
+      'actors/capabilities.ts',
+      'actors/handlers.ts',
+      'actors/feed/**',
+      'actors/files/**',
+      'actors/workspaces/access.ts',
+    ],
+    message:
+      'The doors import of actors/ only the kernel, actors/capabilities.ts, actors/handlers.ts and the capability modules a door needs by name (actors/feed/ for the socket door, actors/files/ and actors/workspaces/access.ts for the storage-link door): start-up steps, jobs and actor kinds come from the capability list, so a new capability touches nothing in server/.',
+  },
+];
+
+/** What `source`, imported by the file at `importer`, names: its path from the root, or itself. */
+function imported(importer, source) {
+  if (!source.startsWith('.')) return source;
+  return join(dirname(importer), source).split(sep).join('/');
+}
+
+/** The ESLint rule `layers/fence`: each import checked against every fence. */
+const fence = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Keeps the kernel and the capabilities apart (FENCES).' },
+    schema: [],
+    messages: { refused: "'{{source}}' is refused here. {{why}}" },
+  },
+  create(context) {
+    const importer = relative(ROOT, context.filename).split(sep).join('/');
+    const fences = FENCES.filter(
+      (f) => matchesAny(f.files, importer) && !matchesAny(f.filesExcept ?? [], importer),
+    );
+    if (fences.length === 0) return {};
+    const check = (node) => {
+      if (typeof node?.value !== 'string') return;
+      const path = imported(importer, node.value);
+      for (const f of fences) {
+        if (!matchesAny(f.refuses, path)) continue;
+        if (matchesAny(f.allows ?? [], path) || f.allowsWhen?.(importer, path)) continue;
+        context.report({
+          node,
+          messageId: 'refused',
+          data: { source: node.value, why: f.message },
+        });
+      }
+    };
+    return {
+      ImportDeclaration: (node) => check(node.source),
+      ExportNamedDeclaration: (node) => check(node.source),
+      ExportAllDeclaration: (node) => check(node.source),
+      ImportExpression: (node) => check(node.source),
+    };
+  },
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', '.test-data/**'] },
@@ -154,6 +287,11 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ['**/*.{ts,mjs}'],
+    plugins: { layers: { rules: { fence } } },
+    rules: { 'layers/fence': 'error' },
   },
   {
     // The one exception: start-up opens the storage driver (PGlite or PostgreSQL, by config)

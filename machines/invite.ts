@@ -89,7 +89,7 @@ export function storedStatus(snapshot: InviteSnapshot): InviteStatus {
 
 /**
  * The status an agent is shown at `now`: `expired` as soon as `expires_at` has passed, whether
- * or not the expiry job has run (routes.md, list_invites).
+ * or not the expiry job has run (protocol/documents/protocol.md, "Workspaces and invites").
  */
 export function inviteStatus(snapshot: InviteSnapshot, now: number): InviteStatus {
   return shownStatus(storedStatus(snapshot), snapshot.context.expires_at, now);
@@ -124,7 +124,7 @@ export function redeemOutcome(
 }
 
 /**
- * The error each refused redeem answers (routes.md, redeem_invite). The codes are not yet in
+ * The error each refused redeem answers (protocol.md, redeem_invite). The codes are not yet in
  * protocol/errors.ts: they join it with the route that answers them.
  */
 export const REDEEM_REFUSALS = {

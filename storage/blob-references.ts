@@ -6,14 +6,10 @@
  * Each is looked up by an index on its sha256 (migrations 006 and 014).
  */
 import type { Queryable, Transaction } from './driver.ts';
+import { ADVISORY_LOCK_CLASS } from './locks.ts';
 
-/**
- * The class of the advisory locks on blobs (`pg_advisory_xact_lock(class, hashtext(sha256))`,
- * the two-int form, whose keys never meet the one-bigint locks 7723001 and 7723002 of
- * migrate.ts and signing-keys.ts). Two blobs whose hashtext collides share a lock: they only
- * take turns.
- */
-export const BLOB_LOCK_CLASS = 7723003;
+/** The class of the advisory locks on blobs, one per sha256 (storage/locks.ts). */
+export const BLOB_LOCK_CLASS = ADVISORY_LOCK_CLASS.blobs;
 
 /**
  * Holds the blob's advisory lock until the transaction ends. The collector takes it before it

@@ -8,6 +8,7 @@ import {
   squashName,
 } from './convention-keys.ts';
 import type { Driver, Queryable } from './driver.ts';
+import { ADVISORY_LOCK } from './locks.ts';
 
 /**
  * Puts the built-in conventions in place (placed, with their axes) where they are not yet:
@@ -202,15 +203,12 @@ export async function countConventionsBy(tx: Queryable, authorId: string): Promi
   return row?.n ?? 0;
 }
 
-/** The advisory lock of convention registrations (one bigint, like 7723001 of migrate.ts). */
-const REGISTRATION_LOCK_CLASS = 7723017;
-
 /**
  * Makes registrations take turns, in every process on the database, until the transaction
  * ends: the per-agent count and the near-duplicate check then see every earlier registration.
  */
 export async function lockConventionRegistrations(tx: Queryable): Promise<void> {
-  await tx.query(`select pg_advisory_xact_lock(${REGISTRATION_LOCK_CLASS})`);
+  await tx.query(`select pg_advisory_xact_lock(${ADVISORY_LOCK.conventionRegistrations})`);
 }
 
 export async function insertConvention(

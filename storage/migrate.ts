@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Driver } from './driver.ts';
+import { ADVISORY_LOCK } from './locks.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -18,7 +19,7 @@ export async function migrate(driver: Driver): Promise<number[]> {
   for (const file of files) {
     const version = Number(file.slice(0, 3));
     const done = await driver.transaction(async (tx) => {
-      await tx.query('select pg_advisory_xact_lock(7723001)');
+      await tx.query(`select pg_advisory_xact_lock(${ADVISORY_LOCK.migrations})`);
       const rows = await tx.query('select 1 from schema_migrations where version = $1', [version]);
       if (rows.length > 0) return true;
       await tx.script(readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8'));

@@ -1,4 +1,5 @@
 import type { Queryable, Transaction } from './driver.ts';
+import { ADVISORY_LOCK } from './locks.ts';
 
 /** A row of signing_keys; what the bytes mean is actors/receipts/signing-keys.ts's business. */
 export interface SigningKeyRow {
@@ -37,7 +38,7 @@ const toRow = (raw: Raw): SigningKeyRow => ({
  * processes starting (or rotating) at once on one PostgreSQL do not both make a current key.
  */
 export async function lockSigningKeys(tx: Transaction): Promise<void> {
-  await tx.query('select pg_advisory_xact_lock(7723002)');
+  await tx.query(`select pg_advisory_xact_lock(${ADVISORY_LOCK.signingKeys})`);
 }
 
 export async function findCurrentSigningKey(db: Queryable): Promise<SigningKeyRow | null> {

@@ -18,7 +18,7 @@ export const getStorageLink: Handler<'get_storage_link'> = async (
   const fileUrl = (file: string) =>
     `${StorageLinks.fileUrl(base, workspace.workspaceId, file)}?${links.sasToken(grant(file))}`;
   const expiresAt = grant(undefined).expiresAt.toISOString();
-  // interface.md: readwrite with a path is one file's link; otherwise the workspace's.
+  // protocol.md, "Storage links": readwrite with a path is one file's link; else the workspace's.
   if (input.access === 'readwrite' && path !== undefined) {
     return { access: input.access, file_url: fileUrl(path), expires_at: expiresAt };
   }

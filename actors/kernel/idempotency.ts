@@ -18,9 +18,10 @@ export interface KeyedRequest {
 }
 
 /**
- * Runs a write at most once per key (PROMISES.md 5). The claim, every command of the request
- * and the stored answer commit in ONE transaction, so a crash between them leaves either all
- * or nothing: never a claimed key with no answer, nor an answer with no write.
+ * Runs a write at most once per key (protocol/documents/protocol.md, "Idempotency"). The
+ * claim, every command of the request and the stored answer commit in ONE transaction, so a
+ * crash between them leaves either all or nothing: never a claimed key with no answer, nor an
+ * answer with no write.
  * `execute` returns the answer and whether to keep it for replays (a failure on the service's
  * side is not kept: a retry runs again); a refusal it throws rolls everything back, the claim
  * too. `seal` and `unseal` turn an answer into what is stored and back.

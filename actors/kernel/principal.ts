@@ -29,8 +29,9 @@ export function principalOf(record: AgentRow): Principal {
 }
 
 /**
- * The one refusal for "not there, or not yours to see" (PROMISES.md 7): the same code and the
- * same words whichever it is, so an answer never tells a stranger that something exists.
+ * The one refusal for "not there, or not yours to see" (protocol/documents/protocol.md,
+ * "Requests and answers"): the same code and the same words whichever it is, so an answer
+ * never tells a stranger that something exists.
  * `what` names the kind of thing ("workspace", "invite"), never the id asked for.
  */
 export function notFound(what: string): ServiceError {

@@ -7,7 +7,7 @@ import type { Commit, CommitWork } from './commit.ts';
  * per id), each with a mailbox so its commands run one at a time, the least recently used
  * evicted past `capacity` once idle, and all drained by `flush` at shutdown.
  *
- * Every write goes through `command` (ARCHITECTURE.md, "A write, end to end"): the actor is
+ * Every write goes through `command` (docs/architecture.md, "A write, end to end"): the actor is
  * pinned for the command's whole life, the command runs in one transaction, the actor's row
  * is written only if it is still at the version this copy was loaded at (optimistic
  * concurrency: another process may hold a copy too), and memory changes only after the commit.

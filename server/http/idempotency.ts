@@ -44,10 +44,10 @@ function open(stored: string, key: string, scope: string): EngineResponse {
 }
 
 /**
- * Runs a write at most once per `Idempotency-Key` (routes.md): the same key with the same
- * request replays the first answer for 24 hours; with another request it is refused. Keys are
- * scoped to the caller (or to anonymous callers together) and stored hashed; answers are
- * stored encrypted under the key. Operations whose answer holds a secret (`mintsSecret`) never
+ * Runs a write at most once per `Idempotency-Key` (protocol/documents/protocol.md,
+ * "Idempotency"): the same key with the same request replays the first answer for 24 hours;
+ * with another request it is refused. Keys are scoped to the caller (or to anonymous callers
+ * together) and stored hashed; answers are stored encrypted under the key. Operations whose answer holds a secret (`mintsSecret`) never
  * come here: the route refuses their keys, so no replay hands a secret to another request. The
  * claim, the write and the stored answer commit together (actors/kernel/idempotency.ts).
  */

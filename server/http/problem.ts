@@ -1,18 +1,17 @@
+import { storageProblem } from '../../actors/kernel/storage-problems.ts';
 import { ServiceError, toProblem } from '../../protocol/errors.ts';
 import { ClientGone } from './body-stream.ts';
 import { RateLimited } from './rate-limit.ts';
 import type { EngineResponse } from './engine.ts';
 
-/** Any error as the caller sees it: ServiceErrors as they are, everything else as a 500. */
+/**
+ * Any error as the caller sees it: ServiceErrors as they are, storage failures as
+ * actors/kernel/storage-problems.ts maps them, everything else as a 500.
+ */
 export function asServiceError(error: unknown, log: (error: unknown) => void): ServiceError {
   if (error instanceof ServiceError) return error;
-  // The driver's StorageUnavailableError (matched by name: server/ does not import storage/).
-  if (error instanceof Error && error.name === 'StorageUnavailableError') {
-    return new ServiceError(
-      'storage_unavailable',
-      'The database cannot be reached just now; nothing was written. Retry after the Retry-After seconds.',
-    );
-  }
+  const storage = storageProblem(error);
+  if (storage) return storage;
   // Nobody is left to answer, and nothing went wrong on the service's side: no log line.
   if (!(error instanceof ClientGone)) log(error);
   return new ServiceError(

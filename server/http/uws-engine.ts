@@ -13,7 +13,7 @@ type UWS = typeof uWS;
 
 /**
  * uWebSockets.js, or null when its native binary cannot load here (Node 22+ gets a JS shim
- * that crashes later: STACK.md).
+ * that crashes later; `HTTP_ENGINE=auto` then takes node:http: README.md, "Configuration").
  */
 export function loadUws(): UWS | null {
   try {
@@ -176,7 +176,7 @@ function endHeadersOnly(res: GuardedResponse, length: number, close: boolean): v
 
 /**
  * Writes a streamed answer with backpressure: `tryEnd` hands uWS as much as the socket takes,
- * and `onWritable` says when to go on with the rest of the chunk (STACK.md). The source is
+ * and `onWritable` says when to go on with the rest of the chunk (uWS backpressure). The source is
  * pulled only as fast as the client reads; when the client goes away its iterator is ended.
  */
 async function streamAnswer(

@@ -1,6 +1,6 @@
 import type { Queryable } from '../driver.ts';
 
-/** Replays last this long (PROMISES.md 5). */
+/** Replays last this long (protocol/documents/protocol.md, "Idempotency"). */
 const LIFETIME = "interval '24 hours'";
 
 export interface IdempotencyRow {

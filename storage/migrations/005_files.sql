@@ -33,7 +33,7 @@ create table files (
   primary key (workspace_id, path)
 );
 
--- Bytes each agent holds: the current files it last saved (PROMISES.md 10, 1 GiB by default).
+-- Bytes each agent holds: the current files it last saved (1 GiB by default: README.md).
 create table storage_usage (
   agent_id uuid primary key references agents (agent_id),
   used_bytes bigint not null default 0

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connectMcp } from '../helpers/clients.ts';
+import { newChanges, ofType } from '../helpers/changes.ts';
+import { callTool, toolProblem } from '../helpers/clients.ts';
 import {
   agree,
   agreeAll,
@@ -13,51 +12,29 @@ import {
   getDeal,
   lineOf,
   listed,
-  newChanges,
-  ofType,
   rate,
   reputationOf,
-  save,
-  type Agent,
-  type Json,
-  type Problem,
 } from '../helpers/deals.ts';
 import { callJson as call } from '../helpers/http.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { joinWorkspace } from '../helpers/workspaces.ts';
+import { mcpClient, serverSuite, type ServerSuiteContext } from '../helpers/server-suite.ts';
+import type { TestServer } from '../helpers/server.ts';
+import type { Agent, Json, Problem } from '../helpers/wire-types.ts';
+import { joinWorkspace, saveFile } from '../helpers/workspaces.ts';
 
 /**
  * Nobody is pushed out of an agreed deal (issue 17, item 6; deals-protocol.md, "Parties for
  * good"): a party that brings a newcomer into the workspace cannot agree a new version with it
  * and drop the other party; a party dropped with its own agreement, or one that left the
  * workspace, still rates, is rated and is counted. And a deal the caller may not see answers
- * the same bytes as one that does not exist (PROMISES.md 7). Through HTTP and MCP.
+ * the same bytes as one that does not exist (protocol/documents/protocol.md). Through HTTP and MCP.
  */
 
-type Context = { server: TestServer; clients: Client[] };
-const test = suite<Context>('no party is ejected from an agreed deal');
+const test = serverSuite('no party is ejected from an agreed deal');
 
-test.before(async (context) => {
-  context.server = await startTestServer();
-  context.clients = [];
-});
-test.after.each(async ({ clients }) => {
-  for (const client of clients.splice(0)) await client.close();
-});
-test.after(async ({ server }) => {
-  await server.close();
-});
-
-type ToolResult = { isError?: boolean; content: { text: string }[]; structuredContent?: Json };
-
-async function mcpTool(context: Context, agent: Agent, name: string, args: Json) {
-  const client = await connectMcp(context.server, agent.api_token, 'deals-ejection-test');
-  context.clients.push(client);
-  return (await client.callTool({ name, arguments: args })) as ToolResult;
+/** Calls the MCP tool `name` as `agent`, through a client of its own. */
+async function mcpTool(context: ServerSuiteContext, agent: Agent, name: string, args: Json) {
+  return callTool(await mcpClient(context, agent.api_token, 'deals-ejection-test'), name, args);
 }
-
-const problemOfTool = (result: ToolResult) =>
-  JSON.parse(result.content[0]?.text ?? '{}') as Problem;
 
 /**
  * A (the owner) and C agree to version 1 of `deal.md`; then A brings S into the workspace, saves
@@ -71,7 +48,7 @@ async function ejectionAttempt(server: TestServer) {
   await joinWorkspace(server, a, s, workspaceId);
   await newChanges(server, c);
   const v2 = dealText('Logo, now with S', [a, s].map(lineOf), 'C is out.');
-  await save(server, a, workspaceId, 'deal.md', v2);
+  await saveFile(server, a, workspaceId, 'deal.md', v2);
   const at2 = await listed(server, a, workspaceId, 'deal.md');
   for (const party of [a, s]) {
     const agreed = await agree(server, party, workspaceId, 'deal.md', at2);
@@ -120,7 +97,7 @@ test('a party and a newcomer it brought in agree a version without the other par
     score: 5,
   });
   assert.ok(bySOverMcp.isError);
-  assert.equal(problemOfTool(bySOverMcp), bySOverHttp.body, 'the same refusal through MCP');
+  assert.equal(toolProblem(bySOverMcp), bySOverHttp.body, 'the same refusal through MCP');
   assert.is((await rate(server, a, dealId, s)).status, 400, 'S cannot be rated either');
   assert.is((await deliver(server, s, dealId, ['deal.md'])).status, 403, 'nor deliver');
 
@@ -224,7 +201,7 @@ test('a party that leaves the workspace after agreement still rates, is rated, r
   // even read the version.
   const s = await server.signUp();
   await joinWorkspace(server, a, s, workspaceId);
-  await save(server, a, workspaceId, 'deal.md', dealText('Without C', [a, s].map(lineOf)));
+  await saveFile(server, a, workspaceId, 'deal.md', dealText('Without C', [a, s].map(lineOf)));
   const at2 = await listed(server, a, workspaceId, 'deal.md');
   await agreeAll(server, [a, s], workspaceId, at2);
   const after = await dealOf(server, a, workspaceId, 'deal.md');
@@ -271,7 +248,7 @@ test('a deal the caller may not see answers deliver, rate and get_deal with the 
   }
 
   const overMcp = async (deal_id: string) =>
-    problemOfTool(
+    toolProblem(
       await mcpTool(context, stranger, 'rate', {
         deal_id,
         agent_id: a.agent_id,

@@ -16,7 +16,7 @@ let template: Promise<string> | null = null;
 
 /**
  * A fresh, migrated PGlite data directory. Making one costs seconds, so one migrated template
- * is made per run and copied for each test (STACK.md).
+ * is made per run and copied for each test, as the service copies its image (README.md).
  */
 export async function freshPgliteDir(): Promise<string> {
   template ??= (async () => {
