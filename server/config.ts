@@ -1,6 +1,6 @@
 import type { Clock } from '../actors/kernel/clock.ts';
 
-/** Everything the service reads from its environment, in one place (routes.md, start-up). */
+/** Everything the service reads from its environment, in one place (README.md, "Configuration"). */
 export interface Config {
   host: string;
   port: number;
@@ -43,6 +43,11 @@ export interface Config {
   storeDenyTerms: string[];
   /** Conventions one agent may register in all (the operator: any number); 0: no limit. */
   conventionsPerAgent: number;
+  /**
+   * Cron expressions replacing scheduled jobs' own, from JOB_SCHEDULE_<NAME> (NAME: the job's
+   * name upper-cased, `_` for `.`), keyed by NAME. The scheduler checks them at start-up.
+   */
+  jobSchedules: Record<string, string>;
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
   /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
@@ -53,6 +58,13 @@ export interface Config {
    * pass it (startTestServer({ testOperations: true })).
    */
   testOperations?: boolean;
+  /**
+   * Holds the service to its protocol's tables: a handler that throws a code its operation does
+   * not declare answers 500 (server/invoke.ts), and a change whose data its event's schema does
+   * not take is not recorded (protocol/events.ts). Never from the environment: the test servers
+   * turn it on, so that a test meeting either fails.
+   */
+  strictProtocol?: boolean;
 }
 
 /** A comma-separated list of origins (`scheme://host[:port]`), or `*`; each checked at start-up. */
@@ -82,6 +94,18 @@ function integer(value: string | undefined, fallback: number, name: string): num
   if (!Number.isInteger(n) || n < 0)
     throw new Error(`${name} must be a whole number, not "${value}"`);
   return n;
+}
+
+const JOB_SCHEDULE_PREFIX = 'JOB_SCHEDULE_';
+
+/** Every JOB_SCHEDULE_<NAME> that is set, keyed by NAME. */
+function jobSchedules(env: NodeJS.ProcessEnv): Record<string, string> {
+  const schedules: Record<string, string> = {};
+  for (const [variable, value] of Object.entries(env)) {
+    if (variable.startsWith(JOB_SCHEDULE_PREFIX) && value !== undefined && value.trim() !== '')
+      schedules[variable.slice(JOB_SCHEDULE_PREFIX.length)] = value.trim();
+  }
+  return schedules;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
@@ -117,6 +141,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((term) => term.trim())
       .filter(Boolean),
+    jobSchedules: jobSchedules(env),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

@@ -1,14 +1,21 @@
 import type { Queryable } from '../driver.ts';
 
-/** Adds the job, due at `firstRunAt`, unless it is there already (its next run then stands). */
+/**
+ * Adds the job, due at `firstRunAt`, unless it is there already: its next run then stands,
+ * unless it comes after `latestRunAt` (the job's schedule was made more frequent since the
+ * next run was stored), when it is brought forward to `latestRunAt`.
+ */
 export async function ensureScheduledJob(
   db: Queryable,
   name: string,
   firstRunAt: Date,
+  latestRunAt: Date,
 ): Promise<void> {
   await db.query(
-    'insert into scheduled_jobs (name, next_run_at) values ($1, $2) on conflict (name) do nothing',
-    [name, firstRunAt],
+    `insert into scheduled_jobs (name, next_run_at) values ($1, $2)
+     on conflict (name) do update set next_run_at = $3
+     where scheduled_jobs.next_run_at > $3`,
+    [name, firstRunAt, latestRunAt],
   );
 }
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { databaseJobStore, type JobStore } from '../../actors/kernel/scheduled-jobs.ts';
-import { Scheduler, type ScheduledJob } from '../../server/scheduler.ts';
+import { configFromEnv } from '../../server/config.ts';
+import { Scheduler, type ScheduledJob, type SchedulerOptions } from '../../server/scheduler.ts';
 import type { Driver } from '../../storage/driver.ts';
 import { openPostgres } from '../../storage/postgres/driver.ts';
 import { ensureScheduledJob, readScheduledJob } from '../../storage/kernel/scheduled-jobs.ts';
@@ -16,19 +17,27 @@ import {
 } from '../helpers/storage.ts';
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+/** Every minute, on the minute: the clocks below start on one, so runs fall a minute apart. */
+const EVERY_MINUTE = '* * * * *';
 
 /** A job that counts its runs and remembers the time each was handed. */
-function countingJob(everyMs = MINUTE, fail?: Error): ScheduledJob & { runs: Date[] } {
+function countingJob(schedule = EVERY_MINUTE, fail?: Error): ScheduledJob & { runs: Date[] } {
   const runs: Date[] = [];
   return {
     name: `job-${randomUUID()}`,
-    everyMs,
+    schedule,
     runs,
     run: async (now) => {
       runs.push(now);
       if (fail) throw fail;
     },
   };
+}
+
+/** Stores the job's next run as a process that ran it before would have. */
+async function storeNextRun(db: Driver, name: string, at: Date): Promise<void> {
+  await ensureScheduledJob(db, name, at, at);
 }
 
 interface Context {
@@ -89,7 +98,7 @@ function schedulerSuite(kind: DriverKind): void {
     const clock = new TestClock();
     const job = countingJob();
     // Due three periods ago: a restart runs it once, not once per missed period.
-    await ensureScheduledJob(driver, job.name, new Date(clock.now() - 3 * MINUTE));
+    await storeNextRun(driver, job.name, new Date(clock.now() - 3 * MINUTE));
     const running = scheduler(driver, clock, [job]);
     await running.start();
     await running.idle();
@@ -100,7 +109,7 @@ function schedulerSuite(kind: DriverKind): void {
   test('a job not yet due waits for its time at start', async ({ driver }) => {
     const clock = new TestClock();
     const job = countingJob();
-    await ensureScheduledJob(driver, job.name, new Date(clock.now() + 10_000));
+    await storeNextRun(driver, job.name, new Date(clock.now() + 10_000));
     const running = scheduler(driver, clock, [job]);
     await running.start();
     assert.is(job.runs.length, 0);
@@ -150,6 +159,22 @@ function schedulerSuite(kind: DriverKind): void {
     assert.is(job.runs.length, 2);
   });
 
+  test('a schedule made more frequent is followed from the next start, not after the old next run', async ({
+    driver,
+  }) => {
+    const clock = new TestClock();
+    const job = countingJob(EVERY_MINUTE);
+    // Stored by a process that ran it hourly.
+    await storeNextRun(driver, job.name, new Date(clock.now() + 60 * MINUTE));
+    const running = scheduler(driver, clock, [job]);
+    await running.start();
+    assert.is(job.runs.length, 0);
+    assert.equal(await readScheduledJob(driver, job.name), new Date(clock.now() + MINUTE));
+    clock.advance(MINUTE);
+    await running.idle();
+    assert.is(job.runs.length, 1);
+  });
+
   test('two schedulers on one database run a due job once', async ({ driver, other }) => {
     const clock = new TestClock();
     const job = countingJob();
@@ -171,7 +196,7 @@ function schedulerSuite(kind: DriverKind): void {
     driver,
   }) => {
     const clock = new TestClock();
-    const failing = countingJob(MINUTE, new Error('the job broke'));
+    const failing = countingJob(EVERY_MINUTE, new Error('the job broke'));
     const healthy = countingJob();
     const log: string[] = [];
     const running = scheduler(driver, clock, [failing, healthy], log);
@@ -195,7 +220,7 @@ function schedulerSuite(kind: DriverKind): void {
     const running = new Promise<void>((resolve) => (started = resolve));
     const job: ScheduledJob = {
       name: `slow-${randomUUID()}`,
-      everyMs: MINUTE,
+      schedule: EVERY_MINUTE,
       run: () => {
         started();
         return new Promise<void>((resolve) => {
@@ -234,9 +259,11 @@ function memoryStore(): JobStore & { failNext: number; rows: Map<string, Date> }
   const store = {
     rows,
     failNext: 0,
-    async ensure(name: string, firstRunAt: Date) {
+    async ensure(name: string, firstRunAt: Date, latestRunAt: Date) {
       if (store.failNext > 0 && store.failNext--) throw new Error('database away');
-      if (!rows.has(name)) rows.set(name, firstRunAt);
+      const due = rows.get(name);
+      if (!due) rows.set(name, firstRunAt);
+      else if (due > latestRunAt) rows.set(name, latestRunAt);
     },
     async claim(name: string, now: Date, nextRunAt: Date) {
       if (store.failNext > 0 && store.failNext--) throw new Error('database away');
@@ -256,7 +283,7 @@ unit('an unreadable schedule is logged and tried again soon, not given up', asyn
   const clock = new TestClock();
   const store = memoryStore();
   store.failNext = 1;
-  const job = countingJob(60 * MINUTE);
+  const job = countingJob('0 * * * *'); // hourly: the retry comes sooner than the next run
   const log: string[] = [];
   const made = new Scheduler({ jobs: [job], store, clock, log: (line) => log.push(line) });
   await made.start();
@@ -271,30 +298,87 @@ unit('an unreadable schedule is logged and tried again soon, not given up', asyn
 unit('a schedule further off than a timer can wait is reached in steps', async () => {
   const clock = new TestClock();
   const store = memoryStore();
-  const job = countingJob(40 * 24 * 60 * MINUTE); // 40 days: past setTimeout's 24.8
+  const job = countingJob('0 0 1 1 *'); // each new year: 365 days, past setTimeout's 24.8
   const made = new Scheduler({ jobs: [job], store, clock, log: () => undefined });
   await made.start();
-  clock.advance(25 * 24 * 60 * MINUTE);
+  clock.advance(25 * DAY);
+  await made.idle();
+  clock.advance(339 * DAY);
   await made.idle();
   assert.is(job.runs.length, 1);
-  clock.advance(15 * 24 * 60 * MINUTE);
+  clock.advance(DAY);
   await made.idle();
-  assert.is(job.runs.length, 2);
+  assert.equal(job.runs, [new Date(Date.UTC(2030, 0, 1)), new Date(Date.UTC(2031, 0, 1))]);
   await made.stop();
 });
 
-unit('jobs with the same name, or without a positive period, are refused', () => {
+unit('a job runs at the times its cron expression names, in UTC', async () => {
+  const clock = new TestClock(); // Tuesday 1 January 2030, 00:00 UTC
   const store = memoryStore();
-  const clock = new TestClock();
-  const job = countingJob();
-  assert.throws(
-    () => new Scheduler({ jobs: [job, job], store, clock, log: () => undefined }),
-    /Two scheduled jobs/,
-  );
-  assert.throws(
-    () => new Scheduler({ jobs: [{ ...job, everyMs: 0 }], store, clock, log: () => undefined }),
-    /positive everyMs/,
-  );
+  const job = countingJob('30 2 * * mon');
+  const made = new Scheduler({ jobs: [job], store, clock, log: () => undefined });
+  await made.start();
+  const monday = new Date(Date.UTC(2030, 0, 7, 2, 30));
+  assert.equal(store.rows.get(job.name), monday, 'after the first run, the next Monday at 02:30');
+  clock.advance(monday.getTime() - clock.now() - 1);
+  await made.idle();
+  assert.is(job.runs.length, 1);
+  clock.advance(1);
+  await made.idle();
+  assert.equal(job.runs.at(-1), monday);
+  assert.equal(store.rows.get(job.name), new Date(Date.UTC(2030, 0, 14, 2, 30)));
+  await made.stop();
 });
+
+unit("JOB_SCHEDULE_<NAME> in the environment replaces the job's own schedule", async () => {
+  const clock = new TestClock();
+  const store = memoryStore();
+  const job = { ...countingJob('0 * * * *'), name: 'invites.expire' };
+  const made = new Scheduler({
+    jobs: [job],
+    schedules: configFromEnv({ JOB_SCHEDULE_INVITES_EXPIRE: '*/5 * * * *' }).jobSchedules,
+    store,
+    clock,
+    log: () => undefined,
+  });
+  await made.start();
+  assert.equal(store.rows.get(job.name), new Date(clock.now() + 5 * MINUTE));
+  await made.stop();
+});
+
+unit(
+  'jobs with the same name, a schedule that is no cron expression, or an unknown override, are refused',
+  () => {
+    const store = memoryStore();
+    const clock = new TestClock();
+    const job = countingJob();
+    const refusal = (options: Partial<SchedulerOptions>) => {
+      try {
+        new Scheduler({ jobs: [job], store, clock, log: () => undefined, ...options });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      assert.unreachable('the scheduler was made');
+      return '';
+    };
+    assert.match(refusal({ jobs: [job, job] }), /Two scheduled jobs/);
+    const badSchedule = refusal({ jobs: [{ ...job, schedule: '*/5 * * *' }] });
+    assert.match(badSchedule, job.name);
+    assert.match(badSchedule, '"*/5 * * *"');
+    assert.match(badSchedule, 'expected 5 or 6 fields');
+    const badMinute = refusal({ jobs: [{ ...job, schedule: '61 * * * *' }] });
+    assert.match(badMinute, '61 is a invalid expression for minute');
+    // node-cron accepts it, but the 1st of a month is never its second Monday.
+    assert.match(refusal({ jobs: [{ ...job, schedule: '0 0 1 * 1#2' }] }), 'names no time');
+    const jobName = { ...job, name: 'blocks.expire' };
+    const badOverride = refusal({ jobs: [jobName], schedules: { BLOCKS_EXPIRE: 'hourly' } });
+    assert.match(badOverride, 'JOB_SCHEDULE_BLOCKS_EXPIRE');
+    assert.match(badOverride, '"hourly"');
+    assert.match(
+      refusal({ jobs: [jobName], schedules: { BLOCK_EXPIRE: '@hourly' } }),
+      'JOB_SCHEDULE_BLOCK_EXPIRE names no scheduled job; the jobs are blocks.expire',
+    );
+  },
+);
 
 unit.run();
