@@ -9,6 +9,7 @@
  * the paths take turns in rounds: on a shared machine whose load comes and goes, each path
  * gets its share of good and bad moments, and the ratios between them hold better.
  */
+import { CAPABILITIES } from '../actors/capabilities.ts';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
@@ -118,14 +119,18 @@ async function openWorld(
       types: { bigint: { to: 20, from: [20], serialize: String, parse: Number } },
     });
   }
-  const services = new Services(driver, {
-    baseUrl: 'http://127.0.0.1:0',
-    operatorName: 'service',
-    termsUrl: 'http://127.0.0.1:0/terms',
-    privacyUrl: 'http://127.0.0.1:0/privacy',
-    mailJoinAddress: 'join@127.0.0.1',
-    actorCapacity: Math.max(10_000, paths.length * (options.actors + 1) + 10),
-  });
+  const services = new Services(
+    driver,
+    {
+      baseUrl: 'http://127.0.0.1:0',
+      operatorName: 'service',
+      termsUrl: 'http://127.0.0.1:0/terms',
+      privacyUrl: 'http://127.0.0.1:0/privacy',
+      mailJoinAddress: 'join@127.0.0.1',
+      actorCapacity: Math.max(10_000, paths.length * (options.actors + 1) + 10),
+    },
+    CAPABILITIES,
+  );
   const close = async () => {
     await services.flush().catch(() => undefined);
     await sql?.end({ timeout: 5 });

@@ -1,21 +1,14 @@
 import { Server as SocketIoServer } from 'socket.io';
-import { ensureHelpWorkspace, ensureOperator } from '../actors/agents/operator.ts';
-import { prepareIndex } from '../actors/index/setup.ts';
-import { expireDueKnocks } from '../actors/chat/knock-handlers.ts';
-import { collectUnusedBlobs } from '../actors/files/blob-collector.ts';
-import { expireDueInvites } from '../actors/workspaces/invites.ts';
+import { CAPABILITIES } from '../actors/capabilities.ts';
 import { databaseJobStore } from '../actors/kernel/scheduled-jobs.ts';
 import { Services } from '../actors/kernel/services.ts';
-import { SigningKeys } from '../actors/receipts/signing-keys.ts';
-import { expireStagedBlocks } from '../actors/files/staged-blocks.ts';
-import { StorageLinks } from '../actors/files/storage-links.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
 import { STORAGE_LINK_PREFIX } from '../protocol/storage-links.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
-import { openBlobStore, openStorage, type Driver } from '../storage/open.ts';
+import { openStorage, type Driver } from '../storage/open.ts';
 import type { Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import { HealthProbe } from './health-probe.ts';
@@ -38,15 +31,6 @@ import { createMcpDoor } from './mcp/door.ts';
 import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket/door.ts';
 import { createStorageLinkDoor } from './storage-link/door.ts';
-
-/** How often pending invites past their time are expired (list_invites shows them at once). */
-const INVITE_EXPIRY_EVERY_MS = 60_000;
-/** Knocks run out after 14 days: an hourly sweep is soon enough (answers check the time too). */
-const KNOCK_EXPIRY_EVERY_MS = 3_600_000;
-/** How often staged blocks past their time are dropped (a commit ignores them at once). */
-const BLOCK_EXPIRY_EVERY_MS = 10 * 60_000;
-/** How often blobs no version or staged block uses are collected. */
-const BLOB_COLLECTION_EVERY_MS = 60 * 60_000;
 
 export interface RunningService {
   port: number;
@@ -212,31 +196,32 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const baseUrl = links.baseUrl;
 
-  const services = new Services(driver, {
-    baseUrl,
-    operatorName: config.operatorName,
-    termsUrl: config.termsUrl ?? `${baseUrl}/terms`,
-    privacyUrl: config.privacyUrl ?? `${baseUrl}/privacy`,
-    mailJoinAddress: config.mailJoinAddress ?? `join@${new URL(baseUrl).hostname}`,
-    actorCapacity: config.actorCapacity,
-    clock: config.clock,
-    storageQuotaBytes: config.storageQuotaBytes,
-    sqlTimeoutMs: config.sqlTimeoutMs,
-    sqlTimeoutLimits: { perAgent: config.sqlTimeoutsPerAgent, total: config.sqlTimeoutsTotal },
-    storeDenyTerms: config.storeDenyTerms,
-    conventionsPerAgent: config.conventionsPerAgent,
-  });
+  const services = new Services(
+    driver,
+    {
+      baseUrl,
+      operatorName: config.operatorName,
+      termsUrl: config.termsUrl ?? `${baseUrl}/terms`,
+      privacyUrl: config.privacyUrl ?? `${baseUrl}/privacy`,
+      mailJoinAddress: config.mailJoinAddress ?? `join@${new URL(baseUrl).hostname}`,
+      actorCapacity: config.actorCapacity,
+      clock: config.clock,
+      storageQuotaBytes: config.storageQuotaBytes,
+      sqlTimeoutMs: config.sqlTimeoutMs,
+      sqlTimeoutLimits: { perAgent: config.sqlTimeoutsPerAgent, total: config.sqlTimeoutsTotal },
+      storeDenyTerms: config.storeDenyTerms,
+      conventionsPerAgent: config.conventionsPerAgent,
+      operatorToken: config.operatorToken,
+      dataDir: config.dataDir,
+      s3Url: config.s3Url,
+      receiptKeySecret: config.receiptKeySecret,
+      strictProtocol: config.strictProtocol,
+    },
+    CAPABILITIES,
+  );
   const healthProbe = new HealthProbe(() => services.databaseReachable());
-  const signingKeys = new SigningKeys({ secret: config.receiptKeySecret, clock: services.clock });
-  await signingKeys.start(driver);
-  services.provideFiles({
-    blobs: await openBlobStore({ dataDir: config.dataDir, s3Url: config.s3Url }),
-    signingKeys,
-    links: await StorageLinks.start(driver),
-  });
-  await ensureOperator(services, config.operatorToken);
-  const helpWorkspaceId = await ensureHelpWorkspace(services);
-  await prepareIndex(services, config.log);
+  // Each capability's start-up step, in the order of the list (actors/capabilities.ts).
+  for (const capability of CAPABILITIES) await capability.startUp?.(services, config.log);
   await services.listenToOtherProcesses();
 
   // Test-only operations bring their own handlers (config.ts, testOperations).
@@ -253,7 +238,9 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     for (const method of routeMethods(operation))
       router.add(method, operation.path, { kind: 'operation', operation, options });
   }
-  for (const [path, document] of loadDocuments(services.config, { helpWorkspaceId })) {
+  for (const [path, document] of loadDocuments(services.config, {
+    helpWorkspaceId: services.helpWorkspaceId,
+  })) {
     const response: EngineResponse = {
       status: 200,
       headers: { 'content-type': document.contentType, ...PUBLIC_CORS_HEADERS },
@@ -284,32 +271,15 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     socketsPerAgent: config.socketsPerAgent || Infinity,
     log: logError,
   });
-  // Work done on time, whoever asks: invites run out even when nobody looks.
+  // Work done on time, whoever asks (invites run out even when nobody looks): each capability's
+  // jobs, on the schedule it declares unless the environment says otherwise (JOB_SCHEDULE_*).
   const scheduler = new Scheduler({
-    jobs: [
-      {
-        name: 'invites.expire',
-        everyMs: INVITE_EXPIRY_EVERY_MS,
-        run: async (now) => void (await expireDueInvites(services, now)),
-      },
-      {
-        name: 'knocks.expire',
-        everyMs: KNOCK_EXPIRY_EVERY_MS,
-        run: async (now) => void (await expireDueKnocks(services, now)),
-      },
-      {
-        name: 'blocks.expire',
-        everyMs: BLOCK_EXPIRY_EVERY_MS,
-        run: async (now) => void (await expireStagedBlocks(services, now)),
-      },
-      {
-        name: 'blobs.collect',
-        everyMs: BLOB_COLLECTION_EVERY_MS,
-        // Blob ages are the store's own times (file mtime, S3 Last-Modified): wall-clock time,
-        // whatever clock the service runs on.
-        run: async () => void (await collectUnusedBlobs(services, new Date())),
-      },
-    ],
+    jobs: CAPABILITIES.flatMap((capability) => capability.jobs ?? []).map((job) => ({
+      name: job.name,
+      schedule: job.schedule,
+      run: (now: Date) => job.run(services, now),
+    })),
+    schedules: config.jobSchedules,
     store: databaseJobStore(services.driver),
     clock: services.clock,
     log: config.log,

@@ -1,18 +1,17 @@
 import type { z } from 'zod';
-import type { AgentActor } from '../actors/agents/actor.ts';
 import type { Principal } from '../actors/kernel/principal.ts';
 import type { Call } from '../actors/kernel/handler.ts';
 import type { CallTransport } from '../protocol/binding.ts';
 import { HANDLERS } from '../actors/handlers.ts';
 import type { Services } from '../actors/kernel/services.ts';
-import { ServiceError } from '../protocol/errors.ts';
+import { ServiceError, type ErrorCode } from '../protocol/errors.ts';
 import {
   integerRangeCheck,
   refuseHostileShape,
   type IntegerRangeCheck,
 } from '../protocol/input-guard.ts';
 import { toJsonSchema } from '../protocol/json-schema.ts';
-import { restParameter, type Operation } from '../protocol/operation.ts';
+import { commonErrors, restParameter, type Operation } from '../protocol/operation.ts';
 import type { OperationName } from '../protocol/operations.ts';
 
 /**
@@ -46,11 +45,14 @@ export async function authenticate(
   return (await agentForToken(services, token)).principal;
 }
 
+/** A live agent, as the agents capability keeps them (services.agents). */
+type LiveAgent = NonNullable<Awaited<ReturnType<Services['agents']['get']>>>;
+
 /** The live agent a token belongs to, or 401 `unauthorized`; every door resolves tokens here. */
 export async function agentForToken(
   services: Services,
   token: string | undefined,
-): Promise<AgentActor> {
+): Promise<LiveAgent> {
   const agent = await services.agents.get(await services.tokens.resolve(token));
   if (!agent) {
     throw new ServiceError(
@@ -84,7 +86,7 @@ export async function run(
   const input = decodeInput(operation.input, rawInput, restParameter(operation.path));
   const transport = caller.transport;
   // The signal is read only by handlers that wait; making one costs time on every request.
-  return handler(
+  const answer = handler(
     {
       services,
       principal,
@@ -97,6 +99,34 @@ export async function run(
     },
     input,
   );
+  if (!services.config.strictProtocol) return answer;
+  return answer.catch((error: unknown) => {
+    throw undeclaredAsFailure(operation, error);
+  });
+}
+
+/** Each operation's own codes and the common ones (protocol/operation.ts), made on first use. */
+const declaredCodes = new WeakMap<Operation, ReadonlySet<ErrorCode>>();
+
+/**
+ * In a strict service (`strictProtocol`, the tests'): a ServiceError whose code the operation
+ * declares neither in its `errors` nor among the common ones becomes a 500 naming it, so that
+ * /openapi.json cannot under-declare what a test meets. It is also written to stderr: the test
+ * servers' log is silent, and this is a bug to fix in the table, not noise.
+ */
+function undeclaredAsFailure(operation: Operation, error: unknown): unknown {
+  if (!(error instanceof ServiceError)) return error;
+  let declared = declaredCodes.get(operation);
+  if (!declared) {
+    declared = new Set([...commonErrors(operation), ...operation.errors]);
+    declaredCodes.set(operation, declared);
+  }
+  if (declared.has(error.code)) return error;
+  const detail =
+    `${operation.name} answered \`${error.code}\`, which it does not declare ` +
+    `(protocol/): ${error.message}`;
+  process.stderr.write(`strictProtocol: ${detail}\n`);
+  return new ServiceError('internal_error', detail, { undeclared_code: error.code });
 }
 
 /**

@@ -28,3 +28,36 @@ export async function writeLastReceipt(
     JSON.stringify(receipt),
   ]);
 }
+
+/**
+ * Every receipt of a workspace's chain, newest first: file saves and deletes, and its deals'
+ * agreements, deliveries and ratings (of deal files at `path`, when a path is given).
+ */
+export async function listReceipts(
+  db: Queryable,
+  workspaceId: string,
+  path: string | null,
+  after: { at: Date; receiptId: string } | null,
+  limit: number,
+): Promise<{ receipt: unknown; at: Date; receiptId: string }[]> {
+  const rows = await db.query<{ receipt: unknown; at: Date; receipt_id: string }>(
+    `select receipt, at, receipt_id from (
+       select receipt, saved_at as at, (receipt ->> 'receipt_id')::uuid as receipt_id, path
+       from file_versions where workspace_id = $1
+       union all
+       select a.receipt, a.agreed_at, a.agreement_id, d.path
+       from deal_agreements a join deals d on d.deal_id = a.deal_id where d.workspace_id = $1
+       union all
+       select x.receipt, x.delivered_at, x.delivery_id, d.path
+       from deal_deliveries x join deals d on d.deal_id = x.deal_id where d.workspace_id = $1
+       union all
+       select r.receipt, r.rated_at, r.rating_id, d.path
+       from deal_ratings r join deals d on d.deal_id = r.deal_id where d.workspace_id = $1
+     ) chain
+     where ($2::text is null or path = $2::text)
+       and ($3::timestamptz is null or (at, receipt_id) < ($3::timestamptz, $4::uuid))
+     order by at desc, receipt_id desc limit $5`,
+    [workspaceId, path, after?.at ?? null, after?.receiptId ?? null, limit],
+  );
+  return rows.map((row) => ({ receipt: row.receipt, at: row.at, receiptId: row.receipt_id }));
+}

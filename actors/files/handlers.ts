@@ -2,12 +2,8 @@ import { MAX_FILE_BYTES, type DealReceipt } from '../../protocol/files.ts';
 import { parseFilePath } from '../../protocol/file-path.ts';
 import type { ByteReply } from '../../protocol/binding.ts';
 import { BlobNotFoundError } from '../../storage/blobs/errors.ts';
-import {
-  findFile,
-  findKeptVersion,
-  listFiles as readFiles,
-  listReceipts as readReceipts,
-} from '../../storage/files.ts';
+import { findFile, findKeptVersion, listFiles as readFiles } from '../../storage/files.ts';
+import { listReceipts as readReceipts } from '../../storage/receipts.ts';
 import { contentTypeOf } from './content-type.ts';
 import { commitDelete, commitSave, storeFileBytes } from './versions.ts';
 import { readCursorPage } from '../kernel/page.ts';

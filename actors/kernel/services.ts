@@ -11,22 +11,12 @@ import {
   notifyChanges,
   type StoredChangeRow,
 } from '../../storage/kernel/changes.ts';
-import { lockAgent } from '../../storage/agents.ts';
-import { lockWorkspace } from '../../storage/workspaces.ts';
-import { lockConvention } from '../../storage/conventions.ts';
-import { loadConventionActor, type ConventionActor } from '../conventions/actor.ts';
-import { loadDealActor, type DealActor } from '../deals/actor.ts';
-import { lockDeal } from '../../storage/deals.ts';
 import type { Driver, Queryable, Transaction } from '../../storage/driver.ts';
-import { loadAgentActor, type AgentActor } from '../agents/actor.ts';
+import type { Capability } from './capability.ts';
 import { ChangeHub } from './change-hub.ts';
-import type { SigningKeys } from '../receipts/signing-keys.ts';
-import type { StorageLinks } from '../files/storage-links.ts';
-import type { BlobStore } from '../../storage/blobs/blob-store.ts';
 import { realClock, type Clock } from './clock.ts';
-import { currentUnit, type CommitWork } from './commit.ts';
+import { assertChangesDeclared, currentUnit, type CommitWork } from './commit.ts';
 import { ActorRegistry } from './registry.ts';
-import { loadWorkspaceActor, type WorkspaceActor } from '../workspaces/actor.ts';
 import { TokenResolver } from './token-resolver.ts';
 
 export interface ServiceConfig {
@@ -49,26 +39,31 @@ export interface ServiceConfig {
   storeDenyTerms?: readonly string[];
   /** Conventions one agent may register in all (CONVENTIONS_PER_AGENT; default 20, 0: none). */
   conventionsPerAgent?: number;
-}
-
-/** What files need: where bytes live and what signs receipts (made at start-up). */
-export interface FileServices {
-  blobs: BlobStore;
-  signingKeys: SigningKeys;
-  /** Signs and checks storage links. */
-  links: StorageLinks;
+  /** The operator's token (OPERATOR_TOKEN); a new one is made and logged when unset. */
+  operatorToken?: string | undefined;
+  /** Where the embedded stores live (DATA_DIR): blobs under `blobs/` unless S3_URL is set. */
+  dataDir?: string;
+  s3Url?: string | undefined;
+  /** Protects the receipt signing keys at rest (RECEIPT_KEY_SECRET). */
+  receiptKeySecret?: string | undefined;
+  /** Refuse what the protocol's tables do not declare (server/config.ts, strictProtocol). */
+  strictProtocol?: boolean;
 }
 
 /**
- * What the operation handlers share: storage, the change hub, the actor registries and config.
- * Made once per server process.
+ * What the operation handlers share: storage, the change hub, one actor registry per actor kind
+ * of the capabilities, what capabilities provide at start-up, and config. Made once per server
+ * process.
+ *
+ * Capabilities add their own members to this interface by declaration merging (as Fastify's
+ * decorators do): a capability with actors declares `readonly workspaces: ActorRegistry<...>`
+ * beside its `ActorKind`, and one that provides a service at start-up (`provide`) declares it
+ * the same way. The kernel never names a capability.
  */
 export class Services {
   readonly hub: ChangeHub;
-  readonly agents: ActorRegistry<AgentActor>;
-  readonly workspaces: ActorRegistry<WorkspaceActor>;
-  readonly conventions: ActorRegistry<ConventionActor>;
-  readonly deals: ActorRegistry<DealActor>;
+  /** The registry of each actor kind, by `kind` (the notices other processes send name it). */
+  readonly #registries = new Map<string, ActorRegistry<never>>();
   /** Time for everything that expires or waits; tests pass a TestClock. */
   readonly clock: Clock;
   readonly storageQuotaBytes: number;
@@ -78,7 +73,6 @@ export class Services {
   indexReaderRole = false;
   /** PostgreSQL: the agents' pool logs in as a reader role of its own (no role to switch). */
   indexReaderLogin = false;
-  #files: FileServices | undefined;
   readonly tokens: TokenResolver;
   /** This process, as named in its notifications to other processes. */
   private readonly instance = randomUUID();
@@ -88,63 +82,41 @@ export class Services {
   constructor(
     readonly driver: Driver,
     readonly config: ServiceConfig,
+    capabilities: readonly Capability[],
   ) {
     this.clock = config.clock ?? realClock;
     this.storageQuotaBytes = config.storageQuotaBytes ?? 1024 ** 3;
     this.sqlTimeoutMs = config.sqlTimeoutMs || (driver.kind === 'pglite' ? 500 : 2000);
     this.hub = new ChangeHub(this.clock);
-    this.agents = new ActorRegistry<AgentActor>({
-      kind: 'agent',
-      load: async (agentId, db) => {
-        const actor = await loadAgentActor(db, agentId);
-        if (actor) this.hub.seedHead(agentId, actor.lastSeqAtLoad);
-        return actor;
-      },
-      lock: (agentId, tx) => lockAgent(tx, agentId),
-      db: () => this.db(),
-      commit: (work) => this.commit(work),
-      capacity: config.actorCapacity,
-      onEvict: (agentId) => this.hub.forget(agentId),
-    });
-    this.workspaces = new ActorRegistry<WorkspaceActor>({
-      kind: 'workspace',
-      load: (workspaceId, db) => loadWorkspaceActor(db, workspaceId),
-      lock: (workspaceId, tx) => lockWorkspace(tx, workspaceId),
-      // Joins and invites decide from the members in memory: check the copy before deciding.
-      lockFirst: true,
-      db: () => this.db(),
-      commit: (work) => this.commit(work),
-      capacity: config.actorCapacity,
-    });
-    this.conventions = new ActorRegistry<ConventionActor>({
-      kind: 'convention',
-      load: (name, db) => loadConventionActor(db, name),
-      lock: (name, tx) => lockConvention(tx, name),
-      db: () => this.db(),
-      commit: (work) => this.commit(work),
-      capacity: config.actorCapacity,
-    });
-    this.deals = new ActorRegistry<DealActor>({
-      kind: 'deal',
-      load: (dealId, db) => loadDealActor(db, dealId),
-      lock: (dealId, tx) => lockDeal(tx, dealId),
-      // Agreements decide from the machine in memory: check the copy before deciding.
-      lockFirst: true,
-      db: () => this.db(),
-      commit: (work) => this.commit(work),
-      capacity: config.actorCapacity,
-    });
+    for (const capability of capabilities) {
+      for (const actorKind of capability.actors ?? []) {
+        if (this.#registries.has(actorKind.kind) || actorKind.registry in this) {
+          throw new Error(`Two actor kinds are named ${actorKind.kind} (${actorKind.registry}).`);
+        }
+        const registry = new ActorRegistry({
+          kind: actorKind.kind,
+          load: (id, db) => actorKind.load(id, db, this),
+          lock: (id, tx) => actorKind.lock(id, tx),
+          lockFirst: actorKind.lockFirst ?? false,
+          db: () => this.db(),
+          commit: (work) => this.commit(work),
+          capacity: config.actorCapacity,
+          ...(actorKind.onEvict && { onEvict: (id: string) => actorKind.onEvict?.(id, this) }),
+        });
+        this.#registries.set(actorKind.kind, registry as ActorRegistry<never>);
+        Object.defineProperty(this, actorKind.registry, { value: registry, enumerable: true });
+      }
+    }
     this.tokens = new TokenResolver(() => this.db());
   }
 
-  /** The blob store and receipt keys; start-up provides them before any request. */
-  get files(): FileServices {
-    if (!this.#files) throw new Error('file services were not provided at start-up');
-    return this.#files;
-  }
-
-  provideFiles(files: FileServices): void {
-    this.#files = files;
+  /**
+   * Makes what a capability's start-up step made (its blob store, its keys) a member of every
+   * handler's services; the capability declares the member's type beside its start-up step.
+   */
+  provide<K extends keyof this & string>(name: K, value: this[K]): void {
+    if (Object.hasOwn(this, name)) throw new Error(`Services already have ${name}.`);
+    Object.defineProperty(this, name, { value, enumerable: true });
   }
 
   /**
@@ -157,7 +129,7 @@ export class Services {
   }
 
   /**
-   * The write path (ARCHITECTURE.md, "A write, end to end"): `work` runs in one transaction
+   * The write path (docs/architecture.md, "A write, end to end"): `work` runs in one transaction
    * with the change rows it returns; only after the commit does memory catch up
    * (`afterCommit`) and are the changes pushed. If anything fails, nothing is written and
    * nothing is pushed. Inside a request's unit of work, `work` is a savepoint of the unit's
@@ -166,6 +138,7 @@ export class Services {
   async commit<R>(work: (tx: Transaction) => Promise<CommitWork<R>>): Promise<R> {
     const record = async (tx: Transaction) => {
       const outcome = await work(tx);
+      if (this.config.strictProtocol) assertChangesDeclared(outcome.changes);
       const stored = await appendChanges(tx, outcome.changes ?? []);
       if (this.driver.listen) {
         await notifyChanges(tx, this.instance, stored);
@@ -203,11 +176,8 @@ export class Services {
     await this.driver.listen?.(ACTOR_CHANNEL, (payload) => {
       const notice = parseActorNotice(payload);
       if (!notice || notice.sender === this.instance) return;
-      if (notice.kind === 'agent') this.agents.invalidate(notice.id, notice.version);
-      if (notice.kind === 'workspace') this.workspaces.invalidate(notice.id, notice.version);
-      if (notice.kind === 'convention') this.conventions.invalidate(notice.id, notice.version);
-      if (notice.kind === 'deal') this.deals.invalidate(notice.id, notice.version);
       if (notice.kind === TOKEN_NOTICE_KIND) this.tokens.forgetAgent(notice.id);
+      else this.#registries.get(notice.kind)?.invalidate(notice.id, notice.version);
     });
   }
 
@@ -227,15 +197,8 @@ export class Services {
 
   /** Lets go of every actor after their mailboxes drain. */
   async flush(): Promise<void> {
-    await Promise.all([
-      this.agents.flush(),
-      this.workspaces.flush(),
-      this.conventions.flush(),
-      this.deals.flush(),
-    ]);
-    this.agents.clear();
-    this.workspaces.clear();
-    this.conventions.clear();
-    this.deals.clear();
+    const registries = [...this.#registries.values()];
+    await Promise.all(registries.map((registry) => registry.flush()));
+    for (const registry of registries) registry.clear();
   }
 }

@@ -61,7 +61,6 @@ export async function listingSaved(
     path: string;
     version: number;
     savedAt: Date;
-    public: boolean;
     index: IndexEntry | null | undefined;
     declared?: { listingId: string } | undefined;
   },

@@ -15,7 +15,6 @@ export const storeSaveHook: SaveHook = {
       path: saved.path,
       version: saved.version,
       savedAt: saved.savedAt,
-      public: saved.visibility === 'public',
       index: saved.index,
       declared: saved.listing,
     });

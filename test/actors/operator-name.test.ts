@@ -1,3 +1,4 @@
+import { CAPABILITIES } from '../../actors/capabilities.ts';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ensureOperator } from '../../actors/agents/operator.ts';
@@ -9,14 +10,18 @@ const test = suite("the operator's configured name");
 async function startWithName(operatorName: string): Promise<unknown> {
   const driver = await openTestDriver('pglite');
   try {
-    const services = new Services(driver, {
-      baseUrl: 'http://service.test',
-      operatorName,
-      termsUrl: 'http://service.test/terms',
-      privacyUrl: 'http://service.test/privacy',
-      mailJoinAddress: 'join@service.test',
-      actorCapacity: 10,
-    });
+    const services = new Services(
+      driver,
+      {
+        baseUrl: 'http://service.test',
+        operatorName,
+        termsUrl: 'http://service.test/terms',
+        privacyUrl: 'http://service.test/privacy',
+        mailJoinAddress: 'join@service.test',
+        actorCapacity: 10,
+      },
+      CAPABILITIES,
+    );
     return await ensureOperator(services, undefined).catch((e: unknown) => e);
   } finally {
     await driver.close();

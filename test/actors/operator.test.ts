@@ -1,3 +1,4 @@
+import { CAPABILITIES } from '../../actors/capabilities.ts';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ensureOperator } from '../../actors/agents/operator.ts';
@@ -8,14 +9,18 @@ import { driverKinds, openTestDriver } from '../helpers/storage.ts';
 const test = suite<{ services: Services }>('the operator agent');
 
 test.before(async (context) => {
-  context.services = new Services(await openTestDriver('pglite'), {
-    baseUrl: 'http://service.test',
-    operatorName: 'service',
-    termsUrl: 'http://service.test/terms',
-    privacyUrl: 'http://service.test/privacy',
-    mailJoinAddress: 'join@service.test',
-    actorCapacity: 10,
-  });
+  context.services = new Services(
+    await openTestDriver('pglite'),
+    {
+      baseUrl: 'http://service.test',
+      operatorName: 'service',
+      termsUrl: 'http://service.test/terms',
+      privacyUrl: 'http://service.test/privacy',
+      mailJoinAddress: 'join@service.test',
+      actorCapacity: 10,
+    },
+    CAPABILITIES,
+  );
 });
 test.after(async ({ services }) => {
   await services.driver.close();
@@ -46,14 +51,18 @@ test('processes starting at once on a new database make one operator, and all fi
       const starts = Array.from(
         { length: 4 },
         () =>
-          new Services(driver, {
-            baseUrl: 'http://service.test',
-            operatorName: 'service',
-            termsUrl: 'http://service.test/terms',
-            privacyUrl: 'http://service.test/privacy',
-            mailJoinAddress: 'join@service.test',
-            actorCapacity: 10,
-          }),
+          new Services(
+            driver,
+            {
+              baseUrl: 'http://service.test',
+              operatorName: 'service',
+              termsUrl: 'http://service.test/terms',
+              privacyUrl: 'http://service.test/privacy',
+              mailJoinAddress: 'join@service.test',
+              actorCapacity: 10,
+            },
+            CAPABILITIES,
+          ),
       );
       const ids = await Promise.all(starts.map((services) => ensureOperator(services, undefined)));
       assert.is(new Set(ids).size, 1, kind);

@@ -1,0 +1,40 @@
+import type { Capability } from '../kernel/capability.ts';
+import type { ActorRegistry } from '../kernel/registry.ts';
+import { loadAgentActor, type AgentActor } from './actor.ts';
+import { signUp, whoami } from './handlers.ts';
+import { ensureHelpWorkspace, ensureOperator } from './operator.ts';
+import { lockAgent } from '../../storage/agents.ts';
+
+declare module '../kernel/services.ts' {
+  interface Services {
+    /** Every agent, live while in use. */
+    readonly agents: ActorRegistry<AgentActor>;
+    /** The operator's public workspace of help documents (made at start-up). */
+    readonly helpWorkspaceId: string;
+  }
+}
+
+/** Agents: sign-up, the caller's account, the operator and its help workspace. */
+export const agents = {
+  name: 'agents',
+  handlers: { sign_up: signUp, whoami },
+  actors: [
+    {
+      kind: 'agent',
+      registry: 'agents',
+      load: async (agentId, db, services) => {
+        const actor = await loadAgentActor(db, agentId);
+        // A loaded agent's feed head seeds the change hub, so waiters know where it stands.
+        if (actor) services.hub.seedHead(agentId, actor.lastSeqAtLoad);
+        return actor;
+      },
+      lock: (agentId, tx) => lockAgent(tx, agentId),
+      onEvict: (agentId, services) => services.hub.forget(agentId),
+    },
+  ],
+  // The help workspace holds files: files start up first (actors/capabilities.ts).
+  async startUp(services) {
+    await ensureOperator(services, services.config.operatorToken);
+    services.provide('helpWorkspaceId', await ensureHelpWorkspace(services));
+  },
+} satisfies Capability;

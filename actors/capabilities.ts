@@ -1,0 +1,35 @@
+import { agents } from './agents/capability.ts';
+import type { Capability } from './kernel/capability.ts';
+import { chat } from './chat/capability.ts';
+import { conventions } from './conventions/capability.ts';
+import { deals } from './deals/capability.ts';
+import { feed } from './feed/capability.ts';
+import { feedback } from './feedback/capability.ts';
+import { files } from './files/capability.ts';
+import { index } from './index/capability.ts';
+import { store } from './store/capability.ts';
+import { workspaces } from './workspaces/capability.ts';
+
+/**
+ * Every capability of the service. The handler table (actors/handlers.ts), the actor
+ * registries, the jobs and start-up are built from this list; a new capability is one more line.
+ * Start-up steps run in this order: files first (the operator's help workspace holds files),
+ * then agents (the operator), then the index (its save hook runs before the store's).
+ */
+const LIST = [
+  files,
+  agents,
+  feed,
+  feedback,
+  workspaces,
+  index,
+  store,
+  conventions,
+  chat,
+  deals,
+] as const;
+
+/** The list's exact type: actors/handlers.ts checks from it that every operation has a handler. */
+export type CapabilityList = typeof LIST;
+
+export const CAPABILITIES: readonly Capability[] = LIST;

@@ -1,0 +1,63 @@
+import { openBlobStore } from '../../storage/blobs/open.ts';
+import type { BlobStore } from '../../storage/blobs/blob-store.ts';
+import type { Capability } from '../kernel/capability.ts';
+import { SigningKeys } from '../receipts/signing-keys.ts';
+import { collectUnusedBlobs } from './blob-collector.ts';
+import { deleteFile, listFiles, listReceipts, readFile, writeFile } from './handlers.ts';
+import { expireStagedBlocks } from './staged-blocks.ts';
+import { getStorageLink } from './storage-link-handlers.ts';
+import { StorageLinks } from './storage-links.ts';
+
+/** What files need: where bytes live, what signs receipts, what signs storage links. */
+export interface FileServices {
+  blobs: BlobStore;
+  signingKeys: SigningKeys;
+  /** Signs and checks storage links. */
+  links: StorageLinks;
+}
+
+declare module '../kernel/services.ts' {
+  interface Services {
+    /** Provided by the files capability's start-up step, before any request. */
+    readonly files: FileServices;
+  }
+}
+
+/** Files: versions with signed receipts, the blob store, storage links and their blocks. */
+export const files = {
+  name: 'files',
+  handlers: {
+    write_file: writeFile,
+    read_file: readFile,
+    delete_file: deleteFile,
+    list_files: listFiles,
+    list_receipts: listReceipts,
+    get_storage_link: getStorageLink,
+  },
+  jobs: [
+    {
+      // Staged blocks past their time are dropped (a commit ignores them at once).
+      name: 'blocks.expire',
+      schedule: '*/10 * * * *',
+      run: async (services, now) => void (await expireStagedBlocks(services, now)),
+    },
+    {
+      // Blobs no version or staged block uses are collected; at half past, away from the
+      // hourly sweeps on the hour. Blob ages are the store's own times (file mtime, S3
+      // Last-Modified): wall-clock time, whatever clock the service runs on.
+      name: 'blobs.collect',
+      schedule: '30 * * * *',
+      run: async (services) => void (await collectUnusedBlobs(services, new Date())),
+    },
+  ],
+  async startUp(services) {
+    const { config } = services;
+    const signingKeys = new SigningKeys({ secret: config.receiptKeySecret, clock: services.clock });
+    await signingKeys.start(services.driver);
+    services.provide('files', {
+      blobs: await openBlobStore({ dataDir: config.dataDir ?? './data', s3Url: config.s3Url }),
+      signingKeys,
+      links: await StorageLinks.start(services.driver),
+    });
+  },
+} satisfies Capability;

@@ -1,0 +1,59 @@
+import { lockWorkspace } from '../../storage/workspaces.ts';
+import type { Capability } from '../kernel/capability.ts';
+import type { ActorRegistry } from '../kernel/registry.ts';
+import { loadWorkspaceActor, type WorkspaceActor } from './actor.ts';
+import {
+  createInvite,
+  createWorkspace,
+  getWorkspace,
+  leaveWorkspace,
+  listInvites,
+  listWorkspaces,
+  redeemInvite,
+  removeMember,
+  revokeInvite,
+} from './handlers.ts';
+import { expireDueInvites } from './invites.ts';
+
+declare module '../kernel/services.ts' {
+  interface Services {
+    /** Every workspace, live while in use: its record and members. */
+    readonly workspaces: ActorRegistry<WorkspaceActor>;
+  }
+}
+
+/** Workspaces, their members and invites. */
+export const workspaces = {
+  name: 'workspaces',
+  handlers: {
+    create_workspace: createWorkspace,
+    list_workspaces: listWorkspaces,
+    get_workspace: getWorkspace,
+    create_invite: createInvite,
+    list_invites: listInvites,
+    redeem_invite: redeemInvite,
+    leave_workspace: leaveWorkspace,
+    remove_member: removeMember,
+    revoke_invite: revokeInvite,
+  },
+  actors: [
+    {
+      kind: 'workspace',
+      registry: 'workspaces',
+      load: (workspaceId, db) => loadWorkspaceActor(db, workspaceId),
+      lock: (workspaceId, tx) => lockWorkspace(tx, workspaceId),
+      // Joins and invites decide from the members in memory: check the copy before deciding.
+      // File commands rely on the lock too: a path's version numbers and the workspace's
+      // receipt chain are ordered by it (actors/receipts/chain.ts).
+      lockFirst: true,
+    },
+  ],
+  jobs: [
+    {
+      // Pending invites past their time are expired (list_invites shows them at once).
+      name: 'invites.expire',
+      schedule: '* * * * *',
+      run: async (services, now) => void (await expireDueInvites(services, now)),
+    },
+  ],
+} satisfies Capability;
