@@ -4,8 +4,10 @@ import * as assert from 'uvu/assert';
 import { BLOB_GRACE_MS, collectUnusedBlobs, holdBlob } from '../../actors/files/blob-collector.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { BLOB_LOCK_CLASS } from '../../storage/blob-references.ts';
+import { sendAs } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { postgresSuite } from '../helpers/storage.ts';
+import { newWorkspace, saveFile } from '../helpers/workspaces.ts';
 import { chunksOf } from '../storage/blobs/sources.ts';
 
 /**
@@ -22,35 +24,16 @@ test.after(async ({ server }) => {
   await server.close();
 });
 
-type Agent = { agent_id: string; api_token: string };
-
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 /** A moment when every blob put so far is past its grace. */
 const pastTheGrace = () => new Date(Date.now() + BLOB_GRACE_MS + 60_000);
 
-async function workspace(server: TestServer, owner: Agent): Promise<string> {
-  const response = await server.post('/workspaces', {}, owner.api_token);
-  return ((await response.json()) as { workspace_id: string }).workspace_id;
-}
-
-async function send(
-  server: TestServer,
-  method: string,
-  path: string,
-  token: string,
-  body?: string,
-) {
-  const response = await fetch(server.url(path), {
-    method,
-    headers: { authorization: `Bearer ${token}` },
-    ...(body === undefined ? {} : { body }),
-  });
+/** A request that must succeed. */
+async function send(server: TestServer, method: string, path: string, token: string) {
+  const response = await sendAs(server, method, path, token);
   assert.ok(response.status < 300, `${method} ${path}: ${response.status}`);
   return response;
 }
-
-const save = (server: TestServer, agent: Agent, id: string, path: string, body: string) =>
-  send(server, 'PUT', `/workspaces/${id}/files/${path}`, agent.api_token, body);
 
 async function held(server: TestServer, text: string): Promise<boolean> {
   return (await server.services.files.blobs.stat(sha256(text))) !== null;
@@ -79,13 +62,13 @@ test("a replaced or deleted file's old bytes leave at once, without the collecto
   // What other tests left is collected first, so the counts below are this test's own.
   const before = await collectUnusedBlobs(server.services, pastTheGrace());
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
-  await save(server, owner, id, 'report.txt', 'report, first draft');
-  await save(server, owner, id, 'report.txt', 'report, final');
-  await save(server, owner, id, 'copy.txt', 'shared words');
-  await save(server, owner, id, 'other.txt', 'shared words');
-  await save(server, owner, id, 'other.txt', 'other words');
-  await save(server, owner, id, 'gone.txt', 'soon deleted');
+  const id = await newWorkspace(server, owner);
+  await saveFile(server, owner, id, 'report.txt', 'report, first draft');
+  await saveFile(server, owner, id, 'report.txt', 'report, final');
+  await saveFile(server, owner, id, 'copy.txt', 'shared words');
+  await saveFile(server, owner, id, 'other.txt', 'shared words');
+  await saveFile(server, owner, id, 'other.txt', 'other words');
+  await saveFile(server, owner, id, 'gone.txt', 'soon deleted');
   await send(server, 'DELETE', `/workspaces/${id}/files/gone.txt`, owner.api_token);
 
   // Rule every_kept_byte (actors/files/quota.ts): bytes let go are deleted by the save or delete.
@@ -103,9 +86,9 @@ test("a replaced or deleted file's old bytes leave at once, without the collecto
 
 test('markdown with a YAML header keeps the bytes of every version', async ({ server }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
-  await save(server, owner, id, 'deal.md', '---\ndeal: one\n---\nfirst');
-  await save(server, owner, id, 'deal.md', '---\ndeal: one\n---\nsecond');
+  const id = await newWorkspace(server, owner);
+  await saveFile(server, owner, id, 'deal.md', '---\ndeal: one\n---\nfirst');
+  await saveFile(server, owner, id, 'deal.md', '---\ndeal: one\n---\nsecond');
   await collectUnusedBlobs(server.services, pastTheGrace());
   assert.ok(await held(server, '---\ndeal: one\n---\nfirst'));
   assert.ok(await held(server, '---\ndeal: one\n---\nsecond'));
@@ -136,7 +119,7 @@ test('bytes a staged block holds are kept; once the block is gone they are colle
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   const sha = await putUnused(server, 'block');
   await stageBlock(server, owner.agent_id, id, sha);
   await collectUnusedBlobs(server.services, pastTheGrace());
@@ -165,8 +148,8 @@ test('a read whose bytes were collected after it found its version answers 404, 
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
-  await save(server, owner, id, 'gone.txt', 'bytes that go');
+  const id = await newWorkspace(server, owner);
+  await saveFile(server, owner, id, 'gone.txt', 'bytes that go');
   // What a read racing the collector sees: the row still names bytes the store no longer has.
   await server.services.files.blobs.delete(sha256('bytes that go'));
   const response = await fetch(server.url(`/workspaces/${id}/files/gone.txt`), {
@@ -198,7 +181,7 @@ concurrent(
   async ({ server }) => {
     const { services } = server;
     const owner = await server.signUp();
-    const id = await workspace(server, owner);
+    const id = await newWorkspace(server, owner);
     const sha = await putUnused(server, 'bytes a save is about to use');
 
     let holding!: () => void;

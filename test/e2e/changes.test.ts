@@ -3,6 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TestClock } from '../helpers/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { turnsUntil } from '../helpers/turns.ts';
 
 interface Event {
   event_id: string;
@@ -55,12 +56,6 @@ function nextChanges(socket: Socket, count: number): Promise<Event[]> {
     };
     socket.on('change', listener);
   });
-}
-
-/** Lets the event loop turn until `check` holds; bounded, and no timer is involved. */
-async function turnsUntil(check: () => boolean, turns = 10_000): Promise<void> {
-  for (let i = 0; i < turns && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
-  assert.ok(check(), 'the awaited state was reached');
 }
 
 const feedback = (server: TestServer, token: string, message = 'ping') =>

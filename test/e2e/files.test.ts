@@ -5,7 +5,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { canonicalJson } from '../../protocol/jcs.ts';
+import { sendAs } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { newWorkspace } from '../helpers/workspaces.ts';
 
 /** Files in workspaces over HTTP: saves, versions, receipts anyone can verify, access, quota. */
 const test = suite<{ server: TestServer }>('files in workspaces');
@@ -30,28 +32,8 @@ type Receipt = Record<string, unknown> & {
   kid: string;
 };
 
-async function send(
-  server: TestServer,
-  method: string,
-  path: string,
-  token: string,
-  body?: string,
-) {
-  const response = await fetch(server.url(path), {
-    method,
-    headers: { authorization: `Bearer ${token}` },
-    ...(body === undefined ? {} : { body }),
-  });
-  return response;
-}
-
-async function workspace(server: TestServer, owner: Agent, visibility = 'private') {
-  const response = await server.post('/workspaces', { visibility }, owner.api_token);
-  return ((await response.json()) as { workspace_id: string }).workspace_id;
-}
-
 async function save(server: TestServer, agent: Agent, id: string, path: string, body: string) {
-  const response = await send(
+  const response = await sendAs(
     server,
     'PUT',
     `/workspaces/${id}/files/${path}`,
@@ -85,7 +67,7 @@ test('a save answers a signed receipt, the bytes read back with ETag, Range and 
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   const saved = await save(server, owner, id, 'notes/hello.txt', 'hello, world');
   assert.is(saved.status, 201);
   assert.is(saved.receipt.version, 1);
@@ -93,7 +75,7 @@ test('a save answers a signed receipt, the bytes read back with ETag, Range and 
   assert.is(saved.receipt.sha256, sha256('hello, world'));
   assert.is(saved.receipt.prev_hash, null, "the workspace's first receipt");
 
-  const read = await send(
+  const read = await sendAs(
     server,
     'GET',
     `/workspaces/${id}/files/notes/hello.txt`,
@@ -124,10 +106,10 @@ test('receipts verify with the published keys alone, and chain each to the one b
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   await save(server, owner, id, 'a.txt', 'one');
   await save(server, owner, id, 'a.txt', 'two');
-  const deleted = await send(server, 'DELETE', `/workspaces/${id}/files/a.txt`, owner.api_token);
+  const deleted = await sendAs(server, 'DELETE', `/workspaces/${id}/files/a.txt`, owner.api_token);
   assert.is(deleted.status, 200);
   const listed = (await (
     await server.get(`/workspaces/${id}/receipts`, owner.api_token)
@@ -168,10 +150,10 @@ test('markdown with a YAML header keeps every version; other files only the newe
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   await save(server, owner, id, 'deal.md', '---\ndeal: one\n---\nfirst');
   await save(server, owner, id, 'deal.md', '---\ndeal: one\n---\nsecond');
-  const first = await send(
+  const first = await sendAs(
     server,
     'GET',
     `/workspaces/${id}/files/deal.md?version=1`,
@@ -180,7 +162,7 @@ test('markdown with a YAML header keeps every version; other files only the newe
   assert.is(await first.text(), '---\ndeal: one\n---\nfirst');
   await save(server, owner, id, 'plain.txt', 'first');
   await save(server, owner, id, 'plain.txt', 'second');
-  const gone = await send(
+  const gone = await sendAs(
     server,
     'GET',
     `/workspaces/${id}/files/plain.txt?version=1`,
@@ -204,12 +186,17 @@ test('strangers get the same 404 as for nothing; readers of a public workspace m
 }) => {
   const owner = await server.signUp();
   const stranger = await server.signUp();
-  const secret = await workspace(server, owner);
-  const open = await workspace(server, owner, 'public');
+  const secret = await newWorkspace(server, owner);
+  const open = await newWorkspace(server, owner, 'public');
   await save(server, owner, secret, 'x.txt', 'secret');
   await save(server, owner, open, 'x.txt', 'public');
-  const hidden = await send(server, 'GET', `/workspaces/${secret}/files/x.txt`, stranger.api_token);
-  const missing = await send(
+  const hidden = await sendAs(
+    server,
+    'GET',
+    `/workspaces/${secret}/files/x.txt`,
+    stranger.api_token,
+  );
+  const missing = await sendAs(
     server,
     'GET',
     '/workspaces/6f1c0a52-1b9e-4c1a-a0f4-2f6c8e9b1d20/files/x.txt',
@@ -218,7 +205,12 @@ test('strangers get the same 404 as for nothing; readers of a public workspace m
   assert.is(hidden.status, 404);
   assert.is(await hidden.text(), await missing.text());
   assert.is((await save(server, stranger, secret, 'y.txt', 'no')).status, 404);
-  const readable = await send(server, 'GET', `/workspaces/${open}/files/x.txt`, stranger.api_token);
+  const readable = await sendAs(
+    server,
+    'GET',
+    `/workspaces/${open}/files/x.txt`,
+    stranger.api_token,
+  );
   assert.is(await readable.text(), 'public');
   const refused = await save(server, stranger, open, 'y.txt', 'no');
   assert.is(refused.status, 403);
@@ -226,7 +218,7 @@ test('strangers get the same 404 as for nothing; readers of a public workspace m
 
 test('bad paths answer 400 invalid_path and touch nothing', async ({ server }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   // fetch resolves '..' and '.' (even encoded) before sending; node:http sends the path as given.
   for (const path of [
     'a/../b',
@@ -252,7 +244,7 @@ test('the quota holds exactly under concurrent saves, and deleting gives bytes b
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   const chunk = 'x'.repeat(QUOTA / 4);
   const answers = await Promise.all(
     Array.from({ length: 6 }, (_, i) => save(server, owner, id, `f${i}.bin`, chunk)),
@@ -268,13 +260,13 @@ test('the quota holds exactly under concurrent saves, and deleting gives bytes b
     [QUOTA, QUOTA, 0],
   );
   const saved = answers.find((a) => a.status === 201)?.receipt as unknown as { path: string };
-  await send(server, 'DELETE', `/workspaces/${id}/files/${saved.path}`, owner.api_token);
+  await sendAs(server, 'DELETE', `/workspaces/${id}/files/${saved.path}`, owner.api_token);
   assert.is((await save(server, owner, id, 'after.bin', chunk)).status, 201);
 });
 
 test('a body over 100 MB is refused with 413 before it is read', async ({ server }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   const response = await fetch(server.url(`/workspaces/${id}/files/big.bin`), {
     method: 'PUT',
     headers: {
@@ -295,7 +287,7 @@ test('a save whose declared length is past the quota answers 507 and saves nothi
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   const response = await fetch(server.url(`/workspaces/${id}/files/too-much.bin`), {
     method: 'PUT',
     headers: { authorization: `Bearer ${owner.api_token}` },
@@ -313,7 +305,7 @@ test('a save with no declared length is stopped as soon as it passes the quota: 
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   let sent = 0;
   // Chunked, with no Content-Length, and far longer than the quota (yet under 100 MB): the
   // service must stop reading near the quota, not take it all and refuse at the end.
@@ -348,7 +340,7 @@ test('a client that goes away mid-upload leaves no file, no receipt and no stora
   server,
 }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   const request = httpRequest(server.url(`/workspaces/${id}/files/half.bin`), {
     method: 'PUT',
     headers: { authorization: `Bearer ${owner.api_token}`, 'content-length': '32768' },
@@ -381,7 +373,7 @@ test('a client that goes away mid-upload leaves no file, no receipt and no stora
 
 test('files are listed a page at a time, each once, under a prefix', async ({ server }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   const names = ['docs/b.txt', 'docs/a.txt', 'docs/%C3%A9t%C3%A9.txt', 'docs/Z.txt', 'other.txt'];
   for (const name of names) await save(server, owner, id, name, name);
   const seen: string[] = [];
@@ -401,7 +393,7 @@ test('files are listed a page at a time, each once, under a prefix', async ({ se
 
 test('over MCP a file is saved from text and read back as text', async ({ server }) => {
   const owner = await server.signUp();
-  const id = await workspace(server, owner);
+  const id = await newWorkspace(server, owner);
   const client = new Client({ name: 'files-test', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(server.url('/mcp')), {

@@ -1,10 +1,10 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { newToken } from '../../actors/kernel/tokens.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
+import { callTool as call, connectMcp, toolProblem as problemOf } from '../helpers/clients.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 type Context = { server: TestServer; clients: Client[]; operatorToken: string };
@@ -21,24 +21,10 @@ test.after(async ({ server, clients }) => {
 });
 
 async function mcpClient(context: Context, token?: string): Promise<Client> {
-  const client = new Client({ name: 'test-agent', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(context.server.url('/mcp')), {
-    requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
-  });
-  await client.connect(transport);
+  const client = await connectMcp(context.server, token, 'test-agent');
   context.clients.push(client);
   return client;
 }
-
-type ToolResult = {
-  isError?: boolean;
-  content: { type: string; text: string }[];
-  structuredContent?: Record<string, unknown>;
-};
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
-  (await client.callTool({ name, arguments: args })) as ToolResult;
-const problemOf = (result: ToolResult) =>
-  JSON.parse(result.content[0]?.text ?? '{}') as { code: string; detail: string };
 
 /** The JSON-RPC error a call was refused with (the SDK client throws it). */
 const refusalOf = async (client: Client, name: string, args: Record<string, unknown> = {}) => {

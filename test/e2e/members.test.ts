@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { heard as changesOf } from '../helpers/changes.ts';
 import { connectMcp } from '../helpers/clients.ts';
 import { callJson } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -18,8 +19,6 @@ test.after(async ({ server }) => {
   await server.close();
 });
 
-type Change = { type: string; workspace_id?: string; data: Record<string, unknown> };
-
 async function invite(server: TestServer, by: TestAgent, workspaceId: string) {
   const made = await callJson<{ invite_id: string; invite_token: string }>(
     server,
@@ -30,11 +29,6 @@ async function invite(server: TestServer, by: TestAgent, workspaceId: string) {
   );
   assert.is(made.status, 201, JSON.stringify(made.body));
   return made.body;
-}
-
-async function changesOf(server: TestServer, agent: TestAgent, type: string): Promise<Change[]> {
-  const answer = await callJson<{ changes: Change[] }>(server, 'GET', '/changes', agent.api_token);
-  return answer.body.changes.filter((change) => change.type === type);
 }
 
 test('a member that leaves cannot come back with a 720-hour invite it made before leaving', async ({

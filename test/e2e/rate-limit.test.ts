@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TestClock } from '../helpers/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { turnsUntil } from '../helpers/turns.ts';
 
 // Time stands still here unless a test moves the clock: buckets refill only when told to.
 const test = suite<{ server: TestServer; clock: TestClock }>('request-rate limits per address');
@@ -21,12 +22,6 @@ test.before(async (context) => {
 test.after(async ({ server }) => {
   await server.close();
 });
-
-/** Lets the event loop turn until `check` holds; bounded, and no timer is involved. */
-async function turnsUntil(check: () => boolean, turns = 10_000): Promise<void> {
-  for (let i = 0; i < turns && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
-  assert.ok(check(), 'the awaited state was reached');
-}
 
 test('an agent may hold only so many sockets; closing one makes room', async ({ server }) => {
   const agent = await server.signUp();

@@ -1,47 +1,17 @@
 import * as assert from 'uvu/assert';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
-import { newWorkspace, joinWorkspace } from '../helpers/workspaces.ts';
+import { heard } from '../helpers/changes.ts';
 import { callJson as call } from '../helpers/http.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { twoServerSuite } from '../helpers/two-servers.ts';
+import type { Agent, Change } from '../helpers/wire-types.ts';
+import { joinWorkspace, newWorkspace } from '../helpers/workspaces.ts';
 
 /**
  * Two servers on one PostgreSQL carry one conversation: a knock accepted on both at once makes
  * one workspace, and messages sent to one workspace through both at once are numbered in one
  * order that every member's feed follows.
  */
-const test = postgresSuite<{ a: TestServer; b: TestServer }>(
-  'two servers carry one conversation at once',
-);
-
-test.before(async (context) => {
-  const databaseUrl = await freshDatabaseUrl();
-  context.a = await startTestServer({ databaseUrl });
-  context.b = await startTestServer({ databaseUrl });
-});
-test.after(async ({ a, b }) => {
-  await a.close();
-  await b.close();
-});
-
-type Agent = { agent_id: string; name: string; api_token: string };
-type Json = Record<string, unknown>;
-
-interface Change {
-  type: string;
-  data: Json;
-}
-
-/** The agent's unread changes of `type`, read on `server` (reading moves its place). */
-async function heard(server: TestServer, agent: Agent, type: string): Promise<Change[]> {
-  const page = await call<{ changes: Change[] }>(
-    server,
-    'GET',
-    '/changes?limit=500',
-    agent.api_token,
-  );
-  assert.is(page.status, 200);
-  return page.body.changes.filter((change) => change.type === type);
-}
+const test = twoServerSuite('two servers carry one conversation at once');
 
 test('a knock accepted on both servers at once makes one workspace, and the other accept answers 409', async ({
   a,

@@ -1,22 +1,9 @@
 import { io as connect } from 'socket.io-client';
 import * as assert from 'uvu/assert';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+import { twoServerSuite } from '../helpers/two-servers.ts';
 
 // Two servers on one PostgreSQL stand for two processes: they share nothing but the database.
-const test = postgresSuite<{ a: TestServer; b: TestServer }>(
-  'two servers on one PostgreSQL wake each other',
-);
-
-test.before(async (context) => {
-  const databaseUrl = await freshDatabaseUrl();
-  context.a = await startTestServer({ databaseUrl });
-  context.b = await startTestServer({ databaseUrl });
-});
-test.after(async ({ a, b }) => {
-  await a.close();
-  await b.close();
-});
+const test = twoServerSuite('two servers on one PostgreSQL wake each other');
 
 test('a write on one server reaches a socket connected to the other', async ({ a, b }) => {
   const agent = await a.signUp();

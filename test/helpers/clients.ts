@@ -1,32 +1,45 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Socket } from 'socket.io-client';
+import { io as connect, type Socket } from 'socket.io-client';
 import type { TestServer } from './server.ts';
+import type { Json, Problem } from './wire-types.ts';
 
-/** An MCP SDK client connected to the server's /mcp with `token` as Bearer; close it after. */
-export async function connectMcp(server: TestServer, token: string, name: string): Promise<Client> {
+/**
+ * An MCP SDK client connected to the server's /mcp, with `token` (when given) as Bearer; close
+ * it after.
+ */
+export async function connectMcp(
+  server: TestServer,
+  token: string | undefined,
+  name: string,
+): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(server.url('/mcp')), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
   });
   await client.connect(transport);
   return client;
 }
 
-/** The change events the socket receives from now until the first of type `last`, included. */
-export function changesUntil<T extends { type: string }>(
-  socket: Socket,
-  last: string,
-): Promise<T[]> {
-  return new Promise((resolve) => {
-    const seen: T[] = [];
-    const listener = (event: T) => {
-      seen.push(event);
-      if (event.type === last) {
-        socket.off('change', listener);
-        resolve(seen);
-      }
-    };
-    socket.on('change', listener);
+/** What a tool call answers: the result as text, and as structured content when it has one. */
+export interface ToolResult {
+  isError?: boolean;
+  content: { type: string; text: string }[];
+  structuredContent?: Json;
+}
+
+export const callTool = async (client: Client, name: string, args: Json = {}) =>
+  (await client.callTool({ name, arguments: args })) as ToolResult;
+
+/** The problem a refused tool call carries as its text. */
+export const toolProblem = (result: ToolResult) =>
+  JSON.parse(result.content[0]?.text ?? '{}') as Problem;
+
+/** A socket.io connection to the server as `token`, from `cursor` when given; disconnect it after. */
+export function connectSocket(server: TestServer, token: string, cursor?: string): Socket {
+  return connect(server.baseUrl, {
+    auth: cursor === undefined ? { token } : { token, cursor },
+    transports: ['websocket'],
+    reconnection: false,
   });
 }

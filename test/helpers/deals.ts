@@ -1,37 +1,16 @@
 import { createHash } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { callJson as call } from './http.ts';
+import { room } from './rooms.ts';
 import type { TestServer } from './server.ts';
-import { joinWorkspace, newWorkspace } from './workspaces.ts';
+import type { Agent, Json, Receipt } from './wire-types.ts';
+import { saveFile } from './workspaces.ts';
 
 /**
  * Deals through HTTP, as the deal tests call them: deal files written as deals-protocol.md shows
- * them, agreeing, delivering, rating, get_deal, reputation and the changes feed, with the shapes
- * the service answers.
+ * them, agreeing, delivering, rating, get_deal and reputation, with the shapes the service
+ * answers.
  */
-
-export type Agent = { agent_id: string; name: string; api_token: string };
-export type Json = Record<string, unknown>;
-export type Receipt = Json & { kid: string; prev_hash: string | null; signature: string };
-
-export interface Answer<T> {
-  status: number;
-  body: T;
-}
-
-export interface Problem {
-  code: string;
-  detail: string;
-  status: number;
-  problems?: { field: string; problem: string }[];
-  paths?: string[];
-  field?: string;
-  rule?: string;
-  current_version?: number;
-  current_sha256?: string;
-  version?: number;
-  sha256?: string;
-}
 
 export interface Round {
   version: number;
@@ -131,14 +110,15 @@ export interface Reputation {
   payments: unknown[];
 }
 
-export interface Change {
-  type: string;
-  workspace_id?: string;
-  actor?: { agent_id: string; name: string };
-  data: Json;
-}
-
-export const problemOf = (answer: Answer<unknown>) => answer.body as Problem;
+/** The counts of a reputation with nothing on record. */
+export const NO_REPUTATION_COUNTS = {
+  deals_agreed: 0,
+  payments_made: 0,
+  payments_received: 0,
+  payment_backed_ratings: 0,
+  offchain_payments_confirmed: 0,
+  distinct_counterparties: 0,
+};
 
 export const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -173,23 +153,6 @@ export const lineOf = (agent: { agent_id: string }, i: number): PartyLine => ({
   need: `need of party ${i}`,
   can: `can of party ${i}`,
 });
-
-export async function save(
-  server: TestServer,
-  agent: Agent,
-  workspaceId: string,
-  path: string,
-  body: string,
-) {
-  const response = await fetch(server.url(`/workspaces/${workspaceId}/files/${path}`), {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${agent.api_token}` },
-    body,
-  });
-  const json = (await response.json()) as { receipt: Receipt };
-  assert.is(response.status, 201, JSON.stringify(json));
-  return json.receipt;
-}
 
 /** The `version` and `sha256` of a file, as `list_files` shows them. */
 export async function listed(server: TestServer, agent: Agent, workspaceId: string, path: string) {
@@ -272,31 +235,6 @@ export const reputationOf = async (server: TestServer, agent: { agent_id: string
   return answer.body;
 };
 
-/** The changes the agent has not read yet (reading moves its remembered place). */
-export async function newChanges(server: TestServer, agent: Agent): Promise<Change[]> {
-  const page = await call<{ changes: Change[] }>(
-    server,
-    'GET',
-    '/changes?limit=500',
-    agent.api_token,
-  );
-  assert.is(page.status, 200);
-  return page.body.changes;
-}
-
-export const ofType = (changes: Change[], type: string) => changes.filter((c) => c.type === type);
-
-/** A private workspace of `size` agents (the first owns it), each having read its feed. */
-export async function room(server: TestServer, size: number) {
-  const agents: Agent[] = [];
-  for (let i = 0; i < size; i++) agents.push(await server.signUp());
-  const [owner] = agents as [Agent];
-  const workspaceId = await newWorkspace(server, owner);
-  for (const guest of agents.slice(1)) await joinWorkspace(server, owner, guest, workspaceId);
-  for (const agent of agents) await newChanges(server, agent);
-  return { workspaceId, agents };
-}
-
 /**
  * A room whose deal file at `deal.md` names `parties` of its agents (the first two unless told);
  * saved by the first agent.
@@ -305,7 +243,7 @@ export async function dealRoom(server: TestServer, size = 2, partyCount = 2) {
   const { workspaceId, agents } = await room(server, size);
   const parties = agents.slice(0, partyCount);
   const text = dealText('Logo for the translation bot', parties.map(lineOf));
-  const saved = await save(server, agents[0] as Agent, workspaceId, 'deal.md', text);
+  const saved = await saveFile(server, agents[0] as Agent, workspaceId, 'deal.md', text);
   const at = await listed(server, agents[0] as Agent, workspaceId, 'deal.md');
   return { workspaceId, agents, parties, text, saved, at };
 }

@@ -35,6 +35,8 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     // Every test signs up from 127.0.0.1; the limits have a test of their own.
     rateLimitPerMinute: 0,
     signUpLimitPerHour: 0,
+    // A code an operation does not declare, or event data its schema refuses, fails the test.
+    strictProtocol: true,
     ...overrides,
   };
   const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite', {

@@ -1,8 +1,9 @@
 import * as assert from 'uvu/assert';
 import type { TestServer } from './server.ts';
+import type { Agent, Receipt } from './wire-types.ts';
 
-/** An agent as sign-up answers it. */
-export type TestAgent = { agent_id: string; api_token: string };
+/** As much of an agent (wire-types.ts) as acting as it takes. */
+export type TestAgent = Pick<Agent, 'agent_id' | 'api_token'>;
 
 /** A new workspace owned by `owner`; answers its id. */
 export async function newWorkspace(
@@ -15,20 +16,22 @@ export async function newWorkspace(
   return ((await response.json()) as { workspace_id: string }).workspace_id;
 }
 
-/** Saves `body` at `path` with a PUT, and fails the test unless it answers 201. */
+/** Saves `body` at `path` with a PUT; fails the test unless it answers 201; answers the receipt. */
 export async function saveFile(
   server: TestServer,
   agent: TestAgent,
   workspaceId: string,
   path: string,
   body: string,
-): Promise<void> {
+): Promise<Receipt> {
   const response = await fetch(server.url(`/workspaces/${workspaceId}/files/${path}`), {
     method: 'PUT',
     headers: { authorization: `Bearer ${agent.api_token}` },
     body,
   });
-  assert.is(response.status, 201, await response.clone().text());
+  const text = await response.text();
+  assert.is(response.status, 201, text);
+  return (JSON.parse(text) as { receipt: Receipt }).receipt;
 }
 
 /** `guest` joins `workspaceId` through an invite `owner` makes; fails the test otherwise. */
