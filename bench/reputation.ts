@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { dealStep, newDeal, persistDeal } from '../machines/deal.ts';
+import { dealCodec, newDeal } from '../machines/deal.ts';
 import type { Driver } from '../storage/driver.ts';
 import { reputationOf } from '../storage/deals.ts';
 import { startTestServer, type TestServer } from '../test/helpers/server.ts';
@@ -91,11 +91,11 @@ function closedMachine(dealId: string, agent: string, other: string): unknown {
   const sha256 = '0'.repeat(64);
   let state = newDeal(dealId);
   for (const party of parties) {
-    state = dealStep(state, { type: 'agree', agent: party, version: 1, sha256, parties });
+    state = dealCodec.step(state, { type: 'agree', agent: party, version: 1, sha256, parties });
   }
-  state = dealStep(state, { type: 'rate', rater: agent, ratee: other });
-  state = dealStep(state, { type: 'rate', rater: other, ratee: agent });
-  return persistDeal(state);
+  state = dealCodec.step(state, { type: 'rate', rater: agent, ratee: other });
+  state = dealCodec.step(state, { type: 'rate', rater: other, ratee: agent });
+  return dealCodec.persist(state);
 }
 
 const LOAD_DEALS = `with input as (

@@ -1,4 +1,5 @@
-import { assign, setup } from 'xstate';
+import { assign, setup, type SnapshotFrom } from 'xstate';
+import { machineCodec } from './codec.ts';
 
 /**
  * An agent's own state. Today: its remembered place in its changes feed, which only moves
@@ -36,3 +37,8 @@ export const agentMachine = setup({
     },
   },
 });
+
+export type AgentSnapshot = SnapshotFrom<typeof agentMachine>;
+
+/** An agent's first snapshot, its steps, its stored form and the way back. */
+export const agentCodec = machineCodec(agentMachine);

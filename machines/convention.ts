@@ -1,11 +1,5 @@
-import {
-  assign,
-  createActor,
-  initialTransition,
-  setup,
-  transition,
-  type SnapshotFrom,
-} from 'xstate';
+import { assign, setup, type SnapshotFrom } from 'xstate';
+import { machineCodec } from './codec.ts';
 
 /**
  * A convention's standing in the store. A new one is `unplaced`: its listings live in the
@@ -80,9 +74,12 @@ export const conventionMachine = setup({
 
 export type ConventionSnapshot = SnapshotFrom<typeof conventionMachine>;
 
+/** A convention's first snapshot, its steps, its stored form and the way back. */
+export const conventionCodec = machineCodec(conventionMachine);
+
 /** A new convention: unplaced, or placed in `placement` (the built-in ones). */
 export function newConvention(name: string, placement: string[] | null = null): ConventionSnapshot {
-  return initialTransition(conventionMachine, { name, placement })[0];
+  return conventionCodec.start({ name, placement });
 }
 
 export function conventionStatus(snapshot: ConventionSnapshot): ConventionStatus {
@@ -96,18 +93,6 @@ export function conventionStep(
   snapshot: ConventionSnapshot,
   event: ConventionEvent,
 ): { next: ConventionSnapshot; moved: boolean } {
-  const [next] = transition(conventionMachine, snapshot, event);
+  const next = conventionCodec.step(snapshot, event);
   return { next, moved: next !== snapshot && event.byOperator };
-}
-
-/** The stored form of a snapshot, and back. */
-export function persistConvention(snapshot: ConventionSnapshot): unknown {
-  return conventionMachine.getPersistedSnapshot(snapshot);
-}
-
-export function restoreConvention(saved: unknown): ConventionSnapshot {
-  return createActor(conventionMachine, {
-    snapshot: saved as ConventionSnapshot,
-    input: undefined,
-  }).getSnapshot();
 }

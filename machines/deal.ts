@@ -1,11 +1,5 @@
-import {
-  assign,
-  createActor,
-  initialTransition,
-  setup,
-  transition,
-  type SnapshotFrom,
-} from 'xstate';
+import { assign, setup, type SnapshotFrom } from 'xstate';
+import { machineCodec } from './codec.ts';
 
 /**
  * A deal: a markdown file whose header names the parties, each with its Need and Can.
@@ -219,30 +213,25 @@ export const dealMachine = setup({
 
 export type DealSnapshot = SnapshotFrom<typeof dealMachine>;
 
-export function newDeal(dealId: string): DealSnapshot {
-  return initialTransition(dealMachine, { deal_id: dealId })[0];
-}
-
-export function dealStatus(snapshot: DealSnapshot): DealStatus {
-  return snapshot.value as DealStatus;
-}
-
-/** One event, decided purely; `next === snapshot` when the machine refused it. */
-export function dealStep(snapshot: DealSnapshot, event: DealEvent): DealSnapshot {
-  return transition(dealMachine, snapshot, event)[0];
-}
-
-export function persistDeal(snapshot: DealSnapshot): unknown {
-  return dealMachine.getPersistedSnapshot(snapshot);
-}
-
-export function restoreDeal(saved: unknown): DealSnapshot {
+/** A stored deal in today's form: one saved before the deal kept its parties gets them. */
+function upgradeStoredDeal(saved: unknown): unknown {
   const snapshot = saved as DealSnapshot;
   const context = snapshot.context as DealContext & { parties?: string[] };
   // Saved before the deal kept its parties for good: what was agreed names all that is known.
   const parties = context.parties ?? context.agreed?.parties ?? [];
-  return createActor(dealMachine, {
-    snapshot: { ...snapshot, context: { ...context, parties } } as DealSnapshot,
-    input: undefined,
-  }).getSnapshot();
+  return { ...snapshot, context: { ...context, parties } };
+}
+
+/**
+ * A deal's first snapshot, its steps (`next === snapshot` when the machine refused the event),
+ * its stored form and the way back, which upgrades deals stored in an older form.
+ */
+export const dealCodec = machineCodec(dealMachine, { upgrade: upgradeStoredDeal });
+
+export function newDeal(dealId: string): DealSnapshot {
+  return dealCodec.start({ deal_id: dealId });
+}
+
+export function dealStatus(snapshot: DealSnapshot): DealStatus {
+  return snapshot.value as DealStatus;
 }

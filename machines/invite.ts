@@ -1,5 +1,6 @@
-import { assign, setup, transition, type SnapshotFrom } from 'xstate';
+import { assign, setup, type SnapshotFrom } from 'xstate';
 import { DEFAULT_INVITE_HOURS } from '../protocol/invite-limits.ts';
+import { machineCodec } from './codec.ts';
 
 /**
  * An invite to a workspace: a single-use token that one agent redeems to join, that runs out,
@@ -79,6 +80,9 @@ export const inviteMachine = setup({
 
 export type InviteSnapshot = SnapshotFrom<typeof inviteMachine>;
 
+/** An invite's first snapshot, its steps, its stored form and the way back. */
+export const inviteCodec = machineCodec(inviteMachine);
+
 /** The invite's state as the machine holds it (the expiry job may not have run yet). */
 export function storedStatus(snapshot: InviteSnapshot): InviteStatus {
   if (snapshot.matches('joined')) return 'joined';
@@ -119,7 +123,7 @@ export function redeemOutcome(
   if (snapshot.matches('joined')) return { next: snapshot, outcome: 'already_used' };
   if (snapshot.matches('expired')) return { next: snapshot, outcome: 'expired' };
   if (snapshot.matches('revoked')) return { next: snapshot, outcome: 'revoked' };
-  const [next] = transition(inviteMachine, snapshot, event);
+  const next = inviteCodec.step(snapshot, event);
   return { next, outcome: next.matches('joined') ? 'joined' : 'expired' };
 }
 
@@ -160,9 +164,9 @@ export function revokeOutcome(
   if (snapshot.matches('joined')) return { next: snapshot, outcome: 'already_used' };
   if (snapshot.matches('expired')) return { next: snapshot, outcome: 'expired' };
   if (at >= snapshot.context.expires_at) {
-    const [next] = transition(inviteMachine, snapshot, { type: 'expire', at });
+    const next = inviteCodec.step(snapshot, { type: 'expire', at });
     return { next, outcome: 'expired' };
   }
-  const [next] = transition(inviteMachine, snapshot, { type: 'revoke', at });
+  const next = inviteCodec.step(snapshot, { type: 'revoke', at });
   return { next, outcome: 'revoked' };
 }

@@ -1,11 +1,5 @@
-import {
-  assign,
-  createActor,
-  initialTransition,
-  setup,
-  transition,
-  type SnapshotFrom,
-} from 'xstate';
+import { assign, setup, type SnapshotFrom } from 'xstate';
+import { machineCodec } from './codec.ts';
 
 /**
  * A knock: one agent asks another (directly, or as the owner of a public workspace) to talk.
@@ -100,8 +94,14 @@ export const knockMachine = setup({
 
 export type KnockSnapshot = SnapshotFrom<typeof knockMachine>;
 
+/**
+ * A knock's first snapshot, its steps (`next === snapshot` when the machine ignored the event),
+ * its stored form and the way back.
+ */
+export const knockCodec = machineCodec(knockMachine);
+
 export function newKnock(input: KnockInput): KnockSnapshot {
-  return initialTransition(knockMachine, input)[0];
+  return knockCodec.start(input);
 }
 
 export function knockStatus(snapshot: KnockSnapshot): KnockStatus {
@@ -111,20 +111,4 @@ export function knockStatus(snapshot: KnockSnapshot): KnockStatus {
 /** The status an agent is shown at `now`: expired from `expires_at` on, swept or not. */
 export function shownKnockStatus(stored: KnockStatus, expiresAt: number, now: number): KnockStatus {
   return stored === 'pending' && now >= expiresAt ? 'expired' : stored;
-}
-
-/** One event, decided purely; `next === snapshot` when the machine ignored it. */
-export function knockStep(snapshot: KnockSnapshot, event: KnockEvent): KnockSnapshot {
-  return transition(knockMachine, snapshot, event)[0];
-}
-
-export function persistKnock(snapshot: KnockSnapshot): unknown {
-  return knockMachine.getPersistedSnapshot(snapshot);
-}
-
-export function restoreKnock(saved: unknown): KnockSnapshot {
-  return createActor(knockMachine, {
-    snapshot: saved as KnockSnapshot,
-    input: undefined,
-  }).getSnapshot();
 }

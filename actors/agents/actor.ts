@@ -1,13 +1,8 @@
-import type { SnapshotFrom } from 'xstate';
-import { agentMachine } from '../../machines/agent.ts';
+import { agentCodec, type agentMachine, type AgentSnapshot } from '../../machines/agent.ts';
 import { findAgent, saveAgentState, type AgentRow } from '../../storage/agents.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
 import { principalOf, type Principal } from '../kernel/principal.ts';
-import { MachineActor, machineCodec } from '../kernel/machine-actor.ts';
-
-type AgentSnapshot = SnapshotFrom<typeof agentMachine>;
-
-const agents = machineCodec(agentMachine);
+import { MachineActor } from '../kernel/machine-actor.ts';
 
 /**
  * One agent, live: its record and its machine's snapshot, at the version of its row; a command
@@ -25,7 +20,7 @@ export class AgentActor extends MachineActor<typeof agentMachine> {
     /** The feed's newest sequence number when loaded, to seed the change hub. */
     readonly lastSeqAtLoad: number,
   ) {
-    super(agents, snapshot, record.version);
+    super(agentCodec, snapshot, record.version);
     this.principal = principalOf(record);
     this.createdAt = record.createdAt.toISOString();
   }
@@ -54,7 +49,7 @@ export async function loadAgentActor(db: Queryable, agentId: string): Promise<Ag
   if (!row) return null;
   const snapshot =
     row.machine === null || row.machine === undefined
-      ? agents.start({ readSeq: row.readSeq })
-      : agents.restore(row.machine);
+      ? agentCodec.start({ readSeq: row.readSeq })
+      : agentCodec.restore(row.machine);
   return new AgentActor(row, snapshot, row.lastSeq);
 }

@@ -1,4 +1,4 @@
-import { knockStatus, knockStep, persistKnock, restoreKnock } from '../../machines/knock.ts';
+import { knockCodec, knockStatus } from '../../machines/knock.ts';
 import { dueKnocks, findKnock, settleKnock } from '../../storage/chat.ts';
 import type { Services } from '../kernel/services.ts';
 
@@ -17,9 +17,19 @@ export async function expireDueKnocks(services: Services, now: Date): Promise<nu
       const done = await services.commit(async (tx) => {
         const row = await findKnock(tx, knockId);
         if (!row || row.status !== 'pending') return { result: false };
-        const next = knockStep(restoreKnock(row.machine), { type: 'expire', at: now.getTime() });
+        const next = knockCodec.step(knockCodec.restore(row.machine), {
+          type: 'expire',
+          at: now.getTime(),
+        });
         if (knockStatus(next) !== 'expired') return { result: false };
-        const settled = await settleKnock(tx, knockId, 'expired', now, null, persistKnock(next));
+        const settled = await settleKnock(
+          tx,
+          knockId,
+          'expired',
+          now,
+          null,
+          knockCodec.persist(next),
+        );
         return {
           result: settled,
           changes: settled

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   KNOCK_DAYS,
-  knockMachine,
+  knockCodec,
   knockStatus,
   newKnock,
   shownKnockStatus,
@@ -25,7 +25,6 @@ import {
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import { insertMember, insertWorkspace } from '../../storage/workspaces.ts';
-import { machineCodec } from '../kernel/machine-actor.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
@@ -39,8 +38,6 @@ import { readable } from '../workspaces/access.ts';
  */
 
 const HOUR_MS = 3_600_000;
-/** Each knock row keeps its machine: stepped, stored and restored by the kernel's codec. */
-const knocks = machineCodec(knockMachine);
 
 /** Records a knock from the caller to `to` (about `workspaceId`, or direct). */
 async function sendKnock(
@@ -89,8 +86,15 @@ async function sendKnock(
         );
       }
       // Past its time, unswept: it ends now, so that the new knock may take its place.
-      const expired = knocks.step(knocks.restore(old.machine), { type: 'expire', at: now });
-      await settleKnock(tx, old.knockId, 'expired', new Date(now), null, knocks.persist(expired));
+      const expired = knockCodec.step(knockCodec.restore(old.machine), { type: 'expire', at: now });
+      await settleKnock(
+        tx,
+        old.knockId,
+        'expired',
+        new Date(now),
+        null,
+        knockCodec.persist(expired),
+      );
     }
     await insertKnock(tx, {
       knockId,
@@ -101,7 +105,7 @@ async function sendKnock(
       fromOperator: principal.isOperator,
       createdAt: new Date(now),
       expiresAt: new Date(snapshot.context.expires_at),
-      machine: knocks.persist(snapshot),
+      machine: knockCodec.persist(snapshot),
     });
     return {
       result: { knock_id: knockId, status: 'pending' as const },
@@ -241,11 +245,11 @@ async function answerKnock(
       kind === 'accept'
         ? { type: 'accept', by: principal.agentId, at: now, workspaceId: workspaceId as string }
         : { type: kind, by: principal.agentId, at: now };
-    const next = knocks.step(knocks.restore(row.machine), event);
+    const next = knockCodec.step(knockCodec.restore(row.machine), event);
     const status = knockStatus(next);
     // The workspace first (the knock's row names it); a lost race rolls both back.
     if (workspaceId) await makeSharedWorkspace(tx, row, workspaceId);
-    const stored = knocks.persist(next);
+    const stored = knockCodec.persist(next);
     if (!(await settleKnock(tx, knockId, status, new Date(now), workspaceId, stored))) {
       const again = await findKnock(tx, knockId);
       throw new ServiceError('knock_not_pending', `This knock is ${again?.status}, not pending.`, {

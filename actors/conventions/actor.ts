@@ -1,5 +1,6 @@
 import {
-  conventionMachine,
+  conventionCodec,
+  type conventionMachine,
   conventionStatus,
   newConvention,
   type ConventionSnapshot,
@@ -10,9 +11,7 @@ import {
   updateConventionState,
   type ConventionRow,
 } from '../../storage/conventions.ts';
-import { MachineActor, machineCodec } from '../kernel/machine-actor.ts';
-
-const conventions = machineCodec(conventionMachine);
+import { MachineActor } from '../kernel/machine-actor.ts';
 
 /**
  * One convention, live: its definition (never changed once registered) and its machine
@@ -25,7 +24,7 @@ export class ConventionActor extends MachineActor<typeof conventionMachine> {
     snapshot: ConventionSnapshot,
     version: number,
   ) {
-    super(conventions, snapshot, version);
+    super(conventionCodec, snapshot, version);
   }
 
   get name(): string {
@@ -63,6 +62,6 @@ export async function loadConventionActor(
   const snapshot =
     row.machine === null
       ? newConvention(row.name, row.status === 'placed' ? row.placement : null)
-      : conventions.restore(row.machine);
+      : conventionCodec.restore(row.machine);
   return new ConventionActor(row, snapshot, row.version);
 }

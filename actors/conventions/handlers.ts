@@ -3,10 +3,10 @@ import { markdown } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { KNOWN_CONVENTIONS, TRUNK_FIELDS } from '../../protocol/known-conventions.ts';
 import {
+  conventionCodec,
   conventionStatus,
   conventionStep,
   newConvention,
-  persistConvention,
 } from '../../machines/convention.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import {
@@ -181,7 +181,7 @@ export const registerConvention: Handler<'register_convention'> = async (
         dimensions: input.dimensions,
         authorId: principal.agentId,
         createdAt: new Date(services.clock.now()),
-        machine: persistConvention(newConvention(input.name)),
+        machine: conventionCodec.persist(newConvention(input.name)),
       });
       return { result: undefined };
     });

@@ -1,13 +1,7 @@
-import { dealMachine, dealStatus, restoreDeal, type DealSnapshot } from '../../machines/deal.ts';
+import { dealCodec, type dealMachine, dealStatus, type DealSnapshot } from '../../machines/deal.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
 import { findDeal, updateDeal, type DealRow } from '../../storage/deals.ts';
-import { MachineActor, machineCodec, type MachineCodec } from '../kernel/machine-actor.ts';
-
-/** A deal's machine, brought back by the deal's own restore (it upgrades older stored forms). */
-const deals: MachineCodec<typeof dealMachine> = {
-  ...machineCodec(dealMachine),
-  restore: restoreDeal,
-};
+import { MachineActor } from '../kernel/machine-actor.ts';
 
 /**
  * One deal, live: where its file is and its machine (draft, agreed, delivered, closed), at the
@@ -20,7 +14,7 @@ export class DealActor extends MachineActor<typeof dealMachine> {
     snapshot: DealSnapshot,
     version: number,
   ) {
-    super(deals, snapshot, version);
+    super(dealCodec, snapshot, version);
   }
 
   get status() {
@@ -34,5 +28,5 @@ export class DealActor extends MachineActor<typeof dealMachine> {
 
 export async function loadDealActor(db: Queryable, dealId: string): Promise<DealActor | null> {
   const row = await findDeal(db, dealId);
-  return row ? new DealActor(row, deals.restore(row.machine), row.version) : null;
+  return row ? new DealActor(row, dealCodec.restore(row.machine), row.version) : null;
 }

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
+  dealCodec,
   dealStatus,
-  dealStep,
   mayAgree,
   newDeal,
   partyOfDeal,
-  persistDeal,
   type DealContext,
 } from '../../machines/deal.ts';
 import { ServiceError } from '../../protocol/errors.ts';
@@ -93,7 +92,7 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
       dealId: randomUUID(),
       workspaceId: workspace.workspaceId,
       path,
-      machine: persistDeal(newDeal(randomUUID())),
+      machine: dealCodec.persist(newDeal(randomUUID())),
       createdAt: now,
     }),
   }));
@@ -115,7 +114,7 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
       const agreement = mine.receipt as Record<string, unknown>;
       return { result: { deal_id: dealId, status: deal.status, agreement } };
     }
-    const next = dealStep(deal.state, {
+    const next = dealCodec.step(deal.state, {
       type: 'agree',
       agent: principal.agentId,
       version: input.version,
@@ -260,7 +259,7 @@ export const deliver: Handler<'deliver'> = async ({ services, principal }, input
         { paths: missing },
       );
     }
-    const next = dealStep(deal.state, { type: 'deliver', agent: principal.agentId });
+    const next = dealCodec.step(deal.state, { type: 'deliver', agent: principal.agentId });
     const deliveryId = randomUUID();
     const receipt = await appendReceipt(tx, services.files.signingKeys, row.workspaceId, {
       receipt_id: deliveryId,
@@ -314,7 +313,7 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
         { field: 'agent_id' },
       );
     }
-    const next = dealStep(deal.state, {
+    const next = dealCodec.step(deal.state, {
       type: 'rate',
       rater: principal.agentId,
       ratee: input.agent_id,

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createActor } from 'xstate';
 import {
+  inviteCodec,
   inviteExpiresAt,
   shownStatus,
-  inviteMachine,
   redeemOutcome,
   REDEEM_REFUSALS,
   revokeOutcome,
@@ -23,7 +22,6 @@ import {
   insertWorkspace,
   listAgentWorkspaces,
 } from '../../storage/workspaces.ts';
-import { persistInvite, restoreInvite } from './invites.ts';
 import { notFound } from '../kernel/principal.ts';
 import { hashToken, INVITE_TOKEN_PREFIX, newInviteToken } from '../kernel/tokens.ts';
 import type { Transaction } from '../../storage/driver.ts';
@@ -93,15 +91,13 @@ export const createInvite: Handler<'create_invite'> = async ({ services, princip
     const token = newInviteToken();
     const createdAt = services.clock.now();
     const expiresAt = inviteExpiresAt(createdAt, input.expires_in_hours);
-    const snapshot = createActor(inviteMachine, {
-      input: {
-        invite_id: inviteId,
-        workspace_id: workspace.workspaceId,
-        created_by: principal.agentId,
-        created_at: createdAt,
-        expires_at: expiresAt,
-      },
-    }).getSnapshot();
+    const snapshot = inviteCodec.start({
+      invite_id: inviteId,
+      workspace_id: workspace.workspaceId,
+      created_by: principal.agentId,
+      created_at: createdAt,
+      expires_at: expiresAt,
+    });
     await insertInvite(tx, {
       inviteId,
       workspaceId: workspace.workspaceId,
@@ -109,7 +105,7 @@ export const createInvite: Handler<'create_invite'> = async ({ services, princip
       createdBy: principal.agentId,
       createdAt: new Date(createdAt),
       expiresAt: new Date(expiresAt),
-      machine: persistInvite(snapshot),
+      machine: inviteCodec.persist(snapshot),
     });
     return {
       result: {
@@ -161,7 +157,7 @@ export const redeemInvite: Handler<'redeem_invite'> = async ({ services, princip
     if (role) return { result: { workspace_id: workspace.workspaceId, role } };
     const row = await findInvite(tx, found.inviteId);
     if (!row) throw unknown();
-    const { next, outcome } = redeemOutcome(restoreInvite(row.machine), {
+    const { next, outcome } = redeemOutcome(inviteCodec.restore(row.machine), {
       type: 'redeem',
       agentId: principal.agentId,
       at: services.clock.now(),
@@ -170,7 +166,8 @@ export const redeemInvite: Handler<'redeem_invite'> = async ({ services, princip
       const refusal = REDEEM_REFUSALS[outcome];
       throw new ServiceError(refusal.code, refusal.detail);
     }
-    if (!(await settleInvite(tx, row.inviteId, 'joined', principal.agentId, persistInvite(next)))) {
+    const stored = inviteCodec.persist(next);
+    if (!(await settleInvite(tx, row.inviteId, 'joined', principal.agentId, stored))) {
       const refusal = REDEEM_REFUSALS.already_used;
       throw new ServiceError(refusal.code, refusal.detail);
     }
@@ -246,9 +243,9 @@ async function revokeInvitesMadeBy(
   at: number,
 ): Promise<void> {
   for (const row of await pendingInvitesBy(tx, workspaceId, agentId)) {
-    const { next, outcome } = revokeOutcome(restoreInvite(row.machine), at);
+    const { next, outcome } = revokeOutcome(inviteCodec.restore(row.machine), at);
     if (outcome === 'revoked' || outcome === 'expired') {
-      await settleInvite(tx, row.inviteId, outcome, null, persistInvite(next));
+      await settleInvite(tx, row.inviteId, outcome, null, inviteCodec.persist(next));
     }
   }
 }
@@ -298,12 +295,12 @@ export const revokeInvite: Handler<'revoke_invite'> = async ({ services, princip
     assertOwner(workspace, principal, 'revoke invites');
     const row = await findInvite(tx, input.invite_id);
     if (!row || row.workspaceId !== workspace.workspaceId) throw unknown();
-    const current = restoreInvite(row.machine);
+    const current = inviteCodec.restore(row.machine);
     const { next, outcome } = revokeOutcome(current, services.clock.now());
     if (outcome === 'already_used' || outcome === 'expired') {
       // A pending invite past its time is expired by this call, as a late redeem would do.
       if (next !== current) {
-        await settleInvite(tx, row.inviteId, 'expired', null, persistInvite(next));
+        await settleInvite(tx, row.inviteId, 'expired', null, inviteCodec.persist(next));
       }
       const refusal = REDEEM_REFUSALS[outcome];
       throw new ServiceError(
@@ -314,7 +311,7 @@ export const revokeInvite: Handler<'revoke_invite'> = async ({ services, princip
       );
     }
     if (outcome === 'revoked') {
-      await settleInvite(tx, row.inviteId, 'revoked', null, persistInvite(next));
+      await settleInvite(tx, row.inviteId, 'revoked', null, inviteCodec.persist(next));
     }
     return { result: { invite_id: row.inviteId, status: 'revoked' as const } };
   });

@@ -1,20 +1,6 @@
-import { inviteMachine, type InviteSnapshot } from '../../machines/invite.ts';
+import { inviteCodec } from '../../machines/invite.ts';
 import { duePendingInvites, findInvite, settleInvite } from '../../storage/invites.ts';
-import { machineCodec } from '../kernel/machine-actor.ts';
 import type { Services } from '../kernel/services.ts';
-
-/** Invites are rows of their workspace, each with its machine: stepped, stored and restored. */
-export const invites = machineCodec(inviteMachine);
-
-/** An invite machine's snapshot back from its stored form. */
-export function restoreInvite(saved: unknown): InviteSnapshot {
-  return invites.restore(saved);
-}
-
-/** The stored form of an invite machine's snapshot. */
-export function persistInvite(snapshot: InviteSnapshot): unknown {
-  return invites.persist(snapshot);
-}
 
 const EXPIRY_BATCH = 500;
 
@@ -30,12 +16,14 @@ export async function expireDueInvites(services: Services, now: Date): Promise<n
       const done = await services.workspaces.command(workspaceId, async (_workspace, tx) => {
         const row = await findInvite(tx, inviteId);
         if (!row || row.status !== 'pending') return { result: false };
-        const next = invites.step(invites.restore(row.machine), {
+        const next = inviteCodec.step(inviteCodec.restore(row.machine), {
           type: 'expire',
           at: now.getTime(),
         });
         if (!next.matches('expired')) return { result: false };
-        return { result: await settleInvite(tx, inviteId, 'expired', null, persistInvite(next)) };
+        return {
+          result: await settleInvite(tx, inviteId, 'expired', null, inviteCodec.persist(next)),
+        };
       });
       if (done) expired++;
     }

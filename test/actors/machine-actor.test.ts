@@ -1,7 +1,8 @@
 import { assign, setup, type SnapshotFrom } from 'xstate';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MachineActor, machineCodec } from '../../actors/kernel/machine-actor.ts';
+import { MachineActor } from '../../actors/kernel/machine-actor.ts';
+import { machineCodec } from '../../machines/codec.ts';
 import type { Transaction } from '../../storage/driver.ts';
 
 const test = suite('machine codec and machine-backed actors');

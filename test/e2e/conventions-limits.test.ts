@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { newToken } from '../../actors/kernel/tokens.ts';
-import { newConvention, persistConvention } from '../../machines/convention.ts';
+import { conventionCodec, newConvention } from '../../machines/convention.ts';
 import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
 import { insertConvention } from '../../storage/conventions.ts';
 import { callJson } from '../helpers/http.ts';
@@ -205,7 +205,7 @@ test('with 500 conventions registered, each kind of near-duplicate is still refu
         ...body,
         authorId: author.agent_id,
         createdAt: new Date(),
-        machine: persistConvention(newConvention(body.name)),
+        machine: conventionCodec.persist(newConvention(body.name)),
       });
     }
   });

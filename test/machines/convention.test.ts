@@ -2,12 +2,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, initialTransition } from 'xstate';
 import {
+  conventionCodec,
   conventionMachine,
   conventionStatus,
   conventionStep,
   newConvention,
-  persistConvention,
-  restoreConvention,
   type ConventionEvent,
   type ConventionSnapshot,
 } from '../../machines/convention.ts';
@@ -142,15 +141,15 @@ test('newConvention with a null placement starts unplaced', () => {
 
 test('a persisted snapshot survives JSON and restores to the same status and context', () => {
   for (const snapshot of [unplaced(), placed(), refused(), newConvention('x', ELSEWHERE)]) {
-    const saved = JSON.parse(JSON.stringify(persistConvention(snapshot))) as unknown;
-    const restored = restoreConvention(saved);
+    const saved = JSON.parse(JSON.stringify(conventionCodec.persist(snapshot))) as unknown;
+    const restored = conventionCodec.restore(saved);
     assert.is(conventionStatus(restored), conventionStatus(snapshot));
     assert.equal(restored.context, snapshot.context);
   }
 });
 
 test('a restored snapshot runs in an actor without errors', () => {
-  const saved = JSON.parse(JSON.stringify(persistConvention(placed()))) as ConventionSnapshot;
+  const saved = JSON.parse(JSON.stringify(conventionCodec.persist(placed()))) as ConventionSnapshot;
   const actor = createActor(conventionMachine, { snapshot: saved, input: undefined });
   const errors: unknown[] = [];
   actor.subscribe({ error: (error) => errors.push(error) });
@@ -161,7 +160,9 @@ test('a restored snapshot runs in an actor without errors', () => {
 });
 
 test('a restored convention goes on: the operator may move it, others still may not', () => {
-  const restored = restoreConvention(JSON.parse(JSON.stringify(persistConvention(placed()))));
+  const restored = conventionCodec.restore(
+    JSON.parse(JSON.stringify(conventionCodec.persist(placed()))),
+  );
   assert.is(conventionStep(restored, place(ELSEWHERE, false)).moved, false);
   const { next, moved } = conventionStep(restored, place(ELSEWHERE));
   assert.ok(moved);

@@ -2,12 +2,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, initialTransition } from 'xstate';
 import {
+  dealCodec,
   dealMachine,
   dealStatus,
-  dealStep,
   newDeal,
-  persistDeal,
-  restoreDeal,
   type DealEvent,
   type DealSnapshot,
 } from '../../machines/deal.ts';
@@ -39,7 +37,7 @@ const rate = (rater: string, ratee: string): DealEvent => ({ type: 'rate', rater
 
 /** The snapshot after each event in turn, from a new deal. */
 function after(...events: DealEvent[]): DealSnapshot {
-  return events.reduce(dealStep, newDeal('deal-1'));
+  return events.reduce(dealCodec.step, newDeal('deal-1'));
 }
 
 /** A and B agreed to version 1. */
@@ -76,8 +74,12 @@ test("a non-party's agree is ignored in every state: the snapshot is unchanged",
     after(agree(A), agree(B), deliver(A)),
     after(agree(A), agree(B), rate(A, B), rate(B, A)),
   ]) {
-    assert.is(dealStep(start, agree(STRANGER)), start, dealStatus(start));
-    assert.is(dealStep(start, agree(C, 2)), start, `${dealStatus(start)}, to another version`);
+    assert.is(dealCodec.step(start, agree(STRANGER)), start, dealStatus(start));
+    assert.is(
+      dealCodec.step(start, agree(C, 2)),
+      start,
+      `${dealStatus(start)}, to another version`,
+    );
   }
 });
 
@@ -88,12 +90,12 @@ test('parties agreeing one by one stay a draft until the last one agrees', () =>
   assert.equal(first.context.round, { version: 1, sha256: SHA_1, parties, agreed: [A] });
   assert.is(first.context.agreed, null);
 
-  const second = dealStep(first, agree(B, 1, parties));
+  const second = dealCodec.step(first, agree(B, 1, parties));
   assert.is(dealStatus(second), 'draft');
   assert.equal(second.context.round?.agreed, [A, B]);
   assert.is(second.context.agreed, null);
 
-  const third = dealStep(second, agree(C, 1, parties));
+  const third = dealCodec.step(second, agree(C, 1, parties));
   assert.is(dealStatus(third), 'agreed');
   assert.is(third.context.round, null, 'the complete round is no longer open');
   assert.equal(third.context.agreed, { version: 1, sha256: SHA_1, parties, agreed: [A, B, C] });
@@ -111,7 +113,7 @@ test('the round completes only when every party of that version agreed to it, no
   assert.is(dealStatus(two), 'draft');
   assert.is(two.context.agreed, null);
   assert.equal(two.context.round?.parties, [A, B, C]);
-  assert.is(dealStatus(dealStep(two, agree(C, 2, [A, B, C]))), 'agreed');
+  assert.is(dealStatus(dealCodec.step(two, agree(C, 2, [A, B, C]))), 'agreed');
 });
 
 test('agreements to different versions do not add up to one agreed round', () => {
@@ -123,7 +125,7 @@ test('agreements to different versions do not add up to one agreed round', () =>
 
 test('agreeing to another version after agreement opens a new round while `agreed` keeps the old', () => {
   const start = agreedDeal();
-  const next = dealStep(start, agree(A, 2));
+  const next = dealCodec.step(start, agree(A, 2));
   assert.is(dealStatus(next), 'agreed');
   assert.equal(next.context.agreed, start.context.agreed);
   assert.equal(next.context.round, { version: 2, sha256: SHA_2, parties: [A, B], agreed: [A] });
@@ -138,7 +140,7 @@ test('completing the new round replaces `agreed`, closes the round and resets th
   assert.is(next.context.round, null);
   assert.equal(next.context.rated, [], 'ratings of the old round do not count toward closing');
   // Under the new agreement one rating each way is needed again to close.
-  assert.is(dealStatus(dealStep(next, rate(B, A))), 'agreed');
+  assert.is(dealStatus(dealCodec.step(next, rate(B, A))), 'agreed');
 });
 
 test('a new round completing brings a delivered or closed deal back to agreed', () => {
@@ -156,7 +158,7 @@ test('a new round completing brings a delivered or closed deal back to agreed', 
 
 test('a new round of a closed deal that is not complete leaves it closed with what was agreed', () => {
   const closed = after(agree(A), agree(B), rate(A, B), rate(B, A));
-  const next = dealStep(closed, agree(A, 2));
+  const next = dealCodec.step(closed, agree(A, 2));
   assert.is(dealStatus(next), 'closed');
   assert.is(next.context.agreed?.version, 1);
   assert.equal(next.context.round?.agreed, [A]);
@@ -181,11 +183,11 @@ test('a round that drops a party of what was agreed does not complete while only
   });
   assert.equal(ejecting.context.parties, [A, C]);
   // C keeps its rights, S has none yet.
-  assert.equal(dealStep(ejecting, rate(C, A)).context.rated, [`${C}>${A}`]);
-  assert.is(dealStatus(dealStep(ejecting, deliver(C))), 'delivered');
-  assert.is(dealStep(ejecting, rate(S, A)), ejecting, 'S cannot rate');
-  assert.is(dealStep(ejecting, rate(A, S)), ejecting, 'nor be rated');
-  assert.is(dealStep(ejecting, deliver(S)), ejecting, 'nor deliver');
+  assert.equal(dealCodec.step(ejecting, rate(C, A)).context.rated, [`${C}>${A}`]);
+  assert.is(dealStatus(dealCodec.step(ejecting, deliver(C))), 'delivered');
+  assert.is(dealCodec.step(ejecting, rate(S, A)), ejecting, 'S cannot rate');
+  assert.is(dealCodec.step(ejecting, rate(A, S)), ejecting, 'nor be rated');
+  assert.is(dealCodec.step(ejecting, deliver(S)), ejecting, 'nor deliver');
 });
 
 test('a party of what was agreed may agree to a version that does not name it, and the round needs it', () => {
@@ -195,7 +197,7 @@ test('a party of what was agreed may agree to a version that does not name it, a
     agree(A, 2, [A, S]),
     agree(S, 2, [A, S]),
   );
-  const consented = dealStep(ejecting, agree(C, 2, [A, S]));
+  const consented = dealCodec.step(ejecting, agree(C, 2, [A, S]));
   assert.is(dealStatus(consented), 'agreed');
   assert.equal(consented.context.agreed, {
     version: 2,
@@ -213,7 +215,7 @@ test('a party of what was agreed may agree to a version that does not name it, a
     agree(A, 2, [A, S]),
   );
   assert.is(otherOrder.context.agreed?.version, 1, 'S has not agreed yet');
-  assert.is(dealStep(otherOrder, agree(S, 2, [A, S])).context.agreed?.version, 2);
+  assert.is(dealCodec.step(otherOrder, agree(S, 2, [A, S])).context.agreed?.version, 2);
 });
 
 test('a party dropped with its own agreement keeps its rights, and closing needs only the parties of what is agreed now', () => {
@@ -224,8 +226,8 @@ test('a party dropped with its own agreement keeps its rights, and closing needs
     agree(S, 2, [A, S]),
     agree(C, 2, [A, S]),
   );
-  assert.is(dealStatus(dealStep(dropped, deliver(C))), 'delivered', 'C still delivers');
-  const ratedByC = dealStep(dealStep(dropped, rate(C, A)), rate(A, C));
+  assert.is(dealStatus(dealCodec.step(dropped, deliver(C))), 'delivered', 'C still delivers');
+  const ratedByC = dealCodec.step(dealCodec.step(dropped, rate(C, A)), rate(A, C));
   assert.equal(ratedByC.context.rated, [`${C}>${A}`, `${A}>${C}`], 'C rates and is rated');
   assert.is(dealStatus(ratedByC), 'agreed');
   assert.is(
@@ -244,7 +246,7 @@ test('a party dropped with its own agreement keeps its rights, and closing needs
   );
   // C and S never shared a version, yet both are parties of the deal: C was a party of version 1
   // and agreed to version 2, which names S.
-  assert.is(dealStep(dropped, rate(C, S)).context.rated.length, 1);
+  assert.is(dealCodec.step(dropped, rate(C, S)).context.rated.length, 1);
 });
 
 test('a later round needs the parties of what is agreed now, not those dropped earlier with their agreement', () => {
@@ -256,7 +258,11 @@ test('a later round needs the parties of what is agreed now, not those dropped e
     agree(C, 2, [A, S]),
   );
   const SHA_3 = '3'.repeat(64);
-  assert.is(dealStep(dropped, agree(C, 3, [A, S], SHA_3)), dropped, 'C is not asked any more');
+  assert.is(
+    dealCodec.step(dropped, agree(C, 3, [A, S], SHA_3)),
+    dropped,
+    'C is not asked any more',
+  );
   const third = after(
     agree(A, 1, [A, C]),
     agree(C, 1, [A, C]),
@@ -268,7 +274,7 @@ test('a later round needs the parties of what is agreed now, not those dropped e
   );
   assert.is(third.context.agreed?.version, 3);
   assert.equal(third.context.parties, [A, C, S], 'and it stays a party of the deal');
-  assert.equal(dealStep(third, rate(C, A)).context.rated, [`${C}>${A}`]);
+  assert.equal(dealCodec.step(third, rate(C, A)).context.rated, [`${C}>${A}`]);
 });
 
 test('a round that adds a party needs every party of what was agreed too, also those it no longer names', () => {
@@ -276,20 +282,20 @@ test('a round that adds a party needs every party of what was agreed too, also t
   const start = agreedDeal();
   const partial = after(agree(A), agree(B), agree(B, 2, [B, C]), agree(C, 2, [B, C]));
   assert.equal(partial.context.agreed, start.context.agreed);
-  const done = dealStep(partial, agree(A, 2, [B, C]));
+  const done = dealCodec.step(partial, agree(A, 2, [B, C]));
   assert.is(done.context.agreed?.version, 2);
   assert.equal(done.context.parties, [A, B, C]);
 });
 
 test('nobody delivers before agreement: deliver in a draft is ignored', () => {
   for (const start of [newDeal('deal-1'), after(agree(A))]) {
-    assert.is(dealStep(start, deliver(A)), start);
+    assert.is(dealCodec.step(start, deliver(A)), start);
   }
 });
 
 test('a party of what was agreed delivers: the deal is delivered', () => {
   for (const by of [A, B]) {
-    const next = dealStep(agreedDeal(), deliver(by));
+    const next = dealCodec.step(agreedDeal(), deliver(by));
     assert.is(dealStatus(next), 'delivered', by);
     assert.equal(next.context, agreedDeal().context, 'delivering changes no context');
   }
@@ -299,49 +305,53 @@ test('only a party of what was agreed delivers, not a stranger nor a party of an
   // C is a party of version 2 only, which A has agreed to but B not yet.
   const start = after(agree(A), agree(B), agree(C, 2, [A, B, C]));
   assert.equal(start.context.round?.agreed, [C]);
-  assert.is(dealStep(start, deliver(C)), start);
-  assert.is(dealStep(start, deliver(STRANGER)), start);
-  const delivered = dealStep(start, deliver(A));
+  assert.is(dealCodec.step(start, deliver(C)), start);
+  assert.is(dealCodec.step(start, deliver(STRANGER)), start);
+  const delivered = dealCodec.step(start, deliver(A));
   assert.is(dealStatus(delivered), 'delivered');
-  assert.is(dealStatus(dealStep(delivered, deliver(STRANGER))), 'delivered');
+  assert.is(dealStatus(dealCodec.step(delivered, deliver(STRANGER))), 'delivered');
 });
 
 test('delivering again keeps a deal delivered, and a delivery after closing keeps it closed', () => {
   const delivered = after(agree(A), agree(B), deliver(A));
-  assert.is(dealStatus(dealStep(delivered, deliver(B))), 'delivered');
+  assert.is(dealStatus(dealCodec.step(delivered, deliver(B))), 'delivered');
   const closed = after(agree(A), agree(B), rate(A, B), rate(B, A));
-  assert.is(dealStatus(dealStep(closed, deliver(A))), 'closed');
+  assert.is(dealStatus(dealCodec.step(closed, deliver(A))), 'closed');
 });
 
 test('nobody rates before agreement: rate in a draft is ignored', () => {
   for (const start of [newDeal('deal-1'), after(agree(A))]) {
-    assert.is(dealStep(start, rate(A, B)), start);
+    assert.is(dealCodec.step(start, rate(A, B)), start);
   }
 });
 
 test('a party never rates itself, and no rating names a non-party on either side', () => {
   for (const start of [agreedDeal(), after(agree(A), agree(B), deliver(A))]) {
     for (const event of [rate(A, A), rate(A, STRANGER), rate(STRANGER, A), rate(C, B)]) {
-      assert.is(dealStep(start, event), start, `${dealStatus(start)} + ${JSON.stringify(event)}`);
+      assert.is(
+        dealCodec.step(start, event),
+        start,
+        `${dealStatus(start)} + ${JSON.stringify(event)}`,
+      );
     }
   }
   const closed = after(agree(A), agree(B), rate(A, B), rate(B, A));
   for (const event of [rate(A, A), rate(A, STRANGER), rate(STRANGER, B)]) {
-    assert.is(dealStep(closed, event), closed, `closed + ${JSON.stringify(event)}`);
+    assert.is(dealCodec.step(closed, event), closed, `closed + ${JSON.stringify(event)}`);
   }
 });
 
 test('a party of an open round but not of what was agreed cannot rate nor be rated', () => {
   const start = after(agree(A), agree(B), agree(C, 2, [A, B, C]));
-  assert.is(dealStep(start, rate(C, A)), start);
-  assert.is(dealStep(start, rate(A, C)), start);
+  assert.is(dealCodec.step(start, rate(C, A)), start);
+  assert.is(dealCodec.step(start, rate(A, C)), start);
 });
 
 test('a rating after agreement is recorded as a rater>ratee pair, once however often it is corrected', () => {
-  const once = dealStep(agreedDeal(), rate(A, B));
+  const once = dealCodec.step(agreedDeal(), rate(A, B));
   assert.is(dealStatus(once), 'agreed');
   assert.equal(once.context.rated, [`${A}>${B}`]);
-  const corrected = dealStep(once, rate(A, B));
+  const corrected = dealCodec.step(once, rate(A, B));
   assert.equal(corrected.context.rated, [`${A}>${B}`]);
   assert.is(dealStatus(corrected), 'agreed');
 });
@@ -360,10 +370,10 @@ test('with three parties the deal closes only with the sixth pair rated', () => 
     [C, A],
     [C, B],
   ];
-  let state = dealStep(agreedByThree(), deliver(C));
+  let state = dealCodec.step(agreedByThree(), deliver(C));
   for (const [i, [rater, ratee]] of pairs.entries()) {
     // Rating one pair twice never stands in for another pair.
-    state = dealStep(dealStep(state, rate(rater, ratee)), rate(rater, ratee));
+    state = dealCodec.step(dealCodec.step(state, rate(rater, ratee)), rate(rater, ratee));
     const expected = i === pairs.length - 1 ? 'closed' : 'delivered';
     assert.is(dealStatus(state), expected, `after ${i + 1} pairs`);
   }
@@ -372,7 +382,7 @@ test('with three parties the deal closes only with the sixth pair rated', () => 
 
 test('corrections in a closed deal keep it closed', () => {
   const closed = after(agree(A), agree(B), rate(A, B), rate(B, A));
-  const corrected = dealStep(dealStep(closed, rate(A, B)), rate(B, A));
+  const corrected = dealCodec.step(dealCodec.step(closed, rate(A, B)), rate(B, A));
   assert.is(dealStatus(corrected), 'closed');
   assert.equal(corrected.context.rated, closed.context.rated);
 });
@@ -387,8 +397,8 @@ test('a persisted snapshot survives JSON and restores to the same state and cont
     after(agree(A), agree(B), rate(A, B), rate(B, A)),
   ];
   for (const snapshot of snapshots) {
-    const saved = JSON.parse(JSON.stringify(persistDeal(snapshot))) as unknown;
-    const restored = restoreDeal(saved);
+    const saved = JSON.parse(JSON.stringify(dealCodec.persist(snapshot))) as unknown;
+    const restored = dealCodec.restore(saved);
     assert.is(dealStatus(restored), dealStatus(snapshot));
     assert.equal(restored.context, snapshot.context);
   }
@@ -396,36 +406,36 @@ test('a persisted snapshot survives JSON and restores to the same state and cont
 
 test('a restored deal goes on as before: its guards hold and its rounds complete', () => {
   const restore = (snapshot: DealSnapshot) =>
-    restoreDeal(JSON.parse(JSON.stringify(persistDeal(snapshot))));
+    dealCodec.restore(JSON.parse(JSON.stringify(dealCodec.persist(snapshot))));
   const draft = restore(after(agree(A)));
-  assert.is(dealStep(draft, agree(STRANGER)), draft);
-  assert.is(dealStep(draft, deliver(A)), draft);
-  assert.is(dealStatus(dealStep(draft, agree(B))), 'agreed');
+  assert.is(dealCodec.step(draft, agree(STRANGER)), draft);
+  assert.is(dealCodec.step(draft, deliver(A)), draft);
+  assert.is(dealStatus(dealCodec.step(draft, agree(B))), 'agreed');
 
   const reopened = restore(after(agree(A), agree(B), rate(A, B), agree(A, 2)));
-  assert.is(dealStatus(dealStep(reopened, rate(B, A))), 'closed');
-  const replaced = dealStep(reopened, agree(B, 2));
+  assert.is(dealStatus(dealCodec.step(reopened, rate(B, A))), 'closed');
+  const replaced = dealCodec.step(reopened, agree(B, 2));
   assert.is(replaced.context.agreed?.version, 2);
   assert.equal(replaced.context.rated, []);
 });
 
 test('a snapshot saved before the deal kept its parties restores them from what was agreed', () => {
-  const saved = JSON.parse(JSON.stringify(persistDeal(agreedDeal()))) as {
+  const saved = JSON.parse(JSON.stringify(dealCodec.persist(agreedDeal()))) as {
     context: Record<string, unknown>;
   };
   delete saved.context.parties;
-  const restored = restoreDeal(saved);
+  const restored = dealCodec.restore(saved);
   assert.equal(restored.context.parties, [A, B]);
-  assert.equal(dealStep(restored, rate(A, B)).context.rated, [`${A}>${B}`]);
-  const draft = JSON.parse(JSON.stringify(persistDeal(after(agree(A))))) as {
+  assert.equal(dealCodec.step(restored, rate(A, B)).context.rated, [`${A}>${B}`]);
+  const draft = JSON.parse(JSON.stringify(dealCodec.persist(after(agree(A))))) as {
     context: Record<string, unknown>;
   };
   delete draft.context.parties;
-  assert.equal(restoreDeal(draft).context.parties, []);
+  assert.equal(dealCodec.restore(draft).context.parties, []);
 });
 
 test('a restored snapshot runs in an actor without errors', () => {
-  const saved = JSON.parse(JSON.stringify(persistDeal(agreedDeal()))) as DealSnapshot;
+  const saved = JSON.parse(JSON.stringify(dealCodec.persist(agreedDeal()))) as DealSnapshot;
   const actor = createActor(dealMachine, { snapshot: saved, input: undefined });
   const errors: unknown[] = [];
   actor.subscribe({ error: (error) => errors.push(error) });

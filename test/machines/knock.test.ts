@@ -4,11 +4,9 @@ import { createActor, initialTransition, transition } from 'xstate';
 import {
   KNOCK_DAYS,
   knockMachine,
+  knockCodec,
   knockStatus,
-  knockStep,
   newKnock,
-  persistKnock,
-  restoreKnock,
   shownKnockStatus,
   type KnockEvent,
   type KnockSnapshot,
@@ -48,10 +46,10 @@ const expire = (at: number): KnockEvent => ({ type: 'expire', at });
 /** One knock in each end state, reached the ordinary way. */
 function ended(): Record<Exclude<KnockStatus, 'pending'>, KnockSnapshot> {
   return {
-    accepted: knockStep(pending(), accept(TARGET, CREATED + 1)),
-    declined: knockStep(pending(), decline(TARGET, CREATED + 1)),
-    withdrawn: knockStep(pending(), withdraw(KNOCKER, CREATED + 1)),
-    expired: knockStep(pending(), expire(EXPIRES)),
+    accepted: knockCodec.step(pending(), accept(TARGET, CREATED + 1)),
+    declined: knockCodec.step(pending(), decline(TARGET, CREATED + 1)),
+    withdrawn: knockCodec.step(pending(), withdraw(KNOCKER, CREATED + 1)),
+    expired: knockCodec.step(pending(), expire(EXPIRES)),
   };
 }
 
@@ -78,30 +76,30 @@ test('newKnock starts where the machine itself starts', () => {
 });
 
 test('the target accepting in time accepts it and records the shared workspace', () => {
-  const next = knockStep(pending(), accept(TARGET, CREATED));
+  const next = knockCodec.step(pending(), accept(TARGET, CREATED));
   assert.is(knockStatus(next), 'accepted');
   assert.is(next.context.shared_workspace_id, SHARED);
   assert.is(next.status, 'done');
 });
 
 test('the target accepting one millisecond before expiry still accepts it', () => {
-  const next = knockStep(pending(), accept(TARGET, EXPIRES - 1));
+  const next = knockCodec.step(pending(), accept(TARGET, EXPIRES - 1));
   assert.is(knockStatus(next), 'accepted');
   assert.is(next.context.shared_workspace_id, SHARED);
 });
 
 test('the knocker cannot accept its own knock: the snapshot is unchanged', () => {
   const start = pending();
-  assert.is(knockStep(start, accept(KNOCKER, CREATED)), start);
+  assert.is(knockCodec.step(start, accept(KNOCKER, CREATED)), start);
 });
 
 test('a stranger cannot accept a knock: the snapshot is unchanged', () => {
   const start = pending();
-  assert.is(knockStep(start, accept(STRANGER, CREATED)), start);
+  assert.is(knockCodec.step(start, accept(STRANGER, CREATED)), start);
 });
 
 test('the target declining in time declines it, with no shared workspace', () => {
-  const next = knockStep(pending(), decline(TARGET, EXPIRES - 1));
+  const next = knockCodec.step(pending(), decline(TARGET, EXPIRES - 1));
   assert.is(knockStatus(next), 'declined');
   assert.is(next.context.shared_workspace_id, undefined);
   assert.is(next.status, 'done');
@@ -109,20 +107,20 @@ test('the target declining in time declines it, with no shared workspace', () =>
 
 test('neither the knocker nor a stranger can decline: the snapshot is unchanged', () => {
   const start = pending();
-  assert.is(knockStep(start, decline(KNOCKER, CREATED)), start);
-  assert.is(knockStep(start, decline(STRANGER, CREATED)), start);
+  assert.is(knockCodec.step(start, decline(KNOCKER, CREATED)), start);
+  assert.is(knockCodec.step(start, decline(STRANGER, CREATED)), start);
 });
 
 test('the knocker withdrawing in time withdraws it', () => {
-  const next = knockStep(pending(), withdraw(KNOCKER, EXPIRES - 1));
+  const next = knockCodec.step(pending(), withdraw(KNOCKER, EXPIRES - 1));
   assert.is(knockStatus(next), 'withdrawn');
   assert.is(next.status, 'done');
 });
 
 test('neither the target nor a stranger can withdraw: the snapshot is unchanged', () => {
   const start = pending();
-  assert.is(knockStep(start, withdraw(TARGET, CREATED)), start);
-  assert.is(knockStep(start, withdraw(STRANGER, CREATED)), start);
+  assert.is(knockCodec.step(start, withdraw(TARGET, CREATED)), start);
+  assert.is(knockCodec.step(start, withdraw(STRANGER, CREATED)), start);
 });
 
 test('an answer by the target at or after the expiry millisecond expires the knock instead', () => {
@@ -131,15 +129,15 @@ test('an answer by the target at or after the expiry millisecond expires the kno
     decline(TARGET, EXPIRES),
     accept(TARGET, EXPIRES + 1),
   ]) {
-    const next = knockStep(pending(), event);
+    const next = knockCodec.step(pending(), event);
     assert.is(knockStatus(next), 'expired', `${event.type} at ${event.at - EXPIRES} ms`);
     assert.is(next.context.shared_workspace_id, undefined, 'a late accept makes no workspace');
   }
 });
 
 test('a withdrawal by the knocker at or after the expiry millisecond expires the knock instead', () => {
-  assert.is(knockStatus(knockStep(pending(), withdraw(KNOCKER, EXPIRES))), 'expired');
-  assert.is(knockStatus(knockStep(pending(), withdraw(KNOCKER, EXPIRES + 5))), 'expired');
+  assert.is(knockStatus(knockCodec.step(pending(), withdraw(KNOCKER, EXPIRES))), 'expired');
+  assert.is(knockStatus(knockCodec.step(pending(), withdraw(KNOCKER, EXPIRES + 5))), 'expired');
 });
 
 test("a stranger's late events are still ignored: only the two parties find out it expired", () => {
@@ -149,25 +147,25 @@ test("a stranger's late events are still ignored: only the two parties find out 
     decline(STRANGER, EXPIRES),
     withdraw(STRANGER, EXPIRES),
   ]) {
-    assert.is(knockStep(start, event), start, event.type);
+    assert.is(knockCodec.step(start, event), start, event.type);
   }
 });
 
 test('a late answer of the wrong kind by a party still expires it (the target withdrawing late)', () => {
   // lateAnswer asks only whether the sender is a party: the knock is past its time either way.
-  assert.is(knockStatus(knockStep(pending(), withdraw(TARGET, EXPIRES))), 'expired');
-  assert.is(knockStatus(knockStep(pending(), decline(KNOCKER, EXPIRES))), 'expired');
+  assert.is(knockStatus(knockCodec.step(pending(), withdraw(TARGET, EXPIRES))), 'expired');
+  assert.is(knockStatus(knockCodec.step(pending(), decline(KNOCKER, EXPIRES))), 'expired');
 });
 
 test('expire before the expiry millisecond is ignored', () => {
   const start = pending();
-  assert.is(knockStep(start, expire(EXPIRES - 1)), start);
-  assert.is(knockStep(start, expire(CREATED)), start);
+  assert.is(knockCodec.step(start, expire(EXPIRES - 1)), start);
+  assert.is(knockCodec.step(start, expire(CREATED)), start);
 });
 
 test('expire at and after the expiry millisecond expires the knock', () => {
   for (const at of [EXPIRES, EXPIRES + 1, EXPIRES + 365 * 24 * 3_600_000]) {
-    const next = knockStep(pending(), expire(at));
+    const next = knockCodec.step(pending(), expire(at));
     assert.is(knockStatus(next), 'expired');
     assert.is(next.status, 'done');
   }
@@ -178,7 +176,7 @@ test('the four end states are final: no event of anyone, at any time, moves them
     assert.is(knockStatus(start), status);
     assert.is(start.status, 'done', `${status} is final`);
     for (const event of everyEvent) {
-      const next = knockStep(start, event);
+      const next = knockCodec.step(start, event);
       assert.is(next, start, `${status} + ${JSON.stringify(event)}`);
     }
   }
@@ -197,8 +195,8 @@ test('an accepted knock keeps its shared workspace whatever comes after it', () 
 
 test('a persisted snapshot survives JSON and restores to the same state and context', () => {
   for (const snapshot of [pending(), ...Object.values(ended())]) {
-    const saved = JSON.parse(JSON.stringify(persistKnock(snapshot))) as unknown;
-    const restored = restoreKnock(saved);
+    const saved = JSON.parse(JSON.stringify(knockCodec.persist(snapshot))) as unknown;
+    const restored = knockCodec.restore(saved);
     assert.is(knockStatus(restored), knockStatus(snapshot));
     assert.equal(restored.context, snapshot.context);
     assert.is(restored.status, snapshot.status);
@@ -206,7 +204,7 @@ test('a persisted snapshot survives JSON and restores to the same state and cont
 });
 
 test('a restored snapshot runs in an actor without errors', () => {
-  const saved = JSON.parse(JSON.stringify(persistKnock(ended().accepted))) as KnockSnapshot;
+  const saved = JSON.parse(JSON.stringify(knockCodec.persist(ended().accepted))) as KnockSnapshot;
   const actor = createActor(knockMachine, { snapshot: saved, input: undefined });
   const errors: unknown[] = [];
   actor.subscribe({ error: (error) => errors.push(error) });
@@ -217,12 +215,12 @@ test('a restored snapshot runs in an actor without errors', () => {
 });
 
 test('a restored pending knock goes on: its guards hold as before', () => {
-  const restored = restoreKnock(JSON.parse(JSON.stringify(persistKnock(pending()))));
-  assert.is(knockStep(restored, accept(STRANGER, CREATED)), restored);
-  const next = knockStep(restored, accept(TARGET, CREATED));
+  const restored = knockCodec.restore(JSON.parse(JSON.stringify(knockCodec.persist(pending()))));
+  assert.is(knockCodec.step(restored, accept(STRANGER, CREATED)), restored);
+  const next = knockCodec.step(restored, accept(TARGET, CREATED));
   assert.is(knockStatus(next), 'accepted');
   assert.is(next.context.shared_workspace_id, SHARED);
-  assert.is(knockStatus(knockStep(restored, expire(EXPIRES))), 'expired');
+  assert.is(knockStatus(knockCodec.step(restored, expire(EXPIRES))), 'expired');
 });
 
 test('an agent is shown a pending knock as expired from the expiry millisecond on, swept or not', () => {
