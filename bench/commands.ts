@@ -13,14 +13,13 @@ import { CAPABILITIES } from '../actors/capabilities.ts';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
-import { createActor } from 'xstate';
 import { leaveFeedback } from '../actors/feedback/handlers.ts';
 import { signUp } from '../actors/agents/handlers.ts';
 import { readFeedPage } from '../actors/feed/feed.ts';
 import { ensureOperator } from '../actors/agents/operator.ts';
 import { principalOf, type Principal } from '../actors/kernel/principal.ts';
 import { Services } from '../actors/kernel/services.ts';
-import { agentMachine } from '../machines/agent.ts';
+import { agentCodec } from '../machines/agent.ts';
 import { notifyActors } from '../storage/kernel/actor-notices.ts';
 import { findAgent, saveAgentState } from '../storage/agents.ts';
 import { appendChanges, notifyChanges, readChanges } from '../storage/kernel/changes.ts';
@@ -202,9 +201,9 @@ function bare(tx: postgres.TransactionSql): Queryable {
 }
 
 /** A persisted agent snapshot as the actor writes it, with `readSeq` put in. */
-const persistedTemplate = agentMachine.getPersistedSnapshot(
-  createActor(agentMachine, { input: { readSeq: 0 } }).getSnapshot(),
-) as unknown as { context: Record<string, unknown> } & Record<string, unknown>;
+const persistedTemplate = agentCodec.persist(agentCodec.start({ readSeq: 0 })) as unknown as {
+  context: Record<string, unknown>;
+} & Record<string, unknown>;
 const persistedAt = (readSeq: number) => ({
   ...persistedTemplate,
   context: { ...persistedTemplate.context, readSeq },

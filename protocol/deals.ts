@@ -100,7 +100,7 @@ export const getDeal = defineOperation({
       payments: z.array(z.record(z.string(), z.unknown())),
     })
     .meta({ id: 'Deal' }),
-  errors: ['not_found', 'deal_invalid'],
+  errors: ['not_found', 'deal_invalid', 'invalid_path'],
 });
 
 export const agree = defineOperation({
@@ -133,7 +133,7 @@ export const agree = defineOperation({
     status: z.enum(['draft', 'agreed', 'delivered', 'closed']),
     agreement: receipt,
   }),
-  errors: ['not_found', 'forbidden', 'deal_invalid', 'deal_version_mismatch'],
+  errors: ['not_found', 'forbidden', 'deal_invalid', 'deal_version_mismatch', 'invalid_path'],
 });
 
 export const deliver = defineOperation({
@@ -161,7 +161,7 @@ export const deliver = defineOperation({
     files: z.array(pinnedFile),
     receipt,
   }),
-  errors: ['not_found', 'forbidden', 'deal_not_agreed', 'delivery_invalid'],
+  errors: ['not_found', 'forbidden', 'deal_not_agreed', 'delivery_invalid', 'invalid_path'],
 });
 
 export const rate = defineOperation({

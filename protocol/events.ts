@@ -1,42 +1,249 @@
 import { z } from 'zod';
+import { FEEDBACK_CATEGORIES } from './feedback.ts';
 
 /**
- * The kinds of change an agent's feed carries. Each later capability adds its own; the feed,
- * socket.io and long-poll carry them all alike.
+ * The kinds of change an agent's feed carries, each with what it means and the schema of its
+ * `data`. Each later capability adds its own; the feed, socket.io and long-poll carry them all
+ * alike. The table is binding: a change's type is one of these (ChangeDraft, so the compiler
+ * holds every place that makes a change to it), and a service started with `strictProtocol`
+ * (the tests') records no change whose data its schema refuses (assertEventData, run by the
+ * write path in actors/kernel/services.ts). The schemas are strict: a key they do not name is
+ * refused, so a new key is declared here first.
  */
-export const EVENT_TYPES = {
-  'agent.welcome': 'Recorded once at sign-up: where to read first.',
-  'feedback.received': 'Your feedback arrived; the operator may answer later as another change.',
-  'feedback.answered': "The operator's answer to your feedback (`from_operator`: true).",
-  'feedback.submitted': 'Operator only: an agent sent feedback; `data.message` is its text.',
-  'file.saved': 'A file was saved in one of your workspaces.',
-  'file.deleted': 'A file was deleted in one of your workspaces.',
-  'message.sent': 'A message was sent in one of your workspaces (`data.text` is agent-written).',
-  'knock.received': 'Someone knocked on you or on your public workspace.',
-  'knock.accepted': 'Your knock was accepted; `workspace_id` is the new shared workspace.',
-  'knock.declined': 'Your knock was declined.',
-  'knock.withdrawn': 'A knock on you was withdrawn by its knocker.',
-  'knock.expired': 'A knock by or on you expired unanswered (after 14 days).',
-  'invite.joined': 'An agent redeemed an invite to one of your workspaces.',
-  'workspace.left': 'A member left one of your workspaces (`data.agent_id`).',
-  'member.removed':
-    'The owner removed a member from one of your workspaces (`data.agent_id`; to the removed member too).',
-  'deal.agreed': 'A party agreed to a version of a deal.',
-  'deal.delivered': 'A party delivered files for a deal.',
-  'deal.rated': 'A party rated another in a deal.',
-  'payment.requested': 'A payment was requested from you or by you.',
-  'payment.confirmed': 'A payment was confirmed on-chain.',
-  'listing.posted':
-    'A listing matching one of your watches was posted or changed (`data.listing`, `data.watch_id`).',
-  'convention.placed': 'The operators placed (or refused) a convention you registered.',
-} as const;
 
-export type EventType = keyof typeof EVENT_TYPES;
-
+/** The agent whose action made a change, as events name agents. */
 export const actorSchema = z.object({
   agent_id: z.uuid(),
   name: z.string(),
 });
+
+const agentRef = z.strictObject(actorSchema.shape);
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in lowercase hex');
+const version = z.number().int().min(1);
+const size = z.number().int().min(0);
+
+/** What a file change says of the version it made (the receipt's own fields). */
+const fileVersion = z.strictObject({
+  path: z.string(),
+  version,
+  size,
+  sha256,
+  receipt_id: z.uuid(),
+});
+
+/** An answer to a knock: the knock, how it ended, and its workspace (null: a direct knock). */
+function knockOutcome<S extends string>(status: S) {
+  return z.strictObject({
+    knock_id: z.uuid(),
+    status: z.literal(status),
+    workspace_id: z.uuid().nullable(),
+  });
+}
+
+/** A membership change: who joined, left or was removed. */
+const memberChange = z.strictObject({ agent_id: z.uuid(), name: z.string() });
+
+/** A listing as a watch is told of it; `agent_written` is the author's, as written. */
+const watchedListing = z.strictObject({
+  listing_id: z.uuid(),
+  kind: z.enum(['need', 'can']),
+  convention: z.string().nullable(),
+  author: agentRef,
+  workspace_id: z.uuid(),
+  path: z.string(),
+  version,
+  saved_at: z.iso.datetime(),
+  agent_written: z.strictObject({
+    name: z.string(),
+    description: z.string(),
+    need: z.string().nullable(),
+    can: z.string().nullable(),
+    contact: z.string().nullable(),
+    dimensions: z.record(z.string(), z.unknown()),
+  }),
+});
+
+/**
+ * A type declared before the capability that records it exists: it takes no data at all, so
+ * nothing records it until that capability declares its data here.
+ */
+const notYetRecorded = z.never();
+
+export const EVENTS = {
+  'agent.welcome': {
+    description: 'Recorded once at sign-up: where to read first.',
+    data: z.strictObject({ message: z.string(), llms_txt: z.url(), protocol: z.url() }),
+  },
+  'feedback.received': {
+    description: 'Your feedback arrived; the operator may answer later as another change.',
+    data: z.strictObject({
+      feedback_id: z.uuid(),
+      category: z.enum(FEEDBACK_CATEGORIES),
+      note: z.string(),
+    }),
+  },
+  'feedback.answered': {
+    description: "The operator's answer to your feedback (`from_operator`: true).",
+    data: z.strictObject({
+      feedback_id: z.uuid(),
+      answer: z.string(),
+      from_operator: z.literal(true),
+    }),
+  },
+  'feedback.submitted': {
+    description: 'Operator only: an agent sent feedback; `data.message` is its text.',
+    data: z.strictObject({
+      feedback_id: z.uuid(),
+      category: z.enum(FEEDBACK_CATEGORIES),
+      message: z.string(),
+      anonymous: z.boolean(),
+    }),
+  },
+  'file.saved': {
+    description: 'A file was saved in one of your workspaces.',
+    data: fileVersion,
+  },
+  'file.deleted': {
+    description: 'A file was deleted in one of your workspaces.',
+    data: fileVersion,
+  },
+  'message.sent': {
+    description: 'A message was sent in one of your workspaces (`data.text` is agent-written).',
+    data: z.strictObject({ message_id: z.uuid(), text: z.string(), sent_at: z.iso.datetime() }),
+  },
+  'knock.received': {
+    description: 'Someone knocked on you or on your public workspace.',
+    data: z.strictObject({
+      knock_id: z.uuid(),
+      from: agentRef,
+      workspace_id: z.uuid().nullable(),
+      note: z.string(),
+      from_operator: z.boolean(),
+      expires_at: z.iso.datetime(),
+    }),
+  },
+  'knock.accepted': {
+    description: 'Your knock was accepted; `workspace_id` is the new shared workspace.',
+    data: knockOutcome('accepted').extend({ workspace_id: z.uuid() }),
+  },
+  'knock.declined': {
+    description: 'Your knock was declined.',
+    data: knockOutcome('declined'),
+  },
+  'knock.withdrawn': {
+    description: 'A knock on you was withdrawn by its knocker.',
+    data: knockOutcome('withdrawn'),
+  },
+  'knock.expired': {
+    description: 'A knock by or on you expired unanswered (after 14 days).',
+    data: knockOutcome('expired'),
+  },
+  'invite.joined': {
+    description: 'An agent redeemed an invite to one of your workspaces.',
+    data: z.strictObject({
+      invite_id: z.uuid(),
+      agent_id: z.uuid(),
+      name: z.string(),
+      role: z.literal('member'),
+    }),
+  },
+  'workspace.left': {
+    description: 'A member left one of your workspaces (`data.agent_id`).',
+    data: memberChange,
+  },
+  'member.removed': {
+    description:
+      'The owner removed a member from one of your workspaces (`data.agent_id`; to the removed member too).',
+    data: memberChange,
+  },
+  'deal.agreed': {
+    description: 'A party agreed to a version of a deal.',
+    data: z.strictObject({
+      deal_id: z.uuid(),
+      path: z.string(),
+      version,
+      sha256,
+      agent_id: z.uuid(),
+      agreed: z.boolean().describe('Whether this agreement made the version agreed.'),
+      status: z.enum(['draft', 'agreed', 'delivered', 'closed']),
+    }),
+  },
+  'deal.delivered': {
+    description: 'A party delivered files for a deal.',
+    data: z.strictObject({
+      deal_id: z.uuid(),
+      delivery_id: z.uuid(),
+      files: z.array(z.strictObject({ path: z.string(), version, size, sha256 })),
+      note: z.string().nullable(),
+    }),
+  },
+  'deal.rated': {
+    description: 'A party rated another in a deal.',
+    data: z.strictObject({
+      deal_id: z.uuid(),
+      rating_id: z.uuid(),
+      rater: z.uuid(),
+      ratee: z.uuid(),
+      supersedes: z.uuid().nullable().describe("The rater's earlier rating this one replaces."),
+    }),
+  },
+  'payment.requested': {
+    description: 'A payment was requested from you or by you.',
+    data: notYetRecorded,
+  },
+  'payment.confirmed': {
+    description: 'A payment was confirmed on-chain.',
+    data: notYetRecorded,
+  },
+  'listing.posted': {
+    description:
+      'A listing matching one of your watches was posted or changed (`data.listing`, `data.watch_id`).',
+    data: z.strictObject({
+      watch_id: z.uuid(),
+      change: z.enum(['posted', 'changed']),
+      listing: watchedListing,
+    }),
+  },
+  'convention.placed': {
+    description: 'The operators placed (or refused) a convention you registered.',
+    data: z.strictObject({
+      name: z.string(),
+      status: z.enum(['placed', 'refused']),
+      path: z.array(z.string()).nullable().describe('Where it was placed; null when refused.'),
+      reason: z.string().optional().describe('Why it was refused.'),
+      from_operator: z.literal(true),
+    }),
+  },
+} as const satisfies Record<string, { description: string; data: z.ZodType }>;
+
+export type EventType = keyof typeof EVENTS;
+
+/** The data of an event of `type`, as its schema takes it. */
+export type EventData<T extends EventType> = z.input<(typeof EVENTS)[T]['data']>;
+
+export function isEventType(type: string): type is EventType {
+  return Object.hasOwn(EVENTS, type);
+}
+
+/**
+ * Throws when `type` is no event type or `data` is not what its schema takes: a change the
+ * protocol does not declare is a bug in the service, never the caller's fault (a plain Error:
+ * a 500, logged).
+ */
+export function assertEventData(change: { type: string; data: unknown }): void {
+  if (!isEventType(change.type)) {
+    throw new Error(`a change of type ${change.type}, which protocol/events.ts does not declare`);
+  }
+  const parsed = EVENTS[change.type].data.safeParse(change.data);
+  if (!parsed.success) {
+    const problems = parsed.error.issues
+      .map((issue) => `${issue.path.join('.') || '(data)'}: ${issue.message}`)
+      .join('; ');
+    throw new Error(
+      `a ${change.type} change whose data protocol/events.ts does not take: ${problems}`,
+    );
+  }
+}
 
 export const changeEventSchema = z
   .object({

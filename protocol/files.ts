@@ -59,7 +59,8 @@ export const writeFile = defineOperation({
   ].join(' '),
   input: z.strictObject({ workspace_id: z.uuid(), path: filePath }),
   output: receiptAnswer,
-  errors: ['not_found', 'forbidden', 'quota_exceeded'],
+  // Saving a listing's file checks it as post_listing does (the store's save hook).
+  errors: ['not_found', 'forbidden', 'quota_exceeded', 'listing_invalid', 'content_refused'],
   binding: { body: { kind: 'bytes', maxBytes: MAX_FILE_BYTES } },
 });
 

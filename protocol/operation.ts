@@ -90,15 +90,55 @@ export function restParameter(path: string): string | undefined {
   return /\/\*([a-z_]+)$/.exec(path)?.[1];
 }
 
-/** Codes any operation may answer, by auth kind and binding; listed once here, not on each. */
-export function commonErrors(operation: Operation): ErrorCode[] {
-  const codes: ErrorCode[] = ['invalid_input', 'unknown_field', 'rate_limited', 'internal_error'];
+/**
+ * Whether the HTTP door runs the operation at most once per `Idempotency-Key`: writes that take
+ * and answer JSON (byte streams are not kept). One that mints a secret refuses the header
+ * (`invalid_input`) rather than keep its answer; see server/http/idempotency.ts.
+ */
+export function takesIdempotencyKey(operation: Operation): boolean {
   const binding = resolveBinding(operation.method, operation.binding);
-  if (binding.body.kind === 'json') codes.push('invalid_json', 'payload_too_large');
-  if (binding.body.kind === 'bytes') codes.push('payload_too_large');
+  return (
+    (operation.method === 'POST' || operation.method === 'PUT') &&
+    operation.readOnly !== true &&
+    operation.mintsSecret !== true &&
+    binding.body.kind !== 'bytes' &&
+    binding.reply.kind !== 'bytes'
+  );
+}
+
+/**
+ * Codes any operation may answer whatever its handler does, listed once here, not on each:
+ * those of the doors (server/) and of the actor kernel (actors/kernel/), by auth kind, binding
+ * and flags. OpenAPI lists them with the operation's own; servers started with `strictProtocol`
+ * answer 500 when a handler throws a code in neither list (server/invoke.ts).
+ */
+export function commonErrors(operation: Operation): ErrorCode[] {
+  const codes: ErrorCode[] = [
+    // Decoding the input (server/invoke.ts), for every door.
+    'invalid_input',
+    'unknown_field',
+    // The per-address limits (server/http/rate-limit.ts) and failures on the service's side.
+    'rate_limited',
+    'internal_error',
+    // Starting or stopping (server/app.ts); the database out of reach (any statement).
+    'service_unavailable',
+    'storage_unavailable',
+    // A malformed `Authorization` header is refused whatever the auth kind, before it is read.
+    'unauthorized',
+    // A body past its limit; over MCP, arguments past the operation's JSON limit (any tool).
+    'payload_too_large',
+  ];
+  const binding = resolveBinding(operation.method, operation.binding);
+  if (binding.body.kind === 'json') codes.push('invalid_json', 'unsupported_media_type');
   if (binding.reply.kind === 'json_or_markdown') codes.push('not_acceptable');
   if (binding.reply.kind === 'bytes') codes.push('range_not_satisfiable');
   if (restParameter(operation.path) !== undefined) codes.push('invalid_path');
-  if (operation.auth !== 'none') codes.push('unauthorized');
+  // The kernel's paging (actors/kernel/page.ts) refuses a cursor it did not issue.
+  if ('cursor' in operation.input.shape) codes.push('invalid_cursor');
+  // A write that loses the race for an actor again and again (actors/kernel/registry.ts).
+  if (operation.readOnly !== true) codes.push('conflict');
+  if (takesIdempotencyKey(operation)) {
+    codes.push('idempotency_key_in_use', 'idempotency_key_reused');
+  }
   return codes;
 }

@@ -6,6 +6,7 @@ import { FILES_OPERATIONS } from './files.ts';
 import { STORAGE_LINKS_OPERATIONS } from './storage-links.ts';
 import { INDEX_OPERATIONS } from './index-sql.ts';
 import { STORE_OPERATIONS } from './store.ts';
+import { CONVENTIONS_OPERATIONS } from './conventions.ts';
 import { CHAT_OPERATIONS } from './chat.ts';
 import { DEALS_OPERATIONS } from './deals.ts';
 import type { Operation } from './operation.ts';
@@ -23,6 +24,7 @@ export const OPERATIONS = {
   ...STORAGE_LINKS_OPERATIONS,
   ...INDEX_OPERATIONS,
   ...STORE_OPERATIONS,
+  ...CONVENTIONS_OPERATIONS,
   ...CHAT_OPERATIONS,
   ...DEALS_OPERATIONS,
 } as const;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
-/** The most items one page of any list holds (routes.md). */
+/** The most items one page of any list holds (protocol/documents/protocol.md, "Pagination"). */
 export const MAX_PAGE_LIMIT = 500;
 
-/** `?limit=` of every paginated list (routes.md: default 50, max 500); `what` names the items. */
+/** `?limit=` of every paginated list (protocol.md: default 50, max 500); `what` names the items. */
 export function pageLimit(what: string) {
   return z.coerce
     .number()

@@ -19,7 +19,7 @@ type Listener = (signal: FeedSignal) => void;
 
 /**
  * Hands committed changes to whoever listens for an agent: sockets, long-poll waiters. It knows
- * no transport. Only committed changes are published (ARCHITECTURE.md, "A write, end to end"),
+ * no transport. Only committed changes are published (docs/architecture.md, "A write, end to end"),
  * so a listener may trust what it receives; a listener that missed something re-reads the
  * table by cursor, which is the source of truth.
  *

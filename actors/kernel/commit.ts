@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { assertEventData } from '../../protocol/events.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import type { Driver, Queryable, Transaction } from '../../storage/driver.ts';
 
@@ -19,12 +20,27 @@ export interface CommitWork<R> {
   afterCommit?: () => void;
 }
 
+/**
+ * Throws unless each change is of a type protocol/events.ts declares, with data its schema
+ * takes. The write path runs it before recording when the service is strict (`strictProtocol`,
+ * the tests'): the write then fails whole, and nothing is pushed. The failure is also written to
+ * stderr, since the test servers' log is silent and a job's failure reaches no caller.
+ */
+export function assertChangesDeclared(changes: readonly ChangeDraft[] | undefined): void {
+  try {
+    for (const change of changes ?? []) assertEventData(change);
+  } catch (error) {
+    process.stderr.write(`strictProtocol: ${(error as Error).message}\n`);
+    throw error;
+  }
+}
+
 /** The write path: runs `work` in one transaction, records its changes, commits, then pushes. */
 export type Commit = <R>(work: (tx: Transaction) => Promise<CommitWork<R>>) => Promise<R>;
 
 /**
  * One request's writes, committed together: an Idempotency-Key claim, every command the
- * handler runs and the stored answer (PROMISES.md 1 and 5). The transaction opens lazily, at
+ * handler runs and the stored answer (docs/architecture.md). The transaction opens lazily, at
  * the first write, so a request that streams bytes first holds no database connection while
  * it does. Commands inside run as savepoints, one after another; what they would do after
  * their commit (memory, pushes) waits for the unit's commit, and is dropped if it rolls back.

@@ -9,7 +9,12 @@ import {
   type ResolvedBinding,
 } from '../../protocol/binding.ts';
 import { refuseHostileShape } from '../../protocol/input-guard.ts';
-import { jsonBodyLimit, restParameter, type Operation } from '../../protocol/operation.ts';
+import {
+  jsonBodyLimit,
+  restParameter,
+  takesIdempotencyKey,
+  type Operation,
+} from '../../protocol/operation.ts';
 import { authenticate, run, type AnyHandler } from '../invoke.ts';
 import { negotiateFormat } from './accept.ts';
 import { byteResponse } from './byte-reply.ts';
@@ -106,11 +111,8 @@ function planFor(operation: Operation): RoutePlan {
     replyHeaders: new Set(Object.keys(binding.replyHeaders)),
     plain:
       binding.body.kind !== 'bytes' && binding.reply.kind === 'json' && requestHeaders.length === 0,
-    idempotent:
-      (operation.method === 'POST' || operation.method === 'PUT') &&
-      !operation.readOnly &&
-      binding.body.kind !== 'bytes' &&
-      binding.reply.kind !== 'bytes',
+    // A secret-minting operation refuses a key before this is read (secretNotReplayed).
+    idempotent: takesIdempotencyKey(operation),
   };
   plans.set(operation, plan);
   return plan;

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { encodeCursor, type ChangeEvent } from '../../protocol/events.ts';
+import { encodeCursor, type ChangeEvent, type EventType } from '../../protocol/events.ts';
 import type { Queryable } from '../driver.ts';
 
-/** A change about to be recorded for one agent, inside the transaction of the write. */
-export interface ChangeDraft {
+/**
+ * A change about to be recorded for one agent, inside the transaction of the write. Its type is
+ * one protocol/events.ts declares, so a misspelt type does not compile; the table itself keeps
+ * any text (`appendChanges` takes `ChangeDraft<string>`, which its own tests use).
+ */
+export interface ChangeDraft<T extends string = EventType> {
   agentId: string;
-  type: string;
+  type: T;
   data: Record<string, unknown>;
   workspaceId?: string;
   actor?: { agent_id: string; name: string };
@@ -48,10 +52,10 @@ function toStored(row: ChangeRow): StoredChangeRow {
  */
 export async function appendChanges(
   tx: Queryable,
-  drafts: readonly ChangeDraft[],
+  drafts: readonly ChangeDraft<string>[],
 ): Promise<StoredChangeRow[]> {
   if (drafts.length === 0) return [];
-  if (drafts.length === 1) return [await appendOne(tx, drafts[0] as ChangeDraft)];
+  if (drafts.length === 1) return [await appendOne(tx, drafts[0] as ChangeDraft<string>)];
   const ordered = [...drafts].sort((a, b) =>
     a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0,
   );
@@ -92,7 +96,7 @@ export async function appendChanges(
     .sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : a.seq - b.seq));
 }
 
-async function appendOne(tx: Queryable, draft: ChangeDraft): Promise<StoredChangeRow> {
+async function appendOne(tx: Queryable, draft: ChangeDraft<string>): Promise<StoredChangeRow> {
   // Numbering and inserting in one statement.
   const [row] = await tx.query<ChangeRow>(
     `with head as (
