@@ -2,7 +2,7 @@ import { lockDeal } from '../../storage/deals.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadDealActor, type DealActor } from './actor.ts';
-import { agree, deliver, getDeal, rate } from './handlers.ts';
+import { agree, deliver, getDeal, listDeals, rate } from './handlers.ts';
 
 declare module '../kernel/services.ts' {
   interface Services {
@@ -14,7 +14,7 @@ declare module '../kernel/services.ts' {
 /** Deals: agreed, delivered and rated, each step a signed receipt in the workspace's chain. */
 export const deals = {
   name: 'deals',
-  handlers: { get_deal: getDeal, agree, deliver, rate },
+  handlers: { get_deal: getDeal, list_deals: listDeals, agree, deliver, rate },
   actors: [
     {
       kind: 'deal',

@@ -21,6 +21,7 @@ import {
   insertDelivery,
   insertRating,
   listAgreements,
+  listDealsOf,
   listDeliveries,
   listRatings,
 } from '../../storage/deals.ts';
@@ -34,6 +35,7 @@ import { appendReceipt } from '../receipts/chain.ts';
 import type { SignedReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { Handler } from '../kernel/handler.ts';
+import { readCursorPage } from '../kernel/page.ts';
 import { readable } from '../workspaces/access.ts';
 
 /**
@@ -390,6 +392,27 @@ async function visibleDeal(
   const row = await findDealAt(db, workspaceId, path);
   return { row, deal: row ? await services.deals.get(row.dealId) : null };
 }
+
+export const listDeals: Handler<'list_deals'> = async ({ services, principal }, input) => {
+  const { rows, nextCursor } = await readCursorPage(
+    input,
+    { kind: 'd', shape: ['time', 'uuid'], after: ([at, dealId]) => ({ at: new Date(at), dealId }) },
+    (after, fetch) =>
+      listDealsOf(services.db(), principal.agentId, input.status ?? null, after ?? null, fetch),
+    (last) => [last.createdAt.toISOString(), last.dealId],
+  );
+  return {
+    deals: rows.map((row) => ({
+      deal_id: row.dealId,
+      workspace_id: row.workspaceId,
+      path: row.path,
+      title: row.title,
+      status: row.status,
+      agreed_version: row.agreedVersion,
+    })),
+    next_cursor: nextCursor,
+  };
+};
 
 export const getDeal: Handler<'get_deal'> = async ({ services, principal }, input) => {
   const path = parseFilePath(input.path);
