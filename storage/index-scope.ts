@@ -4,6 +4,8 @@
  * the agent's unqualified names can only ever mean these CTEs); the views read the caller from
  * the setting `agent_index.caller`, which `bindScope` sets from a parameter.
  */
+import type { Queryable } from './driver.ts';
+import { ADVISORY_LOCK } from './locks.ts';
 export type IndexScope = 'own' | 'public' | 'store';
 
 /** The role agents' SQL runs as: it may read the scope views and nothing else of ours. */
@@ -128,3 +130,8 @@ begin
     execute format('alter function %s not leakproof', marked);
   end loop;
 end $$`;
+
+/** Makes processes starting at once take turns setting up the reader role and its login. */
+export async function lockIndexSetup(tx: Queryable): Promise<void> {
+  await tx.query(`select pg_advisory_xact_lock(${ADVISORY_LOCK.indexSetup})`);
+}

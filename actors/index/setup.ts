@@ -4,13 +4,13 @@ import { randomBytes } from 'node:crypto';
 import {
   INDEX_READER_ROLE,
   LEAKPROOF_UNDO,
+  lockIndexSetup,
   READER_LOGIN_NAME,
   READER_ROLE_SETUP,
   READER_ROLE_USABLE,
   readerLoginSetup,
 } from '../../storage/index-scope.ts';
 import { ensureServiceSecret } from '../../storage/kernel/service-secrets.ts';
-import { ADVISORY_LOCK } from '../../storage/locks.ts';
 import type { Services } from '../kernel/services.ts';
 
 /**
@@ -22,7 +22,7 @@ import type { Services } from '../kernel/services.ts';
 export async function prepareIndex(services: Services, log: (message: string) => void) {
   await seedConventions(services.driver, KNOWN_CONVENTIONS, new Date(services.clock.now()));
   const [row] = await services.driver.transaction(async (tx) => {
-    await tx.query(`select pg_advisory_xact_lock(${ADVISORY_LOCK.indexSetup})`);
+    await lockIndexSetup(tx);
     await tx.script(READER_ROLE_SETUP);
     try {
       await tx.savepoint((inner) => inner.script(LEAKPROOF_UNDO));
@@ -39,7 +39,7 @@ export async function prepareIndex(services: Services, log: (message: string) =>
   services.indexReaderRole = row?.usable === true;
   if (services.indexReaderRole && services.driver.loginAgentsAs) {
     const login = await services.driver.transaction(async (tx) => {
-      await tx.query(`select pg_advisory_xact_lock(${ADVISORY_LOCK.indexSetup})`);
+      await lockIndexSetup(tx);
       const [named] = await tx.query<{ name: string }>(READER_LOGIN_NAME);
       const secret = await ensureServiceSecret(tx, 'index-reader-login', randomBytes(24));
       const password = Buffer.from(secret).toString('hex');

@@ -24,7 +24,7 @@ const attached = new Map<number, string>();
 let session: Session | null | undefined;
 let messageId = 0;
 
-/** The file every PGlite worker thread starts from (pglite-thread.ts). */
+/** The file every PGlite worker thread starts from (thread.ts). */
 const WORKER_FILE = '/pglite/worker-boot.mjs';
 
 function connect(): Session | null {

@@ -32,7 +32,7 @@ const statementTimeout = () =>
 /**
  * The embedded driver: PGlite in a worker thread, data under `dataDir`. PGlite has one
  * connection, so statements and transactions take turns here, in the main thread. A statement
- * past its time limit is canceled inside PostgreSQL (pglite-cancel.ts), so it holds the
+ * past its time limit is canceled inside PostgreSQL (cancel.ts), so it holds the
  * connection for its time limit and a few milliseconds more. When the thread stops (a crash, or
  * a statement that a cancel did not stop within CANCEL_GRACE_MS, stopped on purpose), calls in
  * flight fail and a new thread opens the same data directory before the next statement runs.

@@ -1,4 +1,4 @@
-// Run as a short-lived child process by pglite-image.ts: fills the empty directory argv[2]
+// Run as a short-lived child process by image.ts: fills the empty directory argv[2]
 // with a new PGlite database, copied from the image at argv[3]; when there is no image yet,
 // runs initdb and saves its image there for next time. initdb inside WebAssembly takes the
 // process to ~900 MB: here, that memory goes back to the system when this process ends.
@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { dirname } from 'node:path';
 
 const [target, imagePath] = process.argv.slice(2);
-if (!target || !imagePath) throw new Error('usage: pglite-image-maker.mjs <empty dir> <image>');
+if (!target || !imagePath) throw new Error('usage: image-maker.mjs <empty dir> <image>');
 
 async function fromImage() {
   let image;

@@ -89,7 +89,7 @@ export class PgliteThread {
 
   /**
    * Asks PostgreSQL in the thread to cancel request `id` if it still runs: its statement fails
-   * with 57014 and the thread serves on. Returns false when it cannot ask (pglite-cancel.ts).
+   * with 57014 and the thread serves on. Returns false when it cannot ask (cancel.ts).
    */
   cancel(id: number): boolean {
     return !this.stopped && cancelInThread(this.worker.threadId, id);

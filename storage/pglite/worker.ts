@@ -1,6 +1,6 @@
 /**
  * PGlite runs here, in its own thread: it blocks its thread for the whole of a query. A runaway
- * query is canceled inside PostgreSQL through the inspector (pglite-cancel.ts), or, when that
+ * query is canceled inside PostgreSQL through the inspector (cancel.ts), or, when that
  * fails, stopped by terminating the thread. Messages are plain data.
  */
 import { PGlite, types } from '@electric-sql/pglite';
@@ -61,7 +61,7 @@ function setFlag(address: number, value: 0 | 1): void {
 }
 
 /**
- * Run by pglite-cancel.ts through the inspector, on this thread, possibly in the middle of a
+ * Run by cancel.ts through the inspector, on this thread, possibly in the middle of a
  * query: does what PostgreSQL's SIGINT handler does, so that the query stops at its next
  * interrupt check with 57014. A cancel for a request that has ended does nothing; one for a
  * request not started yet (the thread was busy) answers it 57014 when its turn comes.

@@ -129,7 +129,7 @@ export async function openPostgres(
     // The callback's own rejection passes through as it is; only postgres.js's are translated.
     const callbackFailed: unknown[] = [];
     // The begin, each statement and the commit are given up on when they stall (a connection
-    // lost at the wrong moment can leave them pending for ever): postgres-stall.ts.
+    // lost at the wrong moment can leave them pending for ever): stall.ts.
     const stall = new StallWatch();
     let steps = stall.begin();
     try {
