@@ -1,6 +1,7 @@
-import { createTask, validateDetailed, type ScheduledTask } from 'node-cron';
-import type { Clock } from '../actors/kernel/clock.ts';
+import { createTask, validateDetailed, type Logger, type ScheduledTask } from 'node-cron';
+import { realClock, type Clock } from '../actors/kernel/clock.ts';
 import type { JobStore } from '../actors/kernel/scheduled-jobs.ts';
+import { CRON_TIMEZONE, CronSchedule } from './cron-schedule.ts';
 
 /** Work the service does on time, whether or not anyone asks (e.g. expiring invites). */
 export interface ScheduledJob {
@@ -11,7 +12,10 @@ export interface ScheduledJob {
    * optional leading seconds field; node-cron's syntax, `@hourly` and the like too).
    */
   schedule: string;
-  /** `now` is the clock's time when the run was claimed. */
+  /**
+   * `now` is the time the run was claimed as of: the fire's own time when node-cron fires it,
+   * the clock's time when the run is a catch-up or a retry (and always on a test's clock).
+   */
   run: (now: Date) => Promise<void>;
 }
 
@@ -24,8 +28,14 @@ export interface SchedulerOptions {
    */
   schedules?: Readonly<Record<string, string>>;
   store: JobStore;
+  /** The real clock (realClock) has node-cron fire the jobs; any other, timers on that clock. */
   clock: Clock;
   log: (message: string) => void;
+  /**
+   * The longest wait before a schedule that could not be read, or a fire that could not be
+   * claimed (the database away), is tried again: 10 s unless set (tests shorten it).
+   */
+  retryMs?: number;
 }
 
 /** The NAME of the variable JOB_SCHEDULE_<NAME> that overrides a job's schedule: `invites.expire` → INVITES_EXPIRE. */
@@ -35,28 +45,54 @@ function jobScheduleKey(jobName: string): string {
 
 // setTimeout fires at once for delays past 2^31 - 1 ms; longer waits are taken in steps.
 const MAX_TIMER_MS = 2_147_483_647;
-// When the schedule itself cannot be read (the database is away), look again this soon.
 const RETRY_MS = 10_000;
 
 /**
- * Runs jobs on time. Each job's next run is kept in the database, not in memory:
+ * Runs jobs on time. Each job's next run is kept in the database (`scheduled_jobs`), not in
+ * memory:
  * - at start, a job whose next run has passed runs at once, so a restart misses nothing (a new
  *   job is due at once); a job stored as due later than its schedule's next fire (its schedule
  *   was made more frequent) is brought forward to that fire;
- * - several processes on one database each set a timer for the same moment, and each then
- *   claims the run in one statement (`update ... where next_run_at <= now`): one wins, the
- *   others see the moved next run and wait for it;
- * - a claim moves the next run to the schedule's next fire after `now` before the job starts,
- *   so a failing job is logged and runs again at its next time, never in a tight loop. A run
- *   that outlasts its period may overlap the next, in another process: jobs must be idempotent.
- * Time comes from the injected Clock, so tests move it by hand.
+ * - every run is claimed first, in one statement (`update ... where next_run_at <= <time>`): of
+ *   several processes on one database each trying the same fire, exactly one wins it;
+ * - a claim moves the next run to the schedule's next fire after the claimed time before the
+ *   job starts, so a failing job is logged and runs again at its next time, never in a tight
+ *   loop. A run that outlasts its period may overlap the next in another process (jobs must be
+ *   idempotent); in one process a job never overlaps itself: a fire that comes while it is
+ *   claimed or running is turned away, and the due row is claimed as soon as the run ends.
  *
- * node-cron reads the schedules: it validates each cron expression and decides which times
- * match it. It does not fire the jobs: its tasks wait on the wall clock and the global
- * setTimeout, ask their run coordinator about one exact fire at a time and skip fires they
- * were not running for (a restart's missed fires) or could not get an answer about (the
- * database away). Firing, catching up and claiming are therefore this class's, on the Clock
- * and JobStore.
+ * On the real clock (actors/kernel/clock.ts `realClock`, i.e. in production) node-cron fires
+ * the jobs. Each job is a node-cron task named after the job, in UTC, `distributed`, whose run
+ * coordinator is the claim: when a fire's timer comes due, node-cron asks `shouldRun(key)`
+ * with the key `<job name>:<fire time, ISO>` before it calls the task's function; the claim is
+ * made as of that fire time, the one process that wins it answers yes and runs the job (handed
+ * the fire's time), the others answer no and node-cron skips the fire there. What node-cron
+ * does not cover is done here, on the Clock and JobStore:
+ * - catch-up: a task first fires at its schedule's next time after it starts and never looks
+ *   back, so at start each job is claimed on the clock, as above (its task is started first: a
+ *   fire that comes during the catch-up is turned away and claimed when the catch-up ends);
+ * - a coordinator that fails: node-cron skips that fire for good (fail-closed), so the claim's
+ *   error (the database away) is caught, logged, answered with no, and a timer claims the due
+ *   row within min(next fire, 10 s);
+ * - a fire node-cron missed (its timer more than a second late: a blocked event loop, a
+ *   suspended machine): node-cron only reports it (`execution:missed`); the due row is then
+ *   claimed at once;
+ * - the next fire after a given time (node-cron's getNextRuns counts from the wall clock):
+ *   server/cron-schedule.ts walks to it with node-cron's parsed fields and matcher;
+ * - a stored next run that is no fire of the schedule (stored under another schedule), and a
+ *   row that vanished, as a lost claim or a tick finds them: a timer claims them;
+ * - stop: a task's stop() clears its timer but waits neither for a claim under way nor for
+ *   the run that follows it; stop() here destroys the tasks and then waits for both;
+ * - the job's own errors are caught and logged here: node-cron never sees one, and what it
+ *   would print itself goes to the service's log.
+ * The coordinator holds no lease: a claim moves `next_run_at` past the fire for good, so the
+ * lease node-cron offers (`ttlMs`) is not used and there is nothing to release on completion.
+ * Tasks keep the process alive (node-cron's `unref` is off), as the timers they replace did.
+ *
+ * With any other clock (the tests, and e2e servers on a TestClock moved by hand) node-cron
+ * reads no time: a timer on the injected Clock waits for each stored next run and claims it as
+ * of the clock's time. node-cron then only validates and matches the expressions
+ * (server/cron-schedule.ts).
  *
  * It lives with the doors (server/) because the clock is one more door into the service: a job
  * is to time what a handler is to a request. It reaches the database only through JobStore
@@ -67,11 +103,14 @@ export class Scheduler {
   private readonly store: JobStore;
   private readonly clock: Clock;
   private readonly log: (message: string) => void;
+  private readonly retryMs: number;
+  /** node-cron fires the jobs: the clock is the real one. */
+  private readonly onNodeCron: boolean;
   /** Jobs whose row is known to exist. */
   private readonly ensured = new Set<string>();
   private readonly timers = new Map<string, () => void>();
-  /** Ticks under way (a claim, a run, a read of the next run). */
-  private readonly busy = new Set<Promise<void>>();
+  /** Work under way: a tick (claim, run, read of the next run), a fire's claim, its run. */
+  private readonly underWay = new Set<Promise<unknown>>();
   private started = false;
   private stopped = false;
 
@@ -102,7 +141,7 @@ export class Scheduler {
     try {
       for (const { job, expression } of expressions) {
         const schedule = new CronSchedule(job.name, expression);
-        planned.push({ job, schedule });
+        planned.push({ job, expression, schedule, busy: false, turnedAway: false });
         // An expression node-cron accepts may still name no time (the 1st of a month that is
         // its 2nd Monday): refused now rather than failing at every tick.
         schedule.nextAfter(options.clock.now());
@@ -115,6 +154,8 @@ export class Scheduler {
     this.store = options.store;
     this.clock = options.clock;
     this.log = options.log;
+    this.retryMs = options.retryMs ?? RETRY_MS;
+    this.onNodeCron = options.clock === realClock;
   }
 
   /**
@@ -124,17 +165,24 @@ export class Scheduler {
   async start(): Promise<void> {
     if (this.started) throw new Error('The scheduler has started already.');
     this.started = true;
-    await Promise.all(this.jobs.map((job) => this.track(this.tick(job))));
+    await Promise.all(
+      this.jobs.map((planned) => {
+        if (this.onNodeCron) this.startTask(planned);
+        return this.track(this.tick(planned));
+      }),
+    );
   }
 
   /** Resolves when no job is being claimed or run (at once if none is). */
   async idle(): Promise<void> {
-    while (this.busy.size > 0) await Promise.all([...this.busy]);
+    while (this.underWay.size > 0) await Promise.all([...this.underWay]);
   }
 
-  /** Sets no more timers and waits for a running job to finish. */
+  /** Fires no more jobs and waits for a claim or run under way to finish. */
   async stop(): Promise<void> {
     this.stopped = true;
+    // destroy() stops the task (clears its timer) and takes it out of node-cron's list.
+    for (const { task } of this.jobs) await task?.destroy();
     for (const cancel of this.timers.values()) cancel();
     this.timers.clear();
     await this.idle();
@@ -143,10 +191,16 @@ export class Scheduler {
 
   /** Claims the job if it is due, runs it if claimed, then waits for its next run. */
   private async tick(planned: PlannedJob): Promise<void> {
+    if (planned.busy) {
+      planned.turnedAway = true;
+      return;
+    }
+    planned.busy = true;
     const { job, schedule } = planned;
     const now = this.clock.now();
     const next = schedule.nextAfter(now);
-    let wait: number;
+    let wait: number | undefined;
+    let failed = false;
     try {
       if (!this.ensured.has(job.name)) {
         await this.store.ensure(job.name, new Date(now), new Date(next));
@@ -157,14 +211,110 @@ export class Scheduler {
       }
       const stored = await this.store.nextRun(job.name);
       if (stored === null) this.ensured.delete(job.name);
-      wait = stored === null ? 0 : stored.getTime() - this.clock.now();
+      wait = this.waitFor(planned, stored);
     } catch (error) {
-      wait = Math.min(next - now, RETRY_MS);
+      failed = true;
+      wait = Math.min(next - now, this.retryMs);
       this.log(
         `scheduler: the schedule of ${job.name} could not be read (${describe(error)}); trying again in ${wait} ms`,
       );
     }
-    this.arm(planned, wait);
+    // A fire turned away meanwhile is claimed at once, unless the database just failed.
+    if (this.release(planned) && !failed) wait = 0;
+    if (wait !== undefined) this.arm(planned, wait);
+  }
+
+  /**
+   * How long the clock waits before claiming the stored next run; undefined when node-cron's
+   * fire at that time claims it.
+   */
+  private waitFor(planned: PlannedJob, stored: Date | null): number | undefined {
+    if (stored === null) return 0;
+    const wait = stored.getTime() - this.clock.now();
+    if (this.onNodeCron && wait > 0 && planned.schedule.fires(stored.getTime())) return undefined;
+    return wait;
+  }
+
+  /** The job as a node-cron task whose run coordinator is the claim on `scheduled_jobs`. */
+  private startTask(planned: PlannedJob): void {
+    const { job } = planned;
+    const task = createTask(planned.expression, () => this.runClaimed(planned), {
+      name: job.name,
+      timezone: CRON_TIMEZONE,
+      distributed: true,
+      runCoordinator: { shouldRun: (key) => this.track(this.claimFire(planned, key)) },
+      logger: this.nodeCronLogger(),
+    });
+    // A listener also keeps node-cron from printing its own warning.
+    task.on('execution:missed', ({ date }) => {
+      this.log(
+        `scheduler: node-cron missed the fire of ${job.name} at ${date.toISOString()} (its timer came late); claiming it now`,
+      );
+      this.arm(planned, 0);
+    });
+    planned.task = task;
+    void task.start();
+  }
+
+  /**
+   * node-cron's question at a fire: whether this process runs it. Yes only to the one claim
+   * that moves the job's next run past the fire; a failed claim is logged, answered no, and
+   * tried again on the clock.
+   */
+  private async claimFire(planned: PlannedJob, key: string): Promise<boolean> {
+    const { job, schedule } = planned;
+    if (this.stopped) return false;
+    if (planned.busy) {
+      planned.turnedAway = true;
+      return false;
+    }
+    planned.busy = true;
+    const fire = fireTime(job.name, key);
+    try {
+      if (fire === undefined)
+        throw new Error(`node-cron asked about "${key}", not a fire of the job`);
+      const next = schedule.nextAfter(fire);
+      if (!(await this.store.claim(job.name, new Date(fire), new Date(next)))) {
+        // Another process won the fire, or the row is not as node-cron's fires expect (gone,
+        // or stored under another schedule): read it as a tick does, which sets a timer then.
+        const stored = await this.store.nextRun(job.name);
+        if (stored === null) this.ensured.delete(job.name);
+        let wait = this.waitFor(planned, stored);
+        if (this.release(planned)) wait = 0;
+        if (wait !== undefined) this.arm(planned, wait);
+        return false;
+      }
+      // node-cron calls the task's function next (runClaimed); tracked from here, so that
+      // idle() and stop() wait for the run from the moment it is claimed.
+      let done = () => {};
+      this.track(new Promise<void>((resolve) => (done = resolve)));
+      planned.claimed = { at: fire, next, done };
+      return true;
+    } catch (error) {
+      this.release(planned);
+      const now = this.clock.now();
+      const wait = Math.min(schedule.nextAfter(now) - now, this.retryMs);
+      const at = fire === undefined ? key : new Date(fire).toISOString();
+      this.log(
+        `scheduler: the fire of ${job.name} at ${at} could not be claimed (${describe(error)}); trying again in ${wait} ms`,
+      );
+      this.arm(planned, wait);
+      return false;
+    }
+  }
+
+  /** The task's function: runs the fire claimed for it. */
+  private async runClaimed(planned: PlannedJob): Promise<void> {
+    const claimed = planned.claimed;
+    planned.claimed = undefined;
+    // node-cron calls it only after shouldRun answered yes, so a claim is always there.
+    if (!claimed) return;
+    try {
+      await this.run(planned.job, claimed.at, claimed.next);
+    } finally {
+      if (this.release(planned)) this.arm(planned, 0);
+      claimed.done();
+    }
   }
 
   private async run(job: ScheduledJob, now: number, next: number): Promise<void> {
@@ -177,8 +327,18 @@ export class Scheduler {
     }
   }
 
+  /** Ends the job's claim or run; true when a fire was turned away meanwhile. */
+  private release(planned: PlannedJob): boolean {
+    const turnedAway = planned.turnedAway;
+    planned.busy = false;
+    planned.turnedAway = false;
+    return turnedAway;
+  }
+
+  /** A tick of the job `wait` ms from now, in place of one already set. */
   private arm(planned: PlannedJob, wait: number): void {
     if (this.stopped) return;
+    this.timers.get(planned.job.name)?.();
     const cancel = this.clock.setTimeout(
       () => {
         this.timers.delete(planned.job.name);
@@ -189,16 +349,41 @@ export class Scheduler {
     this.timers.set(planned.job.name, cancel);
   }
 
-  private track(tick: Promise<void>): Promise<void> {
-    this.busy.add(tick);
-    void tick.finally(() => this.busy.delete(tick));
-    return tick;
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.underWay.add(work);
+    void work.finally(() => this.underWay.delete(work)).catch(() => undefined);
+    return work;
+  }
+
+  /** What node-cron would print itself goes to the service's log. */
+  private nodeCronLogger(): Logger {
+    const log = (message: string | Error, error?: Error) =>
+      this.log(`scheduler: node-cron: ${describe(message)}${error ? ` (${describe(error)})` : ''}`);
+    return { info: log, warn: log, error: log, debug: () => undefined };
   }
 }
 
 interface PlannedJob {
   job: ScheduledJob;
+  /** The job's cron expression, after JOB_SCHEDULE_<NAME>. */
+  expression: string;
   schedule: CronSchedule;
+  /** Its node-cron task, on the real clock, once started. */
+  task?: ScheduledTask;
+  /** A claim, run or tick of the job is under way in this process. */
+  busy: boolean;
+  /** A fire or tick came while busy and was turned away: the row is looked at again after. */
+  turnedAway: boolean;
+  /** The fire node-cron's coordinator claimed, for the task's function to run. */
+  claimed?: { at: number; next: number; done: () => void };
+}
+
+/** The fire's time in node-cron's coordinator key, `<task name>:<ISO time>`. */
+function fireTime(jobName: string, key: string): number | undefined {
+  const prefix = `${jobName}:`;
+  if (!key.startsWith(prefix)) return undefined;
+  const time = Date.parse(key.slice(prefix.length));
+  return Number.isNaN(time) ? undefined : time;
 }
 
 /** Refuses, with the job and the expression named, a schedule node-cron does not accept. */
@@ -210,80 +395,6 @@ function refuseInvalid(jobName: string, expression: string, fromEnvironment: boo
   throw new Error(
     `The schedule of job ${jobName}${source}, "${expression}", is not a cron expression: ${reasons}.`,
   );
-}
-
-const SECOND_MS = 1000;
-const DAY_MS = 86_400_000;
-// As far ahead as node-cron itself looks for a match.
-const SEARCH_DAYS = 366 * 100;
-
-/**
- * A cron schedule, in UTC. node-cron decides what matches: its parse expands the time fields,
- * and the match of a task (created, never started: node-cron fires on the wall clock) judges
- * days, with its L, W and # forms. node-cron offers no "next match after this time" (its
- * getNextRuns counts from the wall clock), so the walk from one time to the next is here: day
- * by day to the first that matches, then through its times in order.
- */
-class CronSchedule {
-  private readonly task: ScheduledTask;
-  private readonly seconds: number[];
-  private readonly minutes: number[];
-  private readonly hours: number[];
-  /** The earliest time of day the time fields allow, in ms from midnight. */
-  private readonly firstTimeOfDay: number;
-
-  constructor(jobName: string, expression: string) {
-    const checked = validateDetailed(expression);
-    if (!checked.valid || !checked.fields) throw new Error(`Invalid cron expression ${expression}`);
-    const ascending = (values: number[]) => [...new Set(values)].sort((a, b) => a - b);
-    this.seconds = ascending(checked.fields.second);
-    this.minutes = ascending(checked.fields.minute);
-    this.hours = ascending(checked.fields.hour);
-    this.firstTimeOfDay = timeOfDay(
-      Math.min(...this.hours),
-      Math.min(...this.minutes),
-      Math.min(...this.seconds),
-    );
-    this.task = createTask(expression, () => undefined, { name: jobName, timezone: 'Etc/UTC' });
-  }
-
-  /** The first fire strictly after `now` (ms since the epoch). */
-  nextAfter(now: number): number {
-    const firstDay = Math.floor(now / DAY_MS) * DAY_MS;
-    for (let day = firstDay; day < firstDay + SEARCH_DAYS * DAY_MS; day += DAY_MS) {
-      // The day's first candidate matches every time field, so the match judges the day alone.
-      if (!this.task.match(new Date(day + this.firstTimeOfDay))) continue;
-      const fire = this.firstTimeAfter(day, now);
-      if (fire !== undefined) return fire;
-    }
-    throw new Error(
-      `The schedule of job ${this.task.name}, "${this.task.getPattern()}", names no time within 100 years.`,
-    );
-  }
-
-  /** Takes the task out of node-cron's list of tasks. */
-  dispose(): void {
-    void this.task.destroy();
-  }
-
-  /** The day's first time that matches the time fields and comes after `now`. */
-  private firstTimeAfter(day: number, now: number): number | undefined {
-    for (const hour of this.hours) {
-      if (day + timeOfDay(hour + 1, 0, 0) <= now) continue;
-      for (const minute of this.minutes) {
-        for (const second of this.seconds) {
-          const time = day + timeOfDay(hour, minute, second);
-          if (time > now) return time;
-        }
-      }
-    }
-    return undefined;
-  }
-}
-
-/** Milliseconds from midnight. */
-function timeOfDay(hour: number, minute: number, second: number): number {
-  return ((hour * 60 + minute) * 60 + second) * SECOND_MS;
 }
 
 function describe(error: unknown): string {
