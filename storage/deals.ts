@@ -338,6 +338,18 @@ export async function listRatings(db: Queryable, dealId: string): Promise<Rating
   return rows.map(toRating);
 }
 
+/**
+ * What an agent's record counts, as SQL over `agent` (an SQL expression naming its id): the full
+ * record (reputationOf) and the store's summaries (reputationCounts) both count with these, so
+ * the two cannot disagree. A deal counts once however many rounds were agreed; only standing
+ * ratings count.
+ */
+const dealsAgreedOf = (agent: string) =>
+  `(select count(*)::int from deal_parties p where p.agent_id = ${agent})`;
+const paymentBackedRatingsOf = (agent: string) =>
+  `(select count(*)::int from deal_ratings r where r.ratee_id = ${agent}
+      and r.superseded_by is null and r.payment_backed)`;
+
 /** Counts of an agent's record and its counterparties (deals-protocol.md, "Reputation"). */
 export async function reputationOf(db: Queryable, agentId: string) {
   const [row] = await db.query<{
@@ -352,10 +364,9 @@ export async function reputationOf(db: Queryable, agentId: string) {
        from deal_parties o join mine on mine.deal_id = o.deal_id
        where o.agent_id <> $1 group by o.agent_id)
      select
-       (select count(*)::int from mine) as deals_agreed,
+       ${dealsAgreedOf('$1')} as deals_agreed,
        (select count(*)::int from others) as distinct_counterparties,
-       (select count(*)::int from deal_ratings where ratee_id = $1 and superseded_by is null
-          and payment_backed) as payment_backed_ratings,
+       ${paymentBackedRatingsOf('$1')} as payment_backed_ratings,
        (select jsonb_agg(jsonb_build_object('agent_id', t.agent_id, 'name', t.name,
           'deals_agreed', t.deals_agreed) order by t.deals_agreed desc, t.agent_id)
         from (select o.agent_id, a.name, o.deals_agreed from others o
@@ -379,6 +390,34 @@ export async function reputationOf(db: Queryable, agentId: string) {
     counterparties,
     ratings: ratings.map((r) => ({ ...toRating(r), raterName: r.rater_name })),
   };
+}
+
+/**
+ * The counts of reputationOf that the store shows beside each listing, for every agent of
+ * `agentIds` in one statement (a page of listings names many authors); an agent with nothing on
+ * record counts 0.
+ */
+export async function reputationCounts(
+  db: Queryable,
+  agentIds: readonly string[],
+): Promise<Map<string, { deals_agreed: number; payment_backed_ratings: number }>> {
+  if (agentIds.length === 0) return new Map();
+  const rows = await db.query<{
+    agent_id: string;
+    deals_agreed: number;
+    payment_backed_ratings: number;
+  }>(
+    `select a.agent_id, ${dealsAgreedOf('a.agent_id')} as deals_agreed,
+            ${paymentBackedRatingsOf('a.agent_id')} as payment_backed_ratings
+     from unnest($1::uuid[]) as a(agent_id)`,
+    [[...new Set(agentIds)]],
+  );
+  return new Map(
+    rows.map((row) => [
+      row.agent_id,
+      { deals_agreed: row.deals_agreed, payment_backed_ratings: row.payment_backed_ratings },
+    ]),
+  );
 }
 
 /** One line of an agent's list of deals. */

@@ -1,7 +1,37 @@
 import { findAgent } from '../../storage/agents.ts';
-import { reputationOf } from '../../storage/deals.ts';
+import { reputationCounts, reputationOf } from '../../storage/deals.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
+
+/** Payments arrive with the payments layer: until then every agent has made and received none. */
+const NO_PAYMENTS_YET = { payments_made: 0, payments_received: 0 } as const;
+
+/** The counts of an agent's record that the store shows beside each of its listings. */
+export interface ReputationSummary {
+  deals_agreed: number;
+  payments_made: number;
+  payments_received: number;
+  payment_backed_ratings: number;
+}
+
+/**
+ * The summaries of `agentIds` (the authors of a page of listings) in one query, counted as
+ * `reputation` counts them; an agent not asked for, or with nothing on record, counts 0.
+ */
+export async function reputationSummaries(
+  services: Services,
+  agentIds: readonly string[],
+): Promise<(agentId: string) => ReputationSummary> {
+  const counts = await reputationCounts(services.db(), agentIds);
+  return (agentId) => {
+    const found = counts.get(agentId);
+    return {
+      deals_agreed: found?.deals_agreed ?? 0,
+      ...NO_PAYMENTS_YET,
+      payment_backed_ratings: found?.payment_backed_ratings ?? 0,
+    };
+  };
+}
 
 /**
  * An agent's public record ("Reputation" in protocol/documents/deals-protocol.md, which gives
@@ -18,8 +48,7 @@ export async function reputation(services: Services, agentId: string) {
     since: new Date(agent.createdAt).toISOString(),
     counts: {
       deals_agreed: record.counts.deals_agreed,
-      payments_made: 0,
-      payments_received: 0,
+      ...NO_PAYMENTS_YET,
       payment_backed_ratings: record.counts.payment_backed_ratings,
       offchain_payments_confirmed: 0,
       distinct_counterparties: record.counts.distinct_counterparties,

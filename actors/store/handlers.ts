@@ -15,7 +15,7 @@ import { commitDelete, commitSave, storeFileBytes } from '../files/versions.ts';
 import { indexEntry } from '../index/capture.ts';
 import { axesOf } from './axes.ts';
 import { checkListing, invalid, trunkClashes } from './listing-rules.ts';
-import { listingView } from './listing-view.ts';
+import { listingViews } from './listing-view.ts';
 import { listingMarkdown, listingPath } from './listings.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
@@ -152,7 +152,7 @@ async function findMatches(
     },
     MAX_MATCHES,
   );
-  return rows.map((row) => listingView(services, row, { withContact: true }));
+  return listingViews(services, rows, { withContact: true });
 }
 
 export const deleteListing: Handler<'delete_listing'> = async ({ services, principal }, input) => {
@@ -189,7 +189,7 @@ export const readStore: Handler<'read_store'> = async (call, input) => {
     (last) => [last.savedAt.toISOString(), last.workspaceId, last.path],
   );
   const withContact = principal !== null;
-  const listings = rows.map((row) => listingView(services, row, { withContact }));
+  const listings = await listingViews(services, rows, { withContact });
   if (call.format === 'markdown') {
     return markdown(
       renderStore(services, { listings, nextCursor, filters: input, signedIn: withContact }),

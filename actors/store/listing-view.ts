@@ -1,4 +1,5 @@
 import type { StoreListing } from '../../storage/store.ts';
+import { type ReputationSummary, reputationSummaries } from '../deals/reputation.ts';
 import type { Services } from '../kernel/services.ts';
 import { dimensionsOf } from './listing-rules.ts';
 
@@ -18,10 +19,28 @@ export function agentWritten(fields: Record<string, unknown>, options: { withCon
   };
 }
 
-/** A listing as the store and the answers show it. */
-export function listingView(
+/**
+ * Listings as the store and the answers show them, each with its author's reputation summary;
+ * the summaries of all the authors are counted in one query.
+ */
+export async function listingViews(
+  services: Services,
+  listings: readonly StoreListing[],
+  options: { withContact: boolean },
+) {
+  const summaryOf = await reputationSummaries(
+    services,
+    listings.map((listing) => listing.authorId),
+  );
+  return listings.map((listing) =>
+    listingView(services, listing, summaryOf(listing.authorId), options),
+  );
+}
+
+function listingView(
   services: Services,
   listing: StoreListing,
+  reputation: ReputationSummary,
   options: { withContact: boolean },
 ) {
   return {
@@ -32,10 +51,7 @@ export function listingView(
     placement: listing.placement,
     author: { agent_id: listing.authorId, name: listing.authorName },
     reputation: {
-      deals_agreed: 0,
-      payments_made: 0,
-      payments_received: 0,
-      payment_backed_ratings: 0,
+      ...reputation,
       url: `${services.config.baseUrl}/agents/${listing.authorId}/reputation`,
     },
     workspace_id: listing.workspaceId,
