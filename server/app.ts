@@ -15,12 +15,7 @@ import { HealthProbe } from './health-probe.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
 import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT, preflightResponse } from './http/cors.ts';
 import { createNodeEngine } from './http/node-engine.ts';
-import {
-  bearerToken,
-  routeMethods,
-  serveOperation,
-  type ServeOptions,
-} from './http/operation-route.ts';
+import { bearerToken, serveOperation, type ServeOptions } from './http/operation-route.ts';
 import { asServiceError, jsonResponse, problemResponse } from './http/problem.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { routeNotFound, Router } from './http/router.ts';
@@ -234,10 +229,9 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
         }))
       : []),
   ];
-  for (const { operation, options } of operations) {
-    for (const method of routeMethods(operation))
-      router.add(method, operation.path, { kind: 'operation', operation, options });
-  }
+  // Each GET route answers HEAD too (server/http/router.ts); a file's HEAD reads no content.
+  for (const { operation, options } of operations)
+    router.add(operation.method, operation.path, { kind: 'operation', operation, options });
   for (const [path, document] of loadDocuments(services.config, {
     helpWorkspaceId: services.helpWorkspaceId,
   })) {

@@ -60,5 +60,5 @@ export function preflightResponse(origin: string, methods: readonly string[]): E
 /** Headers of a public document's answer: readable from any page. */
 export const PUBLIC_CORS_HEADERS: Readonly<Record<string, string>> = corsHeaders('*');
 
-/** The preflight answer of a public document (GET only). */
-export const PUBLIC_PREFLIGHT: EngineResponse = preflightResponse('*', ['GET', 'OPTIONS']);
+/** The preflight answer of a public document (GET, and HEAD with it: server/http/router.ts). */
+export const PUBLIC_PREFLIGHT: EngineResponse = preflightResponse('*', ['GET', 'HEAD', 'OPTIONS']);

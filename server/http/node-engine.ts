@@ -4,7 +4,8 @@ import type { Server as SocketIoServer } from 'socket.io';
 import { BodyStream } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
 import { TakenRequest } from './taken-request.ts';
-import { dropStream, type HttpEngine, type RequestHandler } from './engine.ts';
+import { isBodyless } from '../../protocol/binding.ts';
+import { dropStream, type EngineResponse, type HttpEngine, type RequestHandler } from './engine.ts';
 
 /** node:http behind the same seam: used where uWS cannot load, or with HTTP_ENGINE=node. */
 export function createNodeEngine(handler: RequestHandler): HttpEngine {
@@ -61,7 +62,7 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
           }
           if (response.close) res.shouldKeepAlive = false;
           if (!response.stream) {
-            res.writeHead(response.status, response.headers);
+            res.writeHead(response.status, withLength(response));
             res.end(response.body);
             return;
           }
@@ -107,6 +108,16 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
       return open.size;
     },
   };
+}
+
+/**
+ * The headers of an answer written whole, with its length: node:http would send a body given
+ * after writeHead in chunks, and drops a HEAD's body with its length. So GET says the length
+ * of what it sends, and HEAD the length GET sends (as on uWS: uws-engine.ts).
+ */
+function withLength(response: EngineResponse): Record<string, string> {
+  if (isBodyless(response.status)) return response.headers;
+  return { ...response.headers, 'content-length': String(Buffer.byteLength(response.body)) };
 }
 
 /**

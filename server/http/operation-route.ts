@@ -118,14 +118,6 @@ function planFor(operation: Operation): RoutePlan {
   return plan;
 }
 
-/** The methods an operation's route answers: a byte reply's GET also answers HEAD. */
-export function routeMethods(operation: Operation): string[] {
-  const reply = planFor(operation).binding.reply;
-  return operation.method === 'GET' && reply.kind === 'bytes'
-    ? ['GET', 'HEAD']
-    : [operation.method];
-}
-
 export interface ServeOptions {
   /** The handler, when it is not the operation's entry in HANDLERS (test-only operations). */
   handler?: AnyHandler;

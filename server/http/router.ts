@@ -22,6 +22,10 @@ export interface Match<T> {
  * a rest parameter. A path that exists under another method answers 405 with the methods it
  * takes.
  *
+ * A HEAD is answered by the path's GET route (RFC 9110 §9.3.2): the same target, whose answer
+ * the engine sends without its body. So every GET route takes HEAD too, and is listed with it
+ * where the methods of a path are named (`Allow`, preflights).
+ *
  * Matching runs on the path as it arrived, still percent-encoded, so `%2F` is never a
  * separator; each parameter is decoded afterwards. A rest parameter (`*path`, one or more
  * segments) is decoded segment by segment and joined by `/`, and refused with `invalid_path`
@@ -50,28 +54,27 @@ export class Router<T> {
   }
 
   match(method: string, path: string): Match<T> {
-    const exact = this.exact.get(`${method} ${path}`);
+    const head = method === 'HEAD';
+    const exact =
+      this.exact.get(`${method} ${path}`) ?? (head ? this.exact.get(`GET ${path}`) : undefined);
     if (exact !== undefined) return { target: exact, params: {} };
     const allowed = new Set<string>();
     for (const route of this.routes) {
       const found = route.pattern.exec(path);
       if (!found) continue;
-      if (route.method !== method) {
+      if (route.method !== method && !(head && route.method === 'GET')) {
         allowed.add(route.method);
+        if (route.method === 'GET') allowed.add('HEAD');
         continue;
       }
-      const params: Record<string, string> = {};
-      const last = route.names.length - 1;
-      route.names.forEach((name, index) => {
-        const raw = found[index + 1] as string;
-        params[name] = route.rest && index === last ? decodeRest(name, raw) : decodeSegment(raw);
-      });
-      return { target: route.target, params };
+      return { target: route.target, params: parameters(route, found) };
     }
+    // A HEAD's refusal has the length of the GET's: the text is the one GET would send.
+    const asked = head ? 'GET' : method;
     if (allowed.size > 0) {
       throw new ServiceError(
         'method_not_allowed',
-        `${path} takes ${[...allowed].join(', ')}, not ${method}.`,
+        `${path} takes ${[...allowed].join(', ')}, not ${asked}.`,
         {
           allow: [...allowed],
         },
@@ -81,11 +84,24 @@ export class Router<T> {
   }
 }
 
+/** A route's parameters from its match: each decoded, a rest parameter as a path. */
+function parameters<T>(route: Route<T>, found: RegExpExecArray): Record<string, string> {
+  const params: Record<string, string> = {};
+  const last = route.names.length - 1;
+  route.names.forEach((name, index) => {
+    const raw = found[index + 1] as string;
+    params[name] = route.rest && index === last ? decodeRest(name, raw) : decodeSegment(raw);
+  });
+  return params;
+}
+
 /** The answer for a route that does not exist, or that the caller may not know of. */
 export function routeNotFound(method: string, path: string): ServiceError {
+  // A HEAD asks what GET would answer, and its answer says the length of GET's.
+  const asked = method === 'HEAD' ? 'GET' : method;
   return new ServiceError(
     'not_found',
-    `Nothing is at ${method} ${path}. The routes are listed at /openapi.json.`,
+    `Nothing is at ${asked} ${path}. The routes are listed at /openapi.json.`,
   );
 }
 

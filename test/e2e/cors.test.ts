@@ -27,7 +27,7 @@ test("a preflight for an operation's path names its methods and the headers a pa
   });
   assert.is(response.status, 204);
   assert.is(response.headers.get('access-control-allow-origin'), '*');
-  assert.is(response.headers.get('access-control-allow-methods'), 'GET, OPTIONS');
+  assert.is(response.headers.get('access-control-allow-methods'), 'GET, HEAD, OPTIONS');
   assert.match(response.headers.get('access-control-allow-headers') ?? '', /authorization/);
 });
 

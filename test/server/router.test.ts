@@ -100,7 +100,7 @@ test('malformed percent-encoding is refused as invalid input', () => {
 test('a path under another method answers 405 naming the methods it takes', () => {
   const error = refusal(() => router().match('DELETE', '/workspaces/w/files/a.md'));
   assert.is(error.code, 'method_not_allowed');
-  assert.equal(error.extra.allow, ['GET', 'PUT']);
+  assert.equal(error.extra.allow, ['GET', 'HEAD', 'PUT']);
 });
 
 test.run();
