@@ -22,6 +22,7 @@ import { errorXml, parseBlockList } from './azure-xml.ts';
 import { listBlobs } from './list-blobs.ts';
 import {
   asRefusal,
+  copyFromUrlRefused,
   fileLinkOnContainer,
   need,
   permissionMismatch,
@@ -43,6 +44,7 @@ import {
  *                                                delimiter)                             200
  *   GET  <container>?restype=container           Get Container Properties               200
  *
+ * A PUT that names `x-ms-copy-source` (a copy from a URL) is refused 409 FeatureNotSupported.
  * Refusals are Azure's XML `<Error>` with `x-ms-error-code`; every answer carries
  * `x-ms-request-id`, `x-ms-version` and echoes `x-ms-client-request-id`.
  */
@@ -149,6 +151,7 @@ async function serve(
   if (method === 'PUT') {
     need(link.canWrite, 'write');
     const workspace = await readableByLink(services, principal, call.workspaceId);
+    if (request.headers['x-ms-copy-source'] !== undefined) throw copyFromUrlRefused(request);
     if (comp === 'block') {
       const blockId = query.get('blockid') ?? '';
       const body = request.stream(MAX_BLOCK_BYTES);

@@ -30,6 +30,32 @@ export function unsupported(request: EngineRequest): LinkRefused {
   );
 }
 
+/**
+ * A copy from a URL (`x-ms-copy-source`: Copy Blob, Copy Blob From URL, Put Blob From URL, Put
+ * Block From URL) is refused before anything is read or stored: served as a plain Put it would
+ * save an empty body over the file. 409, the status Azure gives an operation it does not support
+ * in a given place (BlobOperationNotSupported); unlike a 5xx, the SDKs do not retry it.
+ */
+export function copyFromUrlRefused(request: EngineRequest): LinkRefused {
+  return new LinkRefused(
+    409,
+    'FeatureNotSupported',
+    `Storage links do not copy from a URL (${copyOperation(request)}): download the source's bytes and upload them instead.`,
+  );
+}
+
+/** Which of Azure's copy calls a request carrying x-ms-copy-source is. */
+function copyOperation(request: EngineRequest): string {
+  const comp = new URLSearchParams(request.query).get('comp');
+  if (comp === 'block') return 'Put Block From URL';
+  if (comp !== null) return `x-ms-copy-source with comp=${comp}`;
+  if (request.headers['x-ms-blob-type'] !== undefined) return 'Put Blob From URL';
+  if (request.headers['x-ms-requires-sync']?.trim().toLowerCase() === 'true') {
+    return 'Copy Blob From URL';
+  }
+  return 'Copy Blob';
+}
+
 /** The operation a request names (comp, restype), never its signature. */
 export function described(request: EngineRequest): string {
   const query = new URLSearchParams(request.query);
