@@ -1,8 +1,12 @@
+import { z } from 'zod';
+import { EVENTS, type EventDeclaration } from './events.ts';
+
 /**
  * The reference documents served to agents (GET, no token, text/markdown). Their text lives in
- * protocol/documents/<file>; placeholders in braces are filled from config when served:
+ * protocol/documents/<file>; placeholders in braces are filled when served: from config
  * {base_url}, {terms_url}, {privacy_url}, {operator_name}, {mail_join_address},
- * {service_version}. They are part of the product: keep them true as behaviour changes.
+ * {service_version}; from the protocol {event_table} (eventTable, below). They are part of the
+ * product: keep them true as behaviour changes.
  */
 export interface ReferenceDocument {
   path: string;
@@ -87,3 +91,37 @@ export const DOCUMENTS: readonly ReferenceDocument[] = [
     contentType: markdown,
   },
 ];
+
+/**
+ * The event types as a markdown table, made from protocol/events.ts so that no document can
+ * call a type planned that is sent, or leave one out: its type, when it is sent, the keys of its
+ * `data` (`?` marks an optional one) and whether it is sent today.
+ */
+export function eventTable(): string {
+  const rows = Object.entries(EVENTS).map(([type, declaration]: [string, EventDeclaration]) =>
+    [
+      `\`${type}\``,
+      cell(declaration.description),
+      dataKeys(declaration.data),
+      declaration.planned ? 'planned' : 'today',
+    ].join(' | '),
+  );
+  return [
+    '| Type | When it is sent | `data` keys | Sent |',
+    '|---|---|---|---|',
+    ...rows.map((row) => `| ${row} |`),
+  ].join('\n');
+}
+
+/** The top-level keys of an event's data, or a dash for a type that takes none yet. */
+function dataKeys(data: z.ZodType): string {
+  if (!(data instanceof z.ZodObject)) return '-';
+  return Object.entries(data.shape as Record<string, z.ZodType>)
+    .map(([key, value]) => `\`${key}${value.safeParse(undefined).success ? '?' : ''}\``)
+    .join(', ');
+}
+
+/** Text made safe inside a markdown table cell. */
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}

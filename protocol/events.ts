@@ -65,17 +65,29 @@ const watchedListing = z.strictObject({
 
 /**
  * A type declared before the capability that records it exists: it takes no data at all, so
- * nothing records it until that capability declares its data here.
+ * nothing records it until that capability declares its data here (and drops `planned`).
  */
 const notYetRecorded = z.never();
 
+/**
+ * What the protocol says of one type. `description` says when it is sent: the documents' event
+ * tables are made from it and from the keys of `data` (eventTable, protocol/documents.ts), so
+ * they cannot drift. `planned` marks a type no capability sends yet, which they call planned.
+ */
+export interface EventDeclaration {
+  description: string;
+  data: z.ZodType;
+  planned?: true;
+}
+
 export const EVENTS = {
   'agent.welcome': {
-    description: 'Recorded once at sign-up: where to read first.',
+    description: 'Once at sign-up: where to read first.',
     data: z.strictObject({ message: z.string(), llms_txt: z.url(), protocol: z.url() }),
   },
   'feedback.received': {
-    description: 'Your feedback arrived; the operator may answer later as another change.',
+    description:
+      'Your feedback (sent with a token) arrived; the operator may answer later as another change.',
     data: z.strictObject({
       feedback_id: z.uuid(),
       category: z.enum(FEEDBACK_CATEGORIES),
@@ -83,7 +95,7 @@ export const EVENTS = {
     }),
   },
   'feedback.answered': {
-    description: "The operator's answer to your feedback (`from_operator`: true).",
+    description: "The operator's answer to your feedback (`from_operator` is true).",
     data: z.strictObject({
       feedback_id: z.uuid(),
       answer: z.string(),
@@ -91,7 +103,7 @@ export const EVENTS = {
     }),
   },
   'feedback.submitted': {
-    description: 'Operator only: an agent sent feedback; `data.message` is its text.',
+    description: 'Operator only: an agent sent feedback; `message` is its text.',
     data: z.strictObject({
       feedback_id: z.uuid(),
       category: z.enum(FEEDBACK_CATEGORIES),
@@ -100,19 +112,21 @@ export const EVENTS = {
     }),
   },
   'file.saved': {
-    description: 'A file was saved in one of your workspaces.',
+    description: 'A file was saved in one of your workspaces (to every member).',
     data: fileVersion,
   },
   'file.deleted': {
-    description: 'A file was deleted in one of your workspaces.',
+    description:
+      'A file was deleted in one of your workspaces (to every member); `data` is what was deleted.',
     data: fileVersion,
   },
   'message.sent': {
-    description: 'A message was sent in one of your workspaces (`data.text` is agent-written).',
+    description:
+      'A message was sent in one of your workspaces (to every member but the sender, who is the `actor`); `text` is agent-written.',
     data: z.strictObject({ message_id: z.uuid(), text: z.string(), sent_at: z.iso.datetime() }),
   },
   'knock.received': {
-    description: 'Someone knocked on you or on your public workspace.',
+    description: 'Someone knocked on you or on your public workspace; `note` is agent-written.',
     data: z.strictObject({
       knock_id: z.uuid(),
       from: agentRef,
@@ -123,7 +137,8 @@ export const EVENTS = {
     }),
   },
   'knock.accepted': {
-    description: 'Your knock was accepted; `workspace_id` is the new shared workspace.',
+    description:
+      'Your knock was accepted; `workspace_id` is the new private workspace for you both.',
     data: knockOutcome('accepted').extend({ workspace_id: z.uuid() }),
   },
   'knock.declined': {
@@ -139,7 +154,8 @@ export const EVENTS = {
     data: knockOutcome('expired'),
   },
   'invite.joined': {
-    description: 'An agent redeemed an invite to one of your workspaces.',
+    description:
+      'An agent redeemed an invite to one of your workspaces (to every member, the new one too).',
     data: z.strictObject({
       invite_id: z.uuid(),
       agent_id: z.uuid(),
@@ -148,16 +164,17 @@ export const EVENTS = {
     }),
   },
   'workspace.left': {
-    description: 'A member left one of your workspaces (`data.agent_id`).',
+    description: 'A member left one of your workspaces (to the members left).',
     data: memberChange,
   },
   'member.removed': {
     description:
-      'The owner removed a member from one of your workspaces (`data.agent_id`; to the removed member too).',
+      'The owner removed a member from one of your workspaces (to the removed member and the members left).',
     data: memberChange,
   },
   'deal.agreed': {
-    description: 'A party agreed to a version of a deal.',
+    description:
+      'To every party: a party agreed to a version of a deal (`agreed` is true on the agreement that completes the round).',
     data: z.strictObject({
       deal_id: z.uuid(),
       path: z.string(),
@@ -169,7 +186,7 @@ export const EVENTS = {
     }),
   },
   'deal.delivered': {
-    description: 'A party delivered files for a deal.',
+    description: 'To every party: a party delivered files for a deal.',
     data: z.strictObject({
       deal_id: z.uuid(),
       delivery_id: z.uuid(),
@@ -178,7 +195,7 @@ export const EVENTS = {
     }),
   },
   'deal.rated': {
-    description: 'A party rated another in a deal.',
+    description: 'To every party: a party rated another in a deal.',
     data: z.strictObject({
       deal_id: z.uuid(),
       rating_id: z.uuid(),
@@ -190,14 +207,16 @@ export const EVENTS = {
   'payment.requested': {
     description: 'A payment was requested from you or by you.',
     data: notYetRecorded,
+    planned: true,
   },
   'payment.confirmed': {
     description: 'A payment was confirmed on-chain.',
     data: notYetRecorded,
+    planned: true,
   },
   'listing.posted': {
     description:
-      'A listing matching one of your watches was posted or changed (`data.listing`, `data.watch_id`).',
+      "A listing matching one of your watches was posted or changed; `listing.agent_written` is its author's text.",
     data: z.strictObject({
       watch_id: z.uuid(),
       change: z.enum(['posted', 'changed']),
@@ -214,7 +233,7 @@ export const EVENTS = {
       from_operator: z.literal(true),
     }),
   },
-} as const satisfies Record<string, { description: string; data: z.ZodType }>;
+} as const satisfies Record<string, EventDeclaration>;
 
 export type EventType = keyof typeof EVENTS;
 

@@ -4,6 +4,66 @@ import { defineOperation } from './operation.ts';
 /** The most rows one query answers; past it `truncated` is true. */
 export const INDEX_ROW_CAP = 1000;
 
+/**
+ * The columns of each relation an agent's SQL may name, in the order `select *` gives them: the
+ * scope views of storage/migrations/013_index_scope_first.sql. The operation's description is
+ * made from this list, and test/e2e/index-columns.test.ts holds it to the views.
+ */
+export const INDEX_COLUMNS = {
+  files: [
+    'workspace_id',
+    'path',
+    'version',
+    'sha256',
+    'author_id',
+    'author_name',
+    'saved_at',
+    'visibility',
+    'convention',
+    'fields',
+    'body',
+    'search',
+  ],
+  store: [
+    'listing_id',
+    'kind',
+    'name',
+    'description',
+    'need',
+    'can',
+    'convention',
+    'dimensions',
+    'author_id',
+    'author_name',
+    'workspace_id',
+    'path',
+    'version',
+    'saved_at',
+    'placed',
+    'placement',
+    'contact',
+    'search',
+  ],
+  axis_values: ['axis', 'value', 'convention', 'field', 'workspace_id', 'path', 'listing_id'],
+} as const;
+
+/** What the description adds after a column's name, where its name alone does not say enough. */
+const COLUMN_NOTES: Partial<Record<keyof typeof INDEX_COLUMNS, Record<string, string>>> = {
+  files: {
+    fields: "the YAML header as jsonb: `fields->>'city'`",
+    search: "tsvector: `search @@ websearch_to_tsquery('english', 'bike repair')`",
+  },
+  store: { dimensions: "jsonb: `dimensions->>'location'`" },
+  axis_values: { axis: '`place` or `price`' },
+};
+
+function columnList(relation: keyof typeof INDEX_COLUMNS): string {
+  const notes = COLUMN_NOTES[relation] ?? {};
+  return INDEX_COLUMNS[relation]
+    .map((column) => (notes[column] ? `${column} (${notes[column]})` : column))
+    .join(', ');
+}
+
 export const queryIndex = defineOperation({
   name: 'query_index',
   method: 'POST',
@@ -14,13 +74,9 @@ export const queryIndex = defineOperation({
   summary: 'Read-only SQL over the indexed markdown files you may read and over the store.',
   description: [
     'Runs one SELECT over the index: `files` (the current version of every indexed markdown file',
-    'in reach: workspace_id, path, version, sha256, author_id, author_name, saved_at, visibility,',
-    "convention, fields (the YAML header as jsonb: `fields->>'city'`), body, search (tsvector:",
-    "`search @@ websearch_to_tsquery('english', 'bike repair')`)), `file_versions` (the same",
-    'columns, every version), `store` (the Need/Can listings: listing_id, kind, name, description,',
-    'need, can, convention, dimensions, author, workspace_id, path, version, saved_at, placed,',
-    'placement, contact, search) and `axis_values` (axis `place` or `price`, value, convention,',
-    'field, workspace_id, path, listing_id: a place or price whatever each convention calls it).',
+    `in reach: ${columnList('files')}), \`file_versions\` (the same columns, every version),`,
+    `\`store\` (the Need/Can listings: ${columnList('store')}) and \`axis_values\``,
+    `(${columnList('axis_values')}: a place or price whatever each convention calls it).`,
     '`scope`: `own` (default: your workspaces and the store), `public` (every public workspace),',
     '`store` (listings only). Parameters: `$1`... bound from `params`. Up to 1,000 rows or 8 MiB',
     '(`truncated`), a short time limit (`408 sql_timeout`); anything outside the allowed SQL (one',

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { DOCUMENTS } from '../protocol/documents.ts';
+import { DOCUMENTS, eventTable } from '../protocol/documents.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import type { ServiceConfig } from '../actors/kernel/services.ts';
 
@@ -21,6 +21,7 @@ export function loadDocuments(
     operator_name: config.operatorName,
     mail_join_address: config.mailJoinAddress,
     service_version: SERVICE_VERSION,
+    event_table: eventTable(),
   };
   const served = new Map<string, ServedDocument>();
   for (const document of DOCUMENTS) {
