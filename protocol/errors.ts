@@ -16,7 +16,7 @@ export const ERRORS = {
   },
   invalid_path: {
     status: 400,
-    title: 'A path segment is empty, ".", "..", or holds NUL or an encoded "/"',
+    title: 'The file path breaks one of the path rules (`detail` names which)',
   },
   invalid_cursor: {
     status: 400,
@@ -35,7 +35,10 @@ export const ERRORS = {
     status: 416,
     title: 'The Range starts past the end of the content',
   },
-  unsupported_media_type: { status: 415, title: 'This route takes another content type' },
+  unsupported_media_type: {
+    status: 415,
+    title: 'This route takes another content type (JSON bodies: `application/json`)',
+  },
   idempotency_key_in_use: {
     status: 409,
     title: 'A request with that Idempotency-Key is still running',
@@ -43,6 +46,11 @@ export const ERRORS = {
   conflict: {
     status: 409,
     title: 'Others changed this at the same moment; retry the request',
+  },
+  owner_cannot_leave: {
+    status: 409,
+    title:
+      'The owner cannot leave its own workspace, nor hand it over; do not retry (remove members instead)',
   },
   invite_already_used: { status: 409, title: 'That invite has been redeemed already' },
   invite_expired: { status: 410, title: 'That invite has expired' },

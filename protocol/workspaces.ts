@@ -212,12 +212,13 @@ export const leaveWorkspace = defineOperation({
     "workspace's files (a public workspace you may still read, as every agent may), and the",
     'members left get a `workspace.left` change. The files you saved stay, with their receipts;',
     'the invites you made that are still pending are revoked.',
-    'The owner cannot leave (`409 conflict`). A workspace you are not a member of answers `404`,',
-    'as one that does not exist.',
+    'The owner cannot leave, nor hand the workspace over (`409 owner_cannot_leave`: do not',
+    'retry; to stop sharing it, remove its members with remove_member). A workspace you are not',
+    'a member of answers `404`, as one that does not exist.',
   ].join(' '),
   input: z.strictObject({ workspace_id: z.uuid().describe('The workspace to leave.') }),
   output: z.object({ workspace_id: z.uuid(), left: z.literal(true) }),
-  errors: ['not_found', 'conflict'],
+  errors: ['not_found', 'owner_cannot_leave'],
 });
 
 export const removeMember = defineOperation({

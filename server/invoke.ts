@@ -66,6 +66,16 @@ export async function agentForToken(
 /** Any operation's handler, as the doors call it. */
 export type AnyHandler = (call: Call & CallTransport, input: unknown) => Promise<unknown>;
 
+/**
+ * Where a door took an operation's fields from, so that a refusal names them as the caller
+ * sent them: over HTTP the path parameters travel in the path and the others in the body or
+ * the query. A door that gives none (MCP) takes every field as an argument.
+ */
+export interface InputPlaces {
+  readonly pathParameters: readonly string[];
+  readonly others: 'body' | 'query';
+}
+
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
@@ -80,10 +90,19 @@ export async function run(
   operation: Operation,
   principal: Principal | null,
   rawInput: Record<string, unknown>,
-  caller: { readonly signal: AbortSignal; readonly transport?: CallTransport },
+  caller: {
+    readonly signal: AbortSignal;
+    readonly transport?: CallTransport;
+    readonly places?: InputPlaces;
+  },
   handler = HANDLERS[operation.name as OperationName] as AnyHandler,
 ): Promise<unknown> {
-  const input = decodeInput(operation.input, rawInput, restParameter(operation.path));
+  const input = decodeInput(
+    operation.input,
+    rawInput,
+    restParameter(operation.path),
+    caller.places,
+  );
   const transport = caller.transport;
   // The signal is read only by handlers that wait; making one costs time on every request.
   const answer = handler(
@@ -133,12 +152,14 @@ function undeclaredAsFailure(operation: Operation, error: unknown): unknown {
  * Decodes with the operation's schema; refusals name the field and say what to send. Every door
  * and every operation passes here, so the rules no schema states are held here too
  * (protocol/input-guard.ts): no NUL in any text, no nesting past a bound, integers within the
- * database's range. `pathField` is the operation's file path (NUL there is `invalid_path`).
+ * database's range. `pathField` is the operation's file path (NUL there is `invalid_path`);
+ * `places` says where the door took the fields from, for the words of an `unknown_field`.
  */
 export function decodeInput(
   schema: z.ZodObject,
   raw: Record<string, unknown>,
   pathField?: string,
+  places?: InputPlaces,
 ): unknown {
   refuseHostileShape(raw, { pathField });
   const parsed = schema.safeParse(raw);
@@ -146,17 +167,19 @@ export function decodeInput(
     integerCheckOf(schema)?.(parsed.data);
     return parsed.data;
   }
-  const unknownKeys = parsed.error.issues.flatMap((issue) =>
-    issue.code === 'unrecognized_keys' ? issue.keys : [],
-  );
-  const accepted = Object.keys(schema.shape);
-  if (unknownKeys.length > 0) {
+  const unknownIssues = parsed.error.issues.filter((issue) => issue.code === 'unrecognized_keys');
+  if (unknownIssues.length > 0) {
+    const unknownKeys = unknownIssues.flatMap((issue) => issue.keys);
+    // A key unknown inside a field is named by its whole path; the list of what the operation
+    // takes is of its own fields, so it is given only when the unknown keys are among those.
+    const nested = unknownIssues.some((issue) => issue.path.length > 0);
+    const names = unknownIssues.flatMap((issue) =>
+      issue.keys.map((key) => quoted([...issue.path, key].join('.'))),
+    );
     throw new ServiceError(
       'unknown_field',
-      `Unknown field${unknownKeys.length > 1 ? 's' : ''} ${unknownKeys.map((k) => `\`${k}\``).join(', ')}. ` +
-        (accepted.length > 0
-          ? `This operation takes: ${accepted.map((k) => `\`${k}\``).join(', ')}.`
-          : 'This operation takes no fields.'),
+      `Unknown field${names.length > 1 ? 's' : ''} ${names.join(', ')}.` +
+        (nested ? '' : ` ${whatItTakes(Object.keys(schema.shape), places)}`),
       { fields: unknownKeys },
     );
   }
@@ -169,6 +192,26 @@ export function decodeInput(
     issues.map((issue) => `${issue.field}: ${issue.message}`).join('; '),
     { field: issues[0]?.field, issues },
   );
+}
+
+/**
+ * The fields an operation takes, said where the caller sends them: over HTTP the body's or the
+ * query's, with the path parameters named apart (sent in the body they are refused too).
+ */
+function whatItTakes(fields: readonly string[], places: InputPlaces | undefined): string {
+  const inPath = places ? fields.filter((name) => places.pathParameters.includes(name)) : [];
+  const carried = fields.filter((name) => !inPath.includes(name));
+  const where = places ? `The ${places.others}` : 'This operation';
+  const taken =
+    carried.length > 0
+      ? `${where} takes: ${carried.map(quoted).join(', ')}.`
+      : `${where} takes no fields.`;
+  if (inPath.length === 0) return taken;
+  return `${taken} ${inPath.map(quoted).join(', ')} ${inPath.length > 1 ? 'go' : 'goes'} in the path.`;
+}
+
+function quoted(name: string): string {
+  return `\`${name}\``;
 }
 
 /** Each input's integer range check (null: it has no integer field), made on first use. */

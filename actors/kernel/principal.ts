@@ -29,13 +29,23 @@ export function principalOf(record: AgentRow): Principal {
 }
 
 /**
+ * How a kind of thing is asked for, where that is not by its id: a file by its path (and a
+ * version number), so its refusal names what the caller sent.
+ */
+const ASKED_FOR_BY: Readonly<Record<string, string>> = {
+  file: 'at that path',
+  'file version': 'with that path and version',
+};
+
+/**
  * The one refusal for "not there, or not yours to see" (protocol/documents/protocol.md,
  * "Requests and answers"): the same code and the same words whichever it is, so an answer
  * never tells a stranger that something exists.
- * `what` names the kind of thing ("workspace", "invite"), never the id asked for.
+ * `what` names the kind of thing ("workspace", "invite"), never the id or path asked for.
  */
 export function notFound(what: string): ServiceError {
-  return new ServiceError('not_found', `There is no ${what} with that id that you can see.`);
+  const by = ASKED_FOR_BY[what] ?? 'with that id';
+  return new ServiceError('not_found', `There is no ${what} ${by} that you can see.`);
 }
 
 /**

@@ -209,8 +209,10 @@ export const leaveWorkspace: Handler<'leave_workspace'> = async (
     if (!role) throw unknown();
     if (role === 'owner') {
       throw new ServiceError(
-        'conflict',
-        'The owner cannot leave its own workspace; it stays the owner of its files and members.',
+        'owner_cannot_leave',
+        'The owner cannot leave its own workspace, and ownership cannot be handed over: do not ' +
+          'retry. It stays the owner of its files and members; to stop sharing it, remove its ' +
+          'members (`DELETE /workspaces/<workspace_id>/members/<agent_id>`).',
       );
     }
     await deleteMember(tx, workspace.workspaceId, principal.agentId);

@@ -11,11 +11,13 @@ import {
 import { refuseHostileShape } from '../../protocol/input-guard.ts';
 import {
   jsonBodyLimit,
+  pathParameters,
   restParameter,
   takesIdempotencyKey,
   type Operation,
 } from '../../protocol/operation.ts';
-import { authenticate, run, type AnyHandler } from '../invoke.ts';
+import { toJsonSchema, type JsonSchema } from '../../protocol/json-schema.ts';
+import { authenticate, run, type AnyHandler, type InputPlaces } from '../invoke.ts';
 import { negotiateFormat } from './accept.ts';
 import { byteResponse } from './byte-reply.ts';
 import type { EngineRequest, EngineResponse } from './engine.ts';
@@ -50,16 +52,29 @@ function queryInput(query: string): Record<string, unknown> {
   return input;
 }
 
-const JSON_TYPES = /^(application\/(json|[\w.+-]+\+json|x-www-form-urlencoded))\s*(;|$)/i;
+/**
+ * The rule for a JSON body (protocol/documents/protocol.md, "Requests and answers"):
+ * `application/json` and any `+json` type are JSON; so is a body sent with no type, or with
+ * `application/x-www-form-urlencoded`, which `curl -d` sends unless told otherwise: agents use
+ * curl, and such a body is taken when it parses as JSON. Any other type is refused (415).
+ */
+const JSON_TYPES = /^application\/(json|[\w.+-]+\+json)\s*(;|$)/i;
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 
 /** The JSON object of a body; an empty body is an empty object. */
-async function bodyInput(request: EngineRequest, limit: number): Promise<Record<string, unknown>> {
+async function bodyInput(
+  request: EngineRequest,
+  limit: number,
+  operation: Operation,
+): Promise<Record<string, unknown>> {
   const type = request.headers['content-type'];
-  // curl -d sends form encoding by default; a JSON body under it is still taken.
-  if (type !== undefined && !JSON_TYPES.test(type)) {
+  const form = type !== undefined && FORM_TYPE.test(type);
+  if (type !== undefined && !form && !JSON_TYPES.test(type)) {
+    const mediaType = (type.split(';')[0] ?? '').trim().slice(0, 100);
     throw new ServiceError(
       'unsupported_media_type',
-      'Send the body as JSON with `Content-Type: application/json`.',
+      `This route takes a JSON body, not \`${mediaType}\`: send it with ` +
+        '`Content-Type: application/json`.',
     );
   }
   const bytes = await request.body(limit);
@@ -70,7 +85,10 @@ async function bodyInput(request: EngineRequest, limit: number): Promise<Record<
   } catch {
     throw new ServiceError(
       'invalid_json',
-      'The body is not valid JSON. Send one JSON object, e.g. {"name": "..."}.',
+      (form
+        ? 'The body is form-encoded (what `curl -d` sends without a Content-Type), not JSON. '
+        : 'The body is not valid JSON. ') +
+        `Send one JSON object with \`Content-Type: application/json\`, e.g. ${exampleBody(operation)}.`,
     );
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -79,6 +97,52 @@ async function bodyInput(request: EngineRequest, limit: number): Promise<Record<
     });
   }
   return value as Record<string, unknown>;
+}
+
+const examples = new WeakMap<Operation, string>();
+
+/**
+ * A JSON body `operation` takes, for the words of a refusal: its required body fields (or,
+ * when none is required, its first one) with a placeholder of each field's type. Path
+ * parameters are left out: they travel in the path. Made on first use.
+ */
+function exampleBody(operation: Operation): string {
+  let example = examples.get(operation);
+  if (example !== undefined) return example;
+  const schema = toJsonSchema(operation.input, 'input');
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  const inPath = new Set(pathParameters(operation.path));
+  const fields = Object.keys(properties).filter((name) => !inPath.has(name));
+  const shown = fields.some((name) => required.has(name))
+    ? fields.filter((name) => required.has(name))
+    : fields.slice(0, 1);
+  const members = shown.map(
+    (name) => `${JSON.stringify(name)}: ${JSON.stringify(placeholder(properties[name] ?? {}))}`,
+  );
+  example = `{${members.join(', ')}}`;
+  examples.set(operation, example);
+  return example;
+}
+
+/** A value of the type a JSON Schema describes: its first allowed value, or a stand-in. */
+function placeholder(schema: JsonSchema): unknown {
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  if ('const' in schema) return schema.const;
+  switch (schema.type) {
+    case 'integer':
+    case 'number':
+      // Every integer is bounded (protocol/json-schema.ts); a bound below 0 is no example.
+      return typeof schema.minimum === 'number' && schema.minimum >= 0 ? schema.minimum : 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'object':
+      return {};
+    default:
+      return '...';
+  }
 }
 
 /** An operation's binding, resolved once per operation rather than on every request. */
@@ -94,6 +158,8 @@ interface RoutePlan {
   plain: boolean;
   /** Writes whose answer can be kept for an Idempotency-Key (not byte streams). */
   idempotent: boolean;
+  /** Where the fields travel, for refusals that name them; none when nothing is in the path. */
+  places: InputPlaces | undefined;
 }
 
 const plans = new WeakMap<Operation, RoutePlan>();
@@ -113,9 +179,16 @@ function planFor(operation: Operation): RoutePlan {
       binding.body.kind !== 'bytes' && binding.reply.kind === 'json' && requestHeaders.length === 0,
     // A secret-minting operation refuses a key before this is read (secretNotReplayed).
     idempotent: takesIdempotencyKey(operation),
+    places: placesOf(operation, binding),
   };
   plans.set(operation, plan);
   return plan;
+}
+
+function placesOf(operation: Operation, binding: ResolvedBinding): InputPlaces | undefined {
+  const inPath = pathParameters(operation.path);
+  if (inPath.length === 0) return undefined;
+  return { pathParameters: inPath, others: binding.body.kind === 'json' ? 'body' : 'query' };
 }
 
 export interface ServeOptions {
@@ -156,7 +229,9 @@ export async function serveOperation(
   }
   const bodyKind = plan.binding.body.kind;
   const fields =
-    bodyKind === 'json' ? await bodyInput(request, plan.bodyLimit) : queryInput(request.query);
+    bodyKind === 'json'
+      ? await bodyInput(request, plan.bodyLimit, operation)
+      : queryInput(request.query);
   // Refused here, before the handler runs, when the declared length is over the limit.
   const body = bodyKind === 'bytes' ? request.stream(plan.bodyLimit) : undefined;
   for (const name of Object.keys(params)) {
@@ -170,14 +245,18 @@ export async function serveOperation(
   }
   const input = Object.keys(params).length === 0 ? fields : { ...fields, ...params };
   // The request itself serves as the caller (its signal) on the plain path: no object more.
-  const caller = plan.plain
-    ? request
-    : {
-        get signal() {
-          return request.signal;
-        },
-        transport: { body, headers: pickHeaders(request.headers, plan.requestHeaders), format },
-      };
+  const caller =
+    plan.plain && plan.places === undefined
+      ? request
+      : {
+          get signal() {
+            return request.signal;
+          },
+          places: plan.places,
+          transport: plan.plain
+            ? undefined
+            : { body, headers: pickHeaders(request.headers, plan.requestHeaders), format },
+        };
   const log = options.log ?? ignore;
   if (key === undefined || !plan.idempotent) {
     const result = await run(services, operation, principal, input, caller, options.handler);

@@ -139,7 +139,7 @@ test('in a private workspace every member invites; in a public one only the owne
   assert.is(listing.code, 'forbidden', 'nor sees the invites');
 });
 
-test('the owner can neither leave nor remove itself: both answer 409 conflict and it stays the owner', async ({
+test('the owner can neither leave (409 owner_cannot_leave) nor remove itself (409 conflict): it stays the owner', async ({
   door,
 }) => {
   const { owner, workspaceId } = await workspaceWithMember(door, 'private');
@@ -149,7 +149,7 @@ test('the owner can neither leave nor remove itself: both answer 409 conflict an
     { workspace_id: workspaceId },
     owner.api_token,
   );
-  assert.is(leaving.code, 'conflict');
+  assert.is(leaving.code, 'owner_cannot_leave');
   const removing = await door.refusal(
     'remove_member',
     { workspace_id: workspaceId, agent_id: owner.agent_id },

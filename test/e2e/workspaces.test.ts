@@ -176,7 +176,7 @@ test('a member leaves: it no longer reads the workspace, the members left hear o
     call(server, 'POST', `/workspaces/${workspace_id}/leave`, agent.api_token, {});
   const ownerLeaving = await leave(owner);
   assert.is(ownerLeaving.status, 409);
-  assert.is(ownerLeaving.body.code, 'conflict');
+  assert.is(ownerLeaving.body.code, 'owner_cannot_leave');
   const strangerLeaving = await leave(stranger);
   assert.is(strangerLeaving.status, 404);
   assert.is(strangerLeaving.body.code, 'not_found');
