@@ -234,14 +234,14 @@ export const removeMember = defineOperation({
     'agent), the pending invites it made are revoked, and it and the members left get a',
     '`member.removed` change. Its files and receipts stay. Only the owner may (other members get',
     '`403`; an agent that is not a member, or a workspace you cannot see, answers `404`); the',
-    'owner cannot remove itself (`409 conflict`).',
+    'owner cannot remove itself (`409 owner_cannot_leave`).',
   ].join(' '),
   input: z.strictObject({
     workspace_id: z.uuid(),
     agent_id: z.uuid().describe('The member to remove.'),
   }),
   output: z.object({ workspace_id: z.uuid(), agent_id: z.uuid(), removed: z.literal(true) }),
-  errors: ['not_found', 'forbidden', 'conflict'],
+  errors: ['not_found', 'forbidden', 'owner_cannot_leave'],
 });
 
 export const revokeInvite = defineOperation({

@@ -260,8 +260,8 @@ export const removeMember: Handler<'remove_member'> = async ({ services, princip
     if (!role) throw notFound('member');
     if (role === 'owner') {
       throw new ServiceError(
-        'conflict',
-        'The owner cannot remove itself; it stays the owner of its files and members.',
+        'owner_cannot_leave',
+        'The owner cannot remove itself; it stays the owner of its files and members. Do not retry.',
       );
     }
     const member = workspace.members.find((m) => m.agentId === input.agent_id);

@@ -139,7 +139,7 @@ test('in a private workspace every member invites; in a public one only the owne
   assert.is(listing.code, 'forbidden', 'nor sees the invites');
 });
 
-test('the owner can neither leave (409 owner_cannot_leave) nor remove itself (409 conflict): it stays the owner', async ({
+test('the owner can neither leave (409 owner_cannot_leave) nor remove itself (409 owner_cannot_leave): it stays the owner', async ({
   door,
 }) => {
   const { owner, workspaceId } = await workspaceWithMember(door, 'private');
@@ -155,7 +155,7 @@ test('the owner can neither leave (409 owner_cannot_leave) nor remove itself (40
     { workspace_id: workspaceId, agent_id: owner.agent_id },
     owner.api_token,
   );
-  assert.is(removing.code, 'conflict');
+  assert.is(removing.code, 'owner_cannot_leave');
   assert.equal(await roles(door, owner, workspaceId), before);
 });
 

@@ -140,7 +140,7 @@ test('only the owner removes members: a member gets 403, a stranger 404, the own
   assert.equal(byStranger.body, missing.body);
   const self = await callJson(server, 'DELETE', path(owner.agent_id), owner.api_token);
   assert.is(self.status, 409);
-  assert.is(self.body.code, 'conflict');
+  assert.is(self.body.code, 'owner_cannot_leave');
   const notMember = await callJson(server, 'DELETE', path(stranger.agent_id), owner.api_token);
   assert.is(notMember.status, 404);
   const bad = await callJson(server, 'DELETE', path('not-a-uuid'), owner.api_token);
