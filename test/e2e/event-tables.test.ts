@@ -34,7 +34,8 @@ test('/notifications/protocol and /protocol list every event type, sent today or
 
 test('no reference document calls an event type planned that is sent today', async ({ server }) => {
   const sentToday = declarations.filter(([, declaration]) => !declaration.planned);
-  for (const document of DOCUMENTS) {
+  // The changelog is history: it may say what was planned once.
+  for (const document of DOCUMENTS.filter((d) => d.path !== '/changelog')) {
     const text = await (await server.get(document.path)).text();
     // A table row is one statement; elsewhere, one sentence is.
     const statements = text
