@@ -2,7 +2,9 @@
  * Runs every `*.test.ts` under test/ (or the files named on the command line) with uvu, then
  * prints `N passed, N failed` as the last line, which CI reads. Suites that need PostgreSQL
  * (test/helpers/storage.ts, postgresSuite) are counted when skipped for want of DATABASE_URL;
- * with REQUIRE_POSTGRES=1 each skipped one counts as failed.
+ * with REQUIRE_POSTGRES=1 each skipped one counts as failed. Suites that need a real client
+ * installed outside npm (test/helpers/real-clients.ts) are reported the same way, and fail the
+ * run when REQUIRE_CLIENTS=1.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -76,6 +78,20 @@ if (notRun.length > 0) {
       ` (${notRun.join('; ')})`,
   );
   if (required) failed += notRun.length;
+}
+
+// Suites that drive a real third-party client (rclone, the Python SDKs) never skip silently
+// either; `.ci/run` installs the clients and sets REQUIRE_CLIENTS=1.
+const { clientSuitesSkipped } = await import('./helpers/real-clients.ts');
+const clientsMissing = clientSuitesSkipped();
+if (clientsMissing.length > 0) {
+  const required = process.env.REQUIRE_CLIENTS === '1';
+  console.log(
+    `${clientsMissing.length} real-client suite${clientsMissing.length === 1 ? '' : 's'} skipped` +
+      (required ? ' and REQUIRE_CLIENTS=1, so each counts as failed' : '') +
+      ` (${clientsMissing.join('; ')})`,
+  );
+  if (required) failed += clientsMissing.length;
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 || total === 0 ? 1 : 0);
