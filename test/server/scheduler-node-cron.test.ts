@@ -1,21 +1,14 @@
 import { createHook } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { getTasks, type ScheduledTask } from 'node-cron';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { realClock } from '../../actors/kernel/clock.ts';
 import { databaseJobStore, type JobStore } from '../../actors/kernel/scheduled-jobs.ts';
 import { Scheduler, type ScheduledJob } from '../../server/scheduler.ts';
 import type { Driver } from '../../storage/driver.ts';
 import { readScheduledJob } from '../../storage/kernel/scheduled-jobs.ts';
-import { openPostgres } from '../../storage/postgres/driver.ts';
-import {
-  driverKinds,
-  freshDatabaseUrl,
-  openTestDriver,
-  postgresSuite,
-  type DriverKind,
-} from '../helpers/storage.ts';
+import { schedulerSuite } from '../helpers/scheduler-suite.ts';
+import { driverKinds, type DriverKind } from '../helpers/storage.ts';
 
 // On the real clock node-cron fires the jobs; these schedules use its seconds field to keep
 // the waits short. Every wait below ends at the event it waits for, or fails at its deadline.
@@ -154,35 +147,8 @@ function watchTimers(): { live: Set<number>; settled: () => Promise<void>; close
   };
 }
 
-interface Context {
-  driver: Driver;
-  /** A second connection to the same database: another process, as far as the claim can tell. */
-  other: Driver;
-}
-
 function nodeCronSuite(kind: DriverKind): void {
-  const name = `scheduler on node-cron on ${kind}`;
-  const test = kind === 'postgres' ? postgresSuite<Context>(name) : suite<Context>(name);
-  const stops: (() => Promise<void>)[] = [];
-
-  test.before(async (context) => {
-    if (kind === 'postgres') {
-      const url = await freshDatabaseUrl();
-      context.driver = await openPostgres(url);
-      context.other = await openPostgres(url);
-    } else {
-      // PGlite serves one process: the second scheduler shares its driver.
-      context.driver = await openTestDriver('pglite');
-      context.other = context.driver;
-    }
-  });
-  test.after.each(async () => {
-    for (const stop of stops.splice(0)) await stop();
-  });
-  test.after(async ({ driver, other }) => {
-    if (other !== driver) await other.close();
-    await driver.close();
-  });
+  const { test, keep } = schedulerSuite(`scheduler on node-cron on ${kind}`, kind);
 
   function scheduler(
     store: JobStore,
@@ -199,8 +165,7 @@ function nodeCronSuite(kind: DriverKind): void {
       },
       retryMs: options.retryMs,
     });
-    stops.push(() => made.stop());
-    return made;
+    return keep(made);
   }
 
   test('a job fires through node-cron within a couple of seconds, as of the fire’s own time', async ({

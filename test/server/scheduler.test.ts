@@ -5,16 +5,10 @@ import { databaseJobStore, type JobStore } from '../../actors/kernel/scheduled-j
 import { configFromEnv } from '../../server/config.ts';
 import { Scheduler, type ScheduledJob, type SchedulerOptions } from '../../server/scheduler.ts';
 import type { Driver } from '../../storage/driver.ts';
-import { openPostgres } from '../../storage/postgres/driver.ts';
 import { ensureScheduledJob, readScheduledJob } from '../../storage/kernel/scheduled-jobs.ts';
 import { TestClock } from '../helpers/clock.ts';
-import {
-  driverKinds,
-  freshDatabaseUrl,
-  openTestDriver,
-  postgresSuite,
-  type DriverKind,
-} from '../helpers/storage.ts';
+import { schedulerSuite } from '../helpers/scheduler-suite.ts';
+import { driverKinds, type DriverKind } from '../helpers/storage.ts';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -40,35 +34,8 @@ async function storeNextRun(db: Driver, name: string, at: Date): Promise<void> {
   await ensureScheduledJob(db, name, at, at);
 }
 
-interface Context {
-  driver: Driver;
-  /** A second connection to the same database: another process, as far as the claim can tell. */
-  other: Driver;
-}
-
-function schedulerSuite(kind: DriverKind): void {
-  const name = `scheduler on ${kind}`;
-  const test = kind === 'postgres' ? postgresSuite<Context>(name) : suite<Context>(name);
-  const stops: (() => Promise<void>)[] = [];
-
-  test.before(async (context) => {
-    if (kind === 'postgres') {
-      const url = await freshDatabaseUrl();
-      context.driver = await openPostgres(url);
-      context.other = await openPostgres(url);
-    } else {
-      // PGlite serves one process: the second scheduler shares its driver.
-      context.driver = await openTestDriver('pglite');
-      context.other = context.driver;
-    }
-  });
-  test.after.each(async () => {
-    for (const stop of stops.splice(0)) await stop();
-  });
-  test.after(async ({ driver, other }) => {
-    if (other !== driver) await other.close();
-    await driver.close();
-  });
+function schedulerTests(kind: DriverKind): void {
+  const { test, keep } = schedulerSuite(`scheduler on ${kind}`, kind);
 
   function scheduler(
     db: Driver,
@@ -82,8 +49,7 @@ function schedulerSuite(kind: DriverKind): void {
       clock,
       log: (line) => log.push(line),
     });
-    stops.push(() => made.stop());
-    return made;
+    return keep(made);
   }
 
   test('a new job runs once at start, and its next run is stored', async ({ driver }) => {
@@ -247,9 +213,9 @@ function schedulerSuite(kind: DriverKind): void {
   test.run();
 }
 
-for (const kind of driverKinds()) schedulerSuite(kind);
+for (const kind of driverKinds()) schedulerTests(kind);
 // Without DATABASE_URL this registers a skipped suite, so the runner reports the gap.
-if (!driverKinds().includes('postgres')) schedulerSuite('postgres');
+if (!driverKinds().includes('postgres')) schedulerTests('postgres');
 
 const unit = suite('scheduler without a database');
 
