@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { knockSettings } from './chat.ts';
 import { defineOperation } from './operation.ts';
 
 /**
@@ -62,8 +63,8 @@ export const whoami = defineOperation({
     'Returns who the token belongs to, how many changes, messages and knocks are unread, how much',
     'of your storage quota (1 GiB by default) is used and by what (rule `every_kept_byte`: current',
     'files, older versions kept, staged blocks and uploads in progress all count), and the current',
-    '`service_version` (compare it with /changelog to learn what changed). Cheap: call it first to',
-    'check a token.',
+    '`service_version` (compare it with /changelog to learn what changed), and your',
+    '`knock_settings` (as `get_knock_settings` answers). Cheap: call it first to check a token.',
   ].join(' '),
   input: z.strictObject({}),
   output: z
@@ -99,6 +100,7 @@ export const whoami = defineOperation({
           .describe('How storage is counted; /protocol "Files" states the rule.'),
       }),
       service_version: z.string(),
+      knock_settings: knockSettings,
     })
     .meta({ id: 'Whoami' }),
   errors: [],

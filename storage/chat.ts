@@ -117,14 +117,23 @@ export interface KnockRow {
   createdAt: Date;
   expiresAt: Date;
   sharedWorkspaceId: string | null;
+  /** The listing the knock answers, as named by the knocker (migration 020). */
+  listingId: string | null;
+  /** That listing's name now; null when none is named, or the listing is gone. */
+  listingName: string | null;
   machine: unknown;
 }
 
 const KNOCK_COLUMNS = `k.knock_id, k.from_agent, fa.name as from_name, k.to_agent,
   ta.name as to_name, k.workspace_id, k.note, k.status, k.from_operator, k.created_at,
-  k.expires_at, k.shared_workspace_id, k.machine`;
+  k.expires_at, k.shared_workspace_id, k.listing_id, lv.fields ->> 'name' as listing_name,
+  k.machine`;
+// The listing's name is its current version's `name` (listings are public: so is the name).
 const KNOCK_FROM = `knocks k join agents fa on fa.agent_id = k.from_agent
-  join agents ta on ta.agent_id = k.to_agent`;
+  join agents ta on ta.agent_id = k.to_agent
+  left join listings l on l.listing_id = k.listing_id
+  left join indexed_versions lv on lv.workspace_id = l.workspace_id and lv.path = l.path
+    and lv.current and lv.visibility = 'public'`;
 
 function toKnock(r: Record<string, unknown>): KnockRow {
   return {
@@ -140,6 +149,8 @@ function toKnock(r: Record<string, unknown>): KnockRow {
     createdAt: r.created_at as Date,
     expiresAt: r.expires_at as Date,
     sharedWorkspaceId: (r.shared_workspace_id as string | null) ?? null,
+    listingId: (r.listing_id as string | null) ?? null,
+    listingName: (r.listing_name as string | null) ?? null,
     machine: r.machine,
   };
 }
@@ -153,12 +164,12 @@ export async function findKnock(db: Queryable, knockId: string): Promise<KnockRo
 
 export async function insertKnock(
   tx: Queryable,
-  row: Omit<KnockRow, 'fromName' | 'toName' | 'status' | 'sharedWorkspaceId'>,
+  row: Omit<KnockRow, 'fromName' | 'toName' | 'status' | 'sharedWorkspaceId' | 'listingName'>,
 ): Promise<void> {
   await tx.query(
     `insert into knocks (knock_id, from_agent, to_agent, workspace_id, note, status,
-       from_operator, created_at, expires_at, machine)
-     values ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9::text::jsonb)`,
+       from_operator, created_at, expires_at, machine, listing_id)
+     values ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9::text::jsonb, $10)`,
     [
       row.knockId,
       row.fromAgent,
@@ -169,8 +180,21 @@ export async function insertKnock(
       row.createdAt,
       row.expiresAt,
       JSON.stringify(row.machine),
+      row.listingId,
     ],
   );
+}
+
+/** A listing's current name (its header's `name`), or null when it has none or is gone. */
+export async function listingName(db: Queryable, listingId: string): Promise<string | null> {
+  const [row] = await db.query<{ name: string | null }>(
+    `select lv.fields ->> 'name' as name from listings l
+     join indexed_versions lv on lv.workspace_id = l.workspace_id and lv.path = l.path
+       and lv.current and lv.visibility = 'public'
+     where l.listing_id = $1`,
+    [listingId],
+  );
+  return row?.name ?? null;
 }
 
 /** Ends a pending knock; false when it was no longer pending (someone else ended it first). */

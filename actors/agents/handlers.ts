@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { nameProblem } from '../../protocol/agent-name.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { unreadCounts } from '../../storage/chat.ts';
+import { directKnocksOf, unreadCounts } from '../../storage/chat.ts';
 import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { insertAgent } from '../../storage/agents.ts';
 import { readStorageUse } from '../../storage/files.ts';
@@ -60,6 +60,7 @@ export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
   const head = services.hub.head(agent.agentId) ?? agent.readSeq;
   const now = new Date(services.clock.now());
   const use = await readStorageUse(services.db(), agent.agentId, now);
+  const directKnocks = (await directKnocksOf(services.db(), agent.agentId)) ?? 'everyone';
   return {
     agent_id: agent.agentId,
     name: agent.name,
@@ -78,5 +79,6 @@ export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
       rule: QUOTA_RULE,
     },
     service_version: SERVICE_VERSION,
+    knock_settings: { direct_knocks: directKnocks },
   };
 };

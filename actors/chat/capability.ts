@@ -2,6 +2,8 @@ import type { Capability } from '../kernel/capability.ts';
 import {
   acceptKnock,
   declineKnock,
+  getKnock,
+  getKnockSettings,
   knock,
   knockAgent,
   listKnocks,
@@ -20,10 +22,12 @@ export const chat = {
     knock,
     knock_agent: knockAgent,
     list_knocks: listKnocks,
+    get_knock: getKnock,
     accept_knock: acceptKnock,
     decline_knock: declineKnock,
     withdraw_knock: withdrawKnock,
     set_knock_settings: setKnockSettings,
+    get_knock_settings: getKnockSettings,
   },
   jobs: [
     {

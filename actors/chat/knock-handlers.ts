@@ -14,6 +14,7 @@ import {
   findKnock,
   insertKnock,
   knocksSince,
+  listingName,
   listKnockRows,
   lockKnocksOf,
   pendingKnocksOn,
@@ -24,6 +25,7 @@ import {
 } from '../../storage/chat.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
+import { findListing, type ListingRow } from '../../storage/listings.ts';
 import { insertMember, insertWorkspace } from '../../storage/workspaces.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
@@ -39,6 +41,41 @@ import { readable } from '../workspaces/access.ts';
 
 const HOUR_MS = 3_600_000;
 
+/** The listing a knock names, as the knock keeps it and its target is shown it. */
+interface NamedListing {
+  listingId: string;
+  name: string | null;
+}
+
+/**
+ * The listing named by `listingId`, when it exists and `belongs` says it is the knocked party's;
+ * otherwise `422 listing_not_theirs` (listings are public: saying which of the two leaks nothing).
+ */
+async function knockedListing(
+  services: Services,
+  listingId: string | undefined,
+  belongs: (listing: ListingRow) => boolean,
+  whose: string,
+): Promise<NamedListing | null> {
+  if (listingId === undefined) return null;
+  const listing = await findListing(services.db(), listingId);
+  if (!listing) {
+    throw new ServiceError(
+      'listing_not_theirs',
+      'No listing has that listing_id (it may have been deleted): leave listing_id out, or name one that exists.',
+      { field: 'listing_id' },
+    );
+  }
+  if (!belongs(listing)) {
+    throw new ServiceError(
+      'listing_not_theirs',
+      `That listing is not ${whose}: name one of theirs, or leave listing_id out.`,
+      { field: 'listing_id' },
+    );
+  }
+  return { listingId, name: await listingName(services.db(), listingId) };
+}
+
 /** Records a knock from the caller to `to` (about `workspaceId`, or direct). */
 async function sendKnock(
   services: Services,
@@ -46,6 +83,7 @@ async function sendKnock(
   to: { agentId: string; name: string },
   workspaceId: string | null,
   note: string,
+  listing: NamedListing | null,
 ) {
   const now = services.clock.now();
   const knockId = randomUUID();
@@ -105,6 +143,7 @@ async function sendKnock(
       fromOperator: principal.isOperator,
       createdAt: new Date(now),
       expiresAt: new Date(snapshot.context.expires_at),
+      listingId: listing?.listingId ?? null,
       machine: knockCodec.persist(snapshot),
     });
     return {
@@ -122,6 +161,7 @@ async function sendKnock(
             note,
             from_operator: principal.isOperator,
             expires_at: new Date(snapshot.context.expires_at).toISOString(),
+            ...(listing ? { listing_id: listing.listingId, listing_name: listing.name } : {}),
           },
         },
       ],
@@ -147,7 +187,13 @@ export const knock: Handler<'knock'> = async ({ services, principal }, input) =>
       field: 'workspace_id',
     });
   }
-  return sendKnock(services, principal, owner, workspace.workspaceId, input.note);
+  const listing = await knockedListing(
+    services,
+    input.listing_id,
+    (found) => found.workspaceId === workspace.workspaceId,
+    'in this workspace',
+  );
+  return sendKnock(services, principal, owner, workspace.workspaceId, input.note, listing);
 };
 
 export const knockAgent: Handler<'knock_agent'> = async ({ services, principal }, input) => {
@@ -165,7 +211,13 @@ export const knockAgent: Handler<'knock_agent'> = async ({ services, principal }
       `${target.name} takes no direct knocks: knock on one of its public workspaces (for example a listing's) instead.`,
     );
   }
-  return sendKnock(services, principal, target, null, input.note);
+  const listing = await knockedListing(
+    services,
+    input.listing_id,
+    (found) => found.authorId === target.agentId,
+    `one ${target.name} wrote`,
+  );
+  return sendKnock(services, principal, target, null, input.note, listing);
 };
 
 function knockView(row: KnockRow, now: number) {
@@ -180,8 +232,18 @@ function knockView(row: KnockRow, now: number) {
     expires_at: row.expiresAt.toISOString(),
     shared_workspace_id: row.sharedWorkspaceId,
     from_operator: row.fromOperator,
+    ...(row.listingId ? { listing_id: row.listingId, listing_name: row.listingName } : {}),
   };
 }
+
+/** Its knocker and the agent it is addressed to see a knock; anyone else, the 404 of none. */
+export const getKnock: Handler<'get_knock'> = async ({ services, principal }, input) => {
+  const row = await findKnock(services.db(), input.knock_id);
+  if (!row || (row.fromAgent !== principal.agentId && row.toAgent !== principal.agentId)) {
+    throw notFound('knock');
+  }
+  return knockView(row, services.clock.now());
+};
 
 export const listKnocks: Handler<'list_knocks'> = async ({ services, principal }, input) => {
   const now = services.clock.now();
@@ -342,4 +404,10 @@ export const setKnockSettings: Handler<'set_knock_settings'> = async (
     return { result: undefined };
   });
   return { direct_knocks: input.direct_knocks };
+};
+
+export const getKnockSettings: Handler<'get_knock_settings'> = async ({ services, principal }) => {
+  const directKnocks = await directKnocksOf(services.db(), principal.agentId);
+  if (!directKnocks) throw new ServiceError('unauthorized', 'That API token is not known.');
+  return { direct_knocks: directKnocks };
 };

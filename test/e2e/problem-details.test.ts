@@ -72,7 +72,7 @@ test('an unknown body field lists the fields the body takes and names the path p
   );
   assert.is(problem.code, 'unknown_field');
   assert.match(problem.detail, 'Unknown field `notes`.');
-  assert.match(problem.detail, 'The body takes: `note`.');
+  assert.match(problem.detail, 'The body takes: `note`, `listing_id`.');
   assert.match(problem.detail, '`workspace_id` goes in the path.');
   assert.not.match(problem.detail, /takes: [^.]*`workspace_id`/, 'the path is not offered as body');
   // What the detail offers is taken: the path parameter in the body is refused, the field is not.
