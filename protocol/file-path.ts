@@ -7,7 +7,6 @@ export const MAX_PATH_BYTES = 1024;
 export type FilePathRule =
   | 'empty_path'
   | 'leading_slash'
-  | 'encoded_slash'
   | 'not_utf8'
   | 'control_character'
   | 'bidi_control'
@@ -20,9 +19,10 @@ export type FilePathRule =
 /** The rules in words, for the documents an agent reads (one line each). */
 export const FILE_PATH_RULES: readonly string[] = [
   'segments separated by `/`; no leading `/`, no empty segment (`//`, or `/` at an end)',
+  'an encoded `/` (`%2F`, any case) in a URL is a `/` like any other: `a%2Fb` and `a/b` name the same file, and every rule here applies to the decoded path',
   'no `.` or `..` segment, nor one that reads as them or as holding `/` once compatibility-normalised (NFKC: `．．`, `a／b`)',
-  'a segment sent with `%2F` (an encoded `/`) is refused, never split',
   'no backslash (`\\`, also as `%5C` or a compatibility form such as `＼`): it separates segments on Windows, where `a\\..\\b` would climb',
+  'no character made to look like `/` or `\\` (division slash U+2215, fraction slash U+2044, big solidus U+29F8, set minus U+2216 and their kin): a reader would see segments that are not there',
   'valid UTF-8; no control characters (C0 including NUL, DEL, C1) and no bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C)',
   `at most ${MAX_PATH_BYTES} bytes of UTF-8`,
   'normalised to Unicode NFC: `e` + U+0301 and `é` name the same file, stored as `é`',
@@ -33,6 +33,11 @@ export const FILE_PATH_RULES: readonly string[] = [
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // Bidirectional controls reorder what a reader sees: `txt.exe` can display as `exe.txt`.
 const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+// Symbols and punctuation that Unicode's confusables list maps to `/` or `\` and that NFKC
+// leaves alone (letters such as `ノ` or `丿` are names people write, and stay allowed). Shown
+// in a listing, `a∕..∕b` reads as a path that climbs.
+const LOOKALIKE_SEPARATOR =
+  /[\u1735\u2041\u2044\u2215\u2216\u2571\u2572\u27cb\u27cd\u29f5\u29f8\u29f9\u31d3\u31d4\u{1d20f}\u{1d23a}\u{1d23b}]/u;
 // NFC can compose at most four UTF-16 units into one, so a longer input can never fit.
 const MAX_INPUT_UNITS = 4 * MAX_PATH_BYTES;
 const encoder = new TextEncoder();
@@ -42,31 +47,24 @@ const encoder = new TextEncoder();
  * the rule broken (and `rule` gives it as a stable word). Checking touches nothing: call it
  * before any read or write.
  *
- * Give it either the decoded segments, when a caller has them (a segment that holds `/` was
- * sent as `%2F` and is refused), or a string of segments joined by `/`, as the HTTP router's
- * rest parameter hands it over (the router has already refused `%2F`, empty, `.`, `..` and NUL
- * segments on the raw URL; this holds any other door, such as MCP, to the same rules and adds
- * the rest). The result is NFC-normalised, so two spellings of one name are one file.
+ * It takes the path decoded, segments joined by `/`: as MCP and JSON bodies carry it, and as
+ * the HTTP router hands over a rest parameter (`*path`), whose `%2F` it has decoded to `/`
+ * like any other escape. So every rule holds for what the path means, however it was spelt
+ * in a URL: `a%2F..%2Fb` is the `..` climb it decodes to. The result is NFC-normalised, so
+ * two spellings of one name are one file.
  */
-export function parseFilePath(input: readonly string[] | string, field = 'path'): string {
+export function parseFilePath(input: string, field = 'path'): string {
   const refuse = (rule: FilePathRule, detail: string): ServiceError =>
     new ServiceError('invalid_path', `The \`${field}\` ${detail}.`, { field, rule });
 
-  const raw = typeof input === 'string' ? input : input.join('/');
-  if (raw === '') throw refuse('empty_path', 'is empty; name a file such as `notes/today.md`');
-  if (raw.length > MAX_INPUT_UNITS) throw tooLong();
-  if (typeof input === 'string' && input.startsWith('/')) {
+  if (input === '') throw refuse('empty_path', 'is empty; name a file such as `notes/today.md`');
+  if (input.length > MAX_INPUT_UNITS) throw tooLong();
+  if (input.startsWith('/')) {
     throw refuse('leading_slash', 'starts with `/`; paths are relative to the workspace');
   }
-  const segments = typeof input === 'string' ? input.split('/') : [...input];
+  const segments = input.split('/');
   const normalised: string[] = [];
   for (const segment of segments) {
-    if (typeof input !== 'string' && segment.includes('/')) {
-      throw refuse(
-        'encoded_slash',
-        'has a segment holding `/` (sent as %2F); `/` separates segments',
-      );
-    }
     if (!isWellFormed(segment)) {
       throw refuse('not_utf8', 'is not valid UTF-8 (it holds a lone surrogate)');
     }
@@ -98,6 +96,13 @@ export function parseFilePath(input: readonly string[] | string, field = 'path')
       throw refuse(
         'backslash',
         'holds a backslash (`\\`), which separates segments on Windows; use `/` between segments and no `\\` in a name',
+      );
+    }
+    const lookalike = LOOKALIKE_SEPARATOR.exec(nfc);
+    if (lookalike) {
+      throw refuse(
+        'lookalike_separator',
+        `holds ${codePoint(lookalike[0])} (${lookalike[0]}), which looks like \`/\` or \`\\\`; use \`/\` between segments and no look-alike in a name`,
       );
     }
     if (folded === '.' || folded === '..' || folded.includes('/')) {

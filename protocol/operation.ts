@@ -30,8 +30,8 @@ export interface Operation<
   /**
    * Express-style, e.g. `/agents/:agent_id/knock`. A last segment `*name` is a rest parameter
    * taking one or more segments (`/workspaces/:workspace_id/files/*path`): the handler gets
-   * them decoded and joined by `/`; an encoded `/` (`%2F`), NUL, and empty, `.` or `..`
-   * segments in it are refused with 400 `invalid_path`.
+   * them decoded (`%2F` as `/`) and checked by parseFilePath; a path that breaks a rule
+   * (NUL, empty, `.` or `..` segments, look-alike separators...) is refused with 400 `invalid_path`.
    */
   path: string;
   auth: A;
@@ -49,6 +49,11 @@ export interface Operation<
   maxBodyBytes?: number;
   /** How it travels when it is not JSON in and out: byte streams, markdown, statuses, headers. */
   binding?: B;
+  /**
+   * For the documentation (OpenAPI) only: every content type a `bytes` reply may be sent with
+   * (media types, no parameters), when it is not always the binding's `contentType`.
+   */
+  replyContentTypes?: readonly string[];
   /** Also counted against the stricter per-address limit of sign-ups. */
   signUpLimited?: boolean;
   /** Operations only the operator agent may call (to everyone else they answer 404). */
@@ -91,9 +96,11 @@ export function restParameter(path: string): string | undefined {
 }
 
 /**
- * Whether the HTTP door runs the operation at most once per `Idempotency-Key`: writes that take
- * and answer JSON (byte streams are not kept). One that mints a secret refuses the header
- * (`invalid_input`) rather than keep its answer; see server/http/idempotency.ts.
+ * Whether the HTTP door runs the operation at most once per `Idempotency-Key`: `POST` and `PUT`
+ * writes whose answer is kept (not a byte reply). A byte body counts by its sha256, known once
+ * it has streamed (`write_file`). `DELETE` takes none: a repeat answers 404. One that mints a
+ * secret refuses the header (`invalid_input`) rather than keep its answer; see
+ * server/http/idempotency.ts.
  */
 export function takesIdempotencyKey(operation: Operation): boolean {
   const binding = resolveBinding(operation.method, operation.binding);
@@ -101,7 +108,6 @@ export function takesIdempotencyKey(operation: Operation): boolean {
     (operation.method === 'POST' || operation.method === 'PUT') &&
     operation.readOnly !== true &&
     operation.mintsSecret !== true &&
-    binding.body.kind !== 'bytes' &&
     binding.reply.kind !== 'bytes'
   );
 }

@@ -1,4 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
+import { parseFilePath } from '../../protocol/file-path.ts';
 import { pathParameters, restParameter } from '../../protocol/operation.ts';
 
 /** An operation's route, compiled: its path as a regular expression with named groups. */
@@ -26,11 +27,13 @@ export interface Match<T> {
  * the engine sends without its body. So every GET route takes HEAD too, and is listed with it
  * where the methods of a path are named (`Allow`, preflights).
  *
- * Matching runs on the path as it arrived, still percent-encoded, so `%2F` is never a
- * separator; each parameter is decoded afterwards. A rest parameter (`*path`, one or more
- * segments) is decoded segment by segment and joined by `/`, and refused with `invalid_path`
- * when a segment is empty, `.` or `..` (also as `%2E`), holds NUL, or holds an encoded `/`:
- * a file path that comes through is one a file system and an object store read alike.
+ * Matching runs on the path as it arrived, still percent-encoded, so `%2F` never splits a
+ * single parameter (`:workspace_id`) or moves a route's boundary; each parameter is decoded
+ * afterwards. A rest parameter (`*path`, one or more segments) is a file path: decoded
+ * whole, `%2F` to `/` like any other escape (clients that encode the whole path, generated
+ * OpenAPI clients and Azure SDKs for nested blob names, reach the same file), then held to
+ * every file-path rule (protocol/file-path.ts) with `invalid_path`: an encoded `..`, `.`,
+ * empty segment or control character is refused exactly as a plain one.
  */
 export class Router<T> {
   private readonly routes: Route<T>[] = [];
@@ -117,27 +120,10 @@ export function decodeSegment(segment: string): string {
   }
 }
 
-/** A rest parameter's segments, each decoded, joined by `/`; refused where ambiguous. */
+/**
+ * A rest parameter as the file path it names: decoded whole (`%2F` becomes `/`), then checked
+ * and NFC-normalised by the one file-path parser every door uses.
+ */
 export function decodeRest(name: string, raw: string): string {
-  const segments = raw.split('/');
-  for (let index = 0; index < segments.length; index++) {
-    const encoded = segments[index] as string;
-    if (/%2f/i.test(encoded)) {
-      throw invalidPath(name, 'holds an encoded `/` (%2F); `/` separates the segments');
-    }
-    const segment = decodeSegment(encoded);
-    if (segment === '') throw invalidPath(name, 'has an empty segment (`//`, or `/` at an end)');
-    if (segment === '.' || segment === '..') {
-      throw invalidPath(name, 'has a `.` or `..` segment; name the path without them');
-    }
-    if (segment.includes('\u0000')) throw invalidPath(name, 'holds NUL (%00)');
-    segments[index] = segment;
-  }
-  return segments.join('/');
-}
-
-function invalidPath(name: string, problem: string): ServiceError {
-  return new ServiceError('invalid_path', `The \`${name}\` in the URL ${problem}.`, {
-    field: name,
-  });
+  return parseFilePath(decodeSegment(raw), name);
 }

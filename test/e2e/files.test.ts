@@ -223,7 +223,7 @@ test('bad paths answer 400 invalid_path and touch nothing', async ({ server }) =
   for (const path of [
     'a/../b',
     'a/%2E%2E/b',
-    'a%2Fb',
+    'a%2F..%2Fb',
     'a/%00',
     'a//b',
     `${'x'.repeat(1025)}`,

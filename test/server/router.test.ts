@@ -55,12 +55,42 @@ test('%2F in a single parameter is part of it, never a separator', () => {
   assert.is(refusal(() => router().match('POST', '/feedback/a/b/answer')).code, 'not_found');
 });
 
-test('%2F in a rest parameter is refused, in either case, rather than read as a separator', () => {
-  for (const path of ['/workspaces/w/files/a%2Fb', '/workspaces/w/files/a%2fb/c']) {
-    const error = refusal(() => router().match('GET', path));
+test('%2F in a rest parameter is a `/`, in either case: the same file as plain slashes', () => {
+  for (const path of [
+    '/workspaces/w/files/a%2Fb/c.md',
+    '/workspaces/w/files/a%2fb%2Fc.md',
+    '/workspaces/w/files/a/b%2Fc.md',
+  ]) {
+    const match = router().match('GET', path);
+    assert.is(match.target, 'read', path);
+    assert.equal(match.params, { workspace_id: 'w', path: 'a/b/c.md' }, path);
+  }
+});
+
+test('%2F in a single parameter never moves a route boundary or splits the parameter', () => {
+  // `w%2Ffiles` is one workspace id (which no workspace has), not `w` followed by `/files`.
+  assert.is(refusal(() => router().match('GET', '/workspaces/w%2Ffiles')).code, 'not_found');
+  const match = router().match('GET', '/workspaces/w%2Fx/files/a.md');
+  assert.equal(match.params, { workspace_id: 'w/x', path: 'a.md' });
+});
+
+test('an encoded .., ., empty segment or NUL is refused exactly as a plain one, with its rule', () => {
+  const cases: [string, string][] = [
+    ['a%2F..%2Fb', 'dot_segment'],
+    ['..%2Fetc%2Fpasswd', 'dot_segment'],
+    ['a%2F%2E%2E', 'dot_segment'],
+    ['a%2F.%2Fb', 'dot_segment'],
+    ['a%2F%2Fb', 'empty_segment'],
+    ['a%2F', 'empty_segment'],
+    ['%2Fetc', 'leading_slash'],
+    ['a%2F%00', 'control_character'],
+    ['a%5C..%5Cb', 'backslash'],
+    ['a%E2%88%95..%E2%88%95b', 'lookalike_separator'],
+  ];
+  for (const [path, rule] of cases) {
+    const error = refusal(() => router().match('PUT', `/workspaces/w/files/${path}`));
     assert.is(error.code, 'invalid_path', path);
-    assert.is(error.extra.field, 'path');
-    assert.match(error.message, /%2F/);
+    assert.equal(error.extra, { field: 'path', rule }, path);
   }
 });
 
