@@ -55,17 +55,23 @@ export const getDeal = defineOperation({
   auth: 'agent',
   status: 200,
   readOnly: true,
-  summary: 'A deal: its parties, agreements, status, deliveries and ratings.',
+  summary: 'A deal, by its file or its deal_id: parties, agreements, status, deliveries, ratings.',
   description: [
-    'The deal of the markdown file at `path` in `workspace_id` (you must be able to read the',
-    'workspace, or be a party of the deal: a party that left it keeps reading the deal, not the',
-    'files). `parties` are those of the file as it is now (or of what was agreed), each with',
+    'The deal of the markdown file at `path` in `workspace_id`, or the deal `deal_id` (as',
+    'list_deals, agree and the `deal.*` changes name it): send one form, never both. You must be',
+    'able to read the deal\u2019s workspace, or be a party of the deal: a party that left it keeps',
+    'reading the deal, not the files. A `deal_id` you may not see answers the same',
+    '`404 not_found` as one that does not exist. `parties` are those of the file as it is now (or of what was agreed), each with',
     'its `need` and `can`; `agreed` is the version every party agreed to (null in a draft);',
     '`round` a later version some parties agreed to; `agreements`, `deliveries` and `ratings`',
     'carry their signed receipts; `former_parties` were parties of an earlier agreed version and',
     'stay parties of the deal. A file never agreed to answers `deal_id: null`, status `draft`.',
   ].join(' '),
-  input: z.strictObject({ workspace_id: z.uuid(), path: filePath }),
+  input: z.strictObject({
+    deal_id: z.uuid().optional().describe('The deal; or name its file with workspace_id and path.'),
+    workspace_id: z.uuid().optional().describe("The deal file's workspace, with `path`."),
+    path: filePath.optional(),
+  }),
   output: z
     .object({
       deal_id: z.uuid().nullable(),
@@ -119,7 +125,8 @@ export const listDeals = defineOperation({
     'first, a page at a time: pass `next_cursor` as `cursor` for the next page; it is null at',
     'the end. `status` keeps only deals in that state. `title` is the header title of what was',
     'agreed (in a draft, of the version being agreed); `agreed_version` is the version every',
-    'party agreed to (null in a draft). get_deal shows one whole.',
+    'party agreed to (null in a draft). get_deal with `deal_id` (GET /deals?deal_id=) shows one',
+    'whole.',
   ].join(' '),
   input: z.strictObject({
     status: dealStatus.optional().describe('Only deals in this state.'),

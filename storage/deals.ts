@@ -356,6 +356,8 @@ export async function reputationOf(db: Queryable, agentId: string) {
     deals_agreed: number;
     distinct_counterparties: number;
     payment_backed_ratings: number;
+    scored_ratings: number;
+    average_score: number | null;
     counterparties: { agent_id: string; name: string; deals_agreed: number }[] | null;
   }>(
     `with mine as (select deal_id from deal_parties where agent_id = $1),
@@ -367,11 +369,16 @@ export async function reputationOf(db: Queryable, agentId: string) {
        ${dealsAgreedOf('$1')} as deals_agreed,
        (select count(*)::int from others) as distinct_counterparties,
        ${paymentBackedRatingsOf('$1')} as payment_backed_ratings,
+       s.scored_ratings, s.average_score,
        (select jsonb_agg(jsonb_build_object('agent_id', t.agent_id, 'name', t.name,
           'deals_agreed', t.deals_agreed) order by t.deals_agreed desc, t.agent_id)
         from (select o.agent_id, a.name, o.deals_agreed from others o
               join agents a on a.agent_id = o.agent_id
-              order by o.deals_agreed desc, o.agent_id limit 100) t) as counterparties`,
+              order by o.deals_agreed desc, o.agent_id limit 100) t) as counterparties
+     from (select count(r.score)::int as scored_ratings,
+             round(avg(r.score), 2)::float8 as average_score
+           from deal_ratings r
+           where r.ratee_id = $1 and r.superseded_by is null and r.score is not null) s`,
     [agentId],
   );
   const counts = {
@@ -379,6 +386,8 @@ export async function reputationOf(db: Queryable, agentId: string) {
     distinct_counterparties: row?.distinct_counterparties ?? 0,
     payment_backed_ratings: row?.payment_backed_ratings ?? 0,
   };
+  // The mean of the standing ratings' scores (those with one), payment-backed or not.
+  const scores = { scored: row?.scored_ratings ?? 0, average: row?.average_score ?? null };
   const counterparties = row?.counterparties ?? [];
   const ratings = await db.query<RatingRecord & { rater_name: string }>(
     `select r.*, a.name as rater_name from deal_ratings r join agents a on a.agent_id = r.rater_id
@@ -387,6 +396,7 @@ export async function reputationOf(db: Queryable, agentId: string) {
   );
   return {
     counts: counts ?? { deals_agreed: 0, distinct_counterparties: 0, payment_backed_ratings: 0 },
+    scores,
     counterparties,
     ratings: ratings.map((r) => ({ ...toRating(r), raterName: r.rater_name })),
   };

@@ -104,6 +104,8 @@ export interface WatchRow {
   axis: 'place' | 'price' | null;
   value: string | null;
   q: string | null;
+  /** Follows the agent's own listings (watch_listings `match_my_listings`); no other criterion. */
+  matchMyListings: boolean;
   createdAt: Date;
 }
 
@@ -115,6 +117,7 @@ type WatchRecord = {
   axis: 'place' | 'price' | null;
   axis_value: string | null;
   query: string | null;
+  match_my_listings: boolean;
   created_at: Date;
 };
 
@@ -126,6 +129,7 @@ const toWatch = (r: WatchRecord): WatchRow => ({
   axis: r.axis,
   value: r.axis_value,
   q: r.query,
+  matchMyListings: r.match_my_listings,
   createdAt: r.created_at,
 });
 
@@ -142,15 +146,26 @@ export async function insertWatch(tx: Queryable, row: WatchRow, max: number): Pr
   if ((held?.n ?? 0) >= max) return false;
   await tx.query(
     `insert into listing_watches (watch_id, agent_id, convention, kind, axis, axis_value, query,
-       created_at) values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [row.watchId, row.agentId, row.convention, row.kind, row.axis, row.value, row.q, row.createdAt],
+       match_my_listings, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      row.watchId,
+      row.agentId,
+      row.convention,
+      row.kind,
+      row.axis,
+      row.value,
+      row.q,
+      row.matchMyListings,
+      row.createdAt,
+    ],
   );
   return true;
 }
 
 export async function listWatchRows(db: Queryable, agentId: string): Promise<WatchRow[]> {
   const rows = await db.query<WatchRecord>(
-    `select watch_id, agent_id, convention, kind, axis, axis_value, query, created_at
+    `select watch_id, agent_id, convention, kind, axis, axis_value, query, match_my_listings,
+       created_at
      from listing_watches where agent_id = $1 order by created_at, watch_id`,
     [agentId],
   );
@@ -171,7 +186,8 @@ export async function deleteWatchRow(
 
 /**
  * The watches a listing matches: every criterion a watch names holds (the axis value compared
- * without case, the text query as full-text search over `text`). Not the author's own.
+ * without case, the text query as full-text search over `text`). Not the author's own, nor
+ * the watches that follow their agent's listings (storage/store.ts, watchesFollowingMatches).
  */
 export async function matchingWatches(
   db: Queryable,
@@ -185,7 +201,7 @@ export async function matchingWatches(
 ): Promise<{ watchId: string; agentId: string }[]> {
   const rows = await db.query<{ watch_id: string; agent_id: string }>(
     `select w.watch_id, w.agent_id from listing_watches w
-     where w.agent_id <> $1
+     where w.agent_id <> $1 and not w.match_my_listings
        and (w.convention is null or w.convention = $2)
        and (w.kind is null or w.kind = $3)
        and (w.axis is null or exists (

@@ -22,7 +22,11 @@ export interface StoreFilter {
   q?: string | undefined;
   place?: string | undefined;
   price?: string | undefined;
-  /** Only these listings (matches). */
+  /** Only this listing (get_listing). */
+  listingId?: string | undefined;
+  /** Only the listings this agent posted (list_my_listings, the agent profile). */
+  authorId?: string | undefined;
+  /** All but this listing (matches). */
   exclude?: string | undefined;
   /** Listings sharing one of these values on the place axis (lower case). */
   anyPlace?: string[] | undefined;
@@ -31,22 +35,30 @@ export interface StoreFilter {
 }
 
 /**
- * The store's listings, newest first. The axis filters go through convention_axes, as the
- * index's axis_values does: `place=Berlin` finds `location: Berlin` and `city: Berlin` alike.
+ * The listings the store shows: a listing (`l`) in a public workspace (`w`), at its current,
+ * indexed version (`iv`), with its convention (`c`) if registered.
  */
-export async function readStore(
+const STORE_LISTINGS = `listings l
+     join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
+     join indexed_versions iv on iv.workspace_id = l.workspace_id and iv.path = l.path
+       and iv.current and iv.visibility = 'public'
+     left join conventions c on c.name = iv.convention`;
+
+/**
+ * The conditions of `filter` over STORE_LISTINGS, binding values through `bind`. The axis
+ * filters go through convention_axes, as the index's axis_values does: `place=Berlin` finds
+ * `location: Berlin` and `city: Berlin` alike.
+ */
+async function storeConditions(
   db: Queryable,
   filter: StoreFilter,
-  limit: number,
-): Promise<StoreListing[]> {
-  const params: unknown[] = [];
-  const bind = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
+  bind: (value: unknown) => string,
+): Promise<string[]> {
   const where: string[] = [];
   if (filter.convention !== undefined) where.push(`iv.convention = ${bind(filter.convention)}`);
   if (filter.kind !== undefined) where.push(`l.kind = ${bind(filter.kind)}`);
+  if (filter.listingId !== undefined) where.push(`l.listing_id = ${bind(filter.listingId)}`);
+  if (filter.authorId !== undefined) where.push(`l.author_id = ${bind(filter.authorId)}`);
   if (filter.q !== undefined) {
     where.push(`iv.search @@ websearch_to_tsquery('pg_catalog.english', ${bind(filter.q)})`);
   }
@@ -80,6 +92,27 @@ export async function readStore(
         )}::text)))`,
     );
   }
+  return where;
+}
+
+/** Parameters bound in order: `bind` answers the placeholder of each value. */
+function parameters() {
+  const params: unknown[] = [];
+  const bind = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  return { params, bind };
+}
+
+/** The store's listings that `filter` keeps, newest first. */
+export async function readStore(
+  db: Queryable,
+  filter: StoreFilter,
+  limit: number,
+): Promise<StoreListing[]> {
+  const { params, bind } = parameters();
+  const where = await storeConditions(db, filter, bind);
   const rows = await db.query<{
     listing_id: string;
     kind: 'need' | 'can';
@@ -96,12 +129,8 @@ export async function readStore(
   }>(
     `select l.listing_id, l.kind, iv.fields, iv.convention, c.status, c.placement,
        iv.author_id, a.name as author_name, l.workspace_id, l.path, iv.version, iv.saved_at
-     from listings l
-     join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
-     join indexed_versions iv on iv.workspace_id = l.workspace_id and iv.path = l.path
-       and iv.current and iv.visibility = 'public'
+     from ${STORE_LISTINGS}
      join agents a on a.agent_id = l.author_id
-     left join conventions c on c.name = iv.convention
      ${where.length ? `where ${where.join(' and ')}` : ''}
      order by iv.saved_at desc, iv.workspace_id, iv.path
      limit ${bind(limit)}`,
@@ -121,6 +150,30 @@ export async function readStore(
     version: r.version,
     savedAt: r.saved_at,
   }));
+}
+
+/**
+ * The watches that follow their agent's own listings (`match_my_listings`) and hold a listing
+ * that `filter` keeps: the agent's current listings in the store, read at this moment, so a
+ * listing posted or deleted since the watch was made counts as it is now. Never `authorId`'s
+ * own watches (no one hears of its own listing).
+ */
+export async function watchesFollowingMatches(
+  db: Queryable,
+  authorId: string,
+  filter: StoreFilter,
+): Promise<{ watchId: string; agentId: string }[]> {
+  const { params, bind } = parameters();
+  const where = await storeConditions(db, filter, bind);
+  const rows = await db.query<{ watch_id: string; agent_id: string }>(
+    `select lw.watch_id, lw.agent_id from listing_watches lw
+     where lw.match_my_listings and lw.agent_id <> ${bind(authorId)}
+       and exists (select 1 from ${STORE_LISTINGS}
+         where l.author_id = lw.agent_id ${where.map((c) => `and ${c}`).join(' ')})
+     order by lw.agent_id, lw.created_at`,
+    params,
+  );
+  return rows.map((r) => ({ watchId: r.watch_id, agentId: r.agent_id }));
 }
 
 async function hasLexemes(db: Queryable, text: string): Promise<boolean> {

@@ -414,9 +414,51 @@ export const listDeals: Handler<'list_deals'> = async ({ services, principal }, 
   };
 };
 
+/**
+ * Where get_deal's deal is, from its one form: `deal_id`, or `workspace_id` with `path`. A
+ * `deal_id` the caller may not see is answered as one that does not exist (the deal's 404, not
+ * its workspace's, which would tell that it exists).
+ */
+async function dealAddress(
+  services: Services,
+  principal: Principal,
+  input: {
+    deal_id?: string | undefined;
+    workspace_id?: string | undefined;
+    path?: string | undefined;
+  },
+): Promise<{ workspaceId: string; path: string }> {
+  const byFile = input.workspace_id !== undefined || input.path !== undefined;
+  if (input.deal_id !== undefined && byFile) {
+    throw new ServiceError(
+      'invalid_input',
+      'Name the deal one way: deal_id alone, or workspace_id with path; not both.',
+      { field: 'deal_id' },
+    );
+  }
+  if (input.deal_id !== undefined) {
+    const row = await findDeal(services.db(), input.deal_id);
+    if (!row) throw notFound('deal');
+    try {
+      await visibleDeal(services, principal, row.workspaceId, row.path);
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'not_found') throw notFound('deal');
+      throw error;
+    }
+    return { workspaceId: row.workspaceId, path: row.path };
+  }
+  if (input.workspace_id === undefined || input.path === undefined) {
+    throw new ServiceError(
+      'invalid_input',
+      'Name the deal: deal_id (as list_deals shows it), or workspace_id with path (its file).',
+      { field: input.workspace_id === undefined ? 'workspace_id' : 'path' },
+    );
+  }
+  return { workspaceId: input.workspace_id, path: parseFilePath(input.path) };
+}
+
 export const getDeal: Handler<'get_deal'> = async ({ services, principal }, input) => {
-  const path = parseFilePath(input.path);
-  const workspaceId = input.workspace_id;
+  const { workspaceId, path } = await dealAddress(services, principal, input);
   const { row, deal } = await visibleDeal(services, principal, workspaceId, path);
   const db = services.db();
   const context = deal?.state.context;

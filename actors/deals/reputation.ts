@@ -33,12 +33,8 @@ export async function reputationSummaries(
   };
 }
 
-/**
- * An agent's public record ("Reputation" in protocol/documents/deals-protocol.md, which gives
- * the formula): its deals agreed, counterparties and standing ratings. Payments arrive with the
- * payments layer: until then their counts are 0.
- */
-export async function reputation(services: Services, agentId: string) {
+/** The agent, with its record; an agent that is not signed up is not found. */
+async function recordOf(services: Services, agentId: string) {
   const agent = await findAgent(services.db(), agentId);
   if (!agent) throw notFound('agent');
   const record = await reputationOf(services.db(), agentId);
@@ -53,6 +49,19 @@ export async function reputation(services: Services, agentId: string) {
       offchain_payments_confirmed: 0,
       distinct_counterparties: record.counts.distinct_counterparties,
     },
+    record,
+  };
+}
+
+/**
+ * An agent's public record ("Reputation" in protocol/documents/deals-protocol.md, which gives
+ * the formula): its deals agreed, counterparties and standing ratings. Payments arrive with the
+ * payments layer: until then their counts are 0.
+ */
+export async function reputation(services: Services, agentId: string) {
+  const { record, ...agent } = await recordOf(services, agentId);
+  return {
+    ...agent,
     counterparties: record.counterparties.map((c) => ({ ...c, payments_final: 0 })),
     ratings: record.ratings.map((r) => ({
       rating_id: r.ratingId,
@@ -66,5 +75,22 @@ export async function reputation(services: Services, agentId: string) {
       at: r.ratedAt.toISOString(),
     })),
     payments: [],
+  };
+}
+
+/**
+ * The reputation an agent profile shows: the record's counts (as `reputation` has them) and the
+ * mean score of the standing ratings with a score, payment-backed or not (null when none).
+ */
+export async function reputationInBrief(services: Services, agentId: string) {
+  const { record, ...agent } = await recordOf(services, agentId);
+  return {
+    agent: { agent_id: agent.agent_id, name: agent.name, since: agent.since },
+    reputation: {
+      counts: agent.counts,
+      average_score: record.scores.average,
+      scored_ratings: record.scores.scored,
+      url: `${services.config.baseUrl}/agents/${agent.agent_id}/reputation`,
+    },
   };
 }

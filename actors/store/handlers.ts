@@ -16,6 +16,7 @@ import { indexEntry } from '../index/capture.ts';
 import { axesOf } from './axes.ts';
 import { checkListing, invalid, trunkClashes } from './listing-rules.ts';
 import { listingViews } from './listing-view.ts';
+import { matchesFilter } from './matches.ts';
 import { listingMarkdown, listingPath } from './listings.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
@@ -124,10 +125,7 @@ export const postListing: Handler<'post_listing'> = async ({ services, principal
   return replacing ? reply(200, answer) : answer;
 };
 
-/**
- * Listings that fit a new one: the other kind, the same convention and, when the new one names
- * a place, a place in common. None for a listing on the trunk alone.
- */
+/** The listings post_listing names as `matches` of a new one (./matches.ts), up to MAX_MATCHES. */
 async function findMatches(
   services: Services,
   listing: {
@@ -137,21 +135,10 @@ async function findMatches(
     fields: Record<string, unknown>;
   },
 ) {
-  if (listing.convention === null) return [];
   const db = services.db();
-  const places = (await axesOf(db, listing.convention, listing.fields))
-    .filter((axis) => axis.axis === 'place')
-    .map((axis) => axis.value.toLowerCase());
-  const rows = await readStoreRows(
-    db,
-    {
-      convention: listing.convention,
-      kind: listing.kind === 'need' ? 'can' : 'need',
-      exclude: listing.listingId,
-      ...(places.length > 0 ? { anyPlace: places } : {}),
-    },
-    MAX_MATCHES,
-  );
+  const filter = matchesFilter(listing, await axesOf(db, listing.convention, listing.fields));
+  if (filter === null) return [];
+  const rows = await readStoreRows(db, filter, MAX_MATCHES);
   return listingViews(services, rows, { withContact: true });
 }
 

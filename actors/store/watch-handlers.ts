@@ -23,11 +23,23 @@ function watchView(row: WatchRow) {
     axis: row.axis,
     value: row.value,
     q: row.q,
+    match_my_listings: row.matchMyListings,
     created_at: row.createdAt.toISOString(),
   };
 }
 
 export const watchListings: Handler<'watch_listings'> = async ({ services, principal }, input) => {
+  const followsMine = input.match_my_listings === true;
+  const criteria = (['convention', 'kind', 'axis', 'value', 'q'] as const).filter(
+    (key) => input[key] !== undefined,
+  );
+  if (followsMine && criteria.length > 0) {
+    throw new ServiceError(
+      'invalid_input',
+      `match_my_listings follows your own listings and takes no other criterion: leave out ${criteria.join(', ')} (or make a second watch).`,
+      { field: criteria[0] },
+    );
+  }
   if ((input.axis === undefined) !== (input.value === undefined)) {
     throw new ServiceError(
       'invalid_input',
@@ -38,6 +50,7 @@ export const watchListings: Handler<'watch_listings'> = async ({ services, princ
     );
   }
   if (
+    !followsMine &&
     input.convention === undefined &&
     input.kind === undefined &&
     input.axis === undefined &&
@@ -45,7 +58,7 @@ export const watchListings: Handler<'watch_listings'> = async ({ services, princ
   ) {
     throw new ServiceError(
       'invalid_input',
-      'A watch needs at least one of convention, kind, axis and value, q.',
+      'A watch needs at least one of convention, kind, axis and value, q; or match_my_listings: true.',
       {
         field: 'convention',
       },
@@ -59,6 +72,7 @@ export const watchListings: Handler<'watch_listings'> = async ({ services, princ
     axis: input.axis ?? null,
     value: input.value ?? null,
     q: input.q ?? null,
+    matchMyListings: followsMine,
     createdAt: new Date(services.clock.now()),
   };
   const saved = await services.agents.command(principal.agentId, async (_agent, tx) => ({

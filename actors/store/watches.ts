@@ -1,15 +1,19 @@
 import type { Queryable } from '../../storage/driver.ts';
 import { searchText } from '../../storage/file-index.ts';
 import { matchingWatches } from '../../storage/listings.ts';
+import { watchesFollowingMatches } from '../../storage/store.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import type { Principal } from '../kernel/principal.ts';
 import { axesOf } from './axes.ts';
 import { agentWritten } from './listing-view.ts';
+import { matchesFilter } from './matches.ts';
 
 /**
  * Watches: an agent's standing question to the store (a convention, a kind, a place or price
- * value, a text query). Every save of a listing is told, as `listing.posted`, to the agents
- * whose watches it matches, in the save's own transaction; never to the agent that saved it.
+ * value, a text query), or "whatever fits my listings" (`match_my_listings`: a listing of which
+ * one of the watcher's current listings would be a match, ./matches.ts). Every save of a listing
+ * is told, as `listing.posted`, to the agents whose watches it matches, in the save's own
+ * transaction; never to the agent that saved it.
  */
 export async function watchChanges(
   tx: Queryable,
@@ -36,6 +40,10 @@ export async function watchChanges(
     axes,
     text: searchText(listing.fields, listing.body),
   });
+  const fits = matchesFilter(listing, axes);
+  if (fits !== null) {
+    watchers.push(...(await watchesFollowingMatches(tx, principal.agentId, fits)));
+  }
   if (watchers.length === 0) return [];
   const posted = {
     listing_id: listing.listingId,
