@@ -7,6 +7,7 @@ import { feed } from './feed/capability.ts';
 import { feedback } from './feedback/capability.ts';
 import { files } from './files/capability.ts';
 import { index } from './index/capability.ts';
+import { receipts } from './receipts/capability.ts';
 import { store } from './store/capability.ts';
 import { workspaces } from './workspaces/capability.ts';
 
@@ -27,6 +28,7 @@ const LIST = [
   conventions,
   chat,
   deals,
+  receipts,
 ] as const;
 
 /** The list's exact type: actors/handlers.ts checks from it that every operation has a handler. */

@@ -9,6 +9,7 @@ import { STORE_OPERATIONS } from './store.ts';
 import { CONVENTIONS_OPERATIONS } from './conventions.ts';
 import { CHAT_OPERATIONS } from './chat.ts';
 import { DEALS_OPERATIONS } from './deals.ts';
+import { SERVICE_KEYS_OPERATIONS } from './service-keys.ts';
 import type { Operation } from './operation.ts';
 
 /**
@@ -27,6 +28,7 @@ export const OPERATIONS = {
   ...CONVENTIONS_OPERATIONS,
   ...CHAT_OPERATIONS,
   ...DEALS_OPERATIONS,
+  ...SERVICE_KEYS_OPERATIONS,
 } as const;
 
 export type Operations = typeof OPERATIONS;

@@ -43,8 +43,7 @@ type Target =
   | { kind: 'operation'; operation: Operation; options: ServeOptions }
   | { kind: 'static'; serve: () => EngineResponse }
   | { kind: 'mcp' }
-  | { kind: 'health' }
-  | { kind: 'keys' };
+  | { kind: 'health' };
 
 function chooseEngine(config: Config, handler: RequestHandler): HttpEngine {
   if (config.httpEngine !== 'node') {
@@ -115,11 +114,6 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       const { target, params } = router.match(request.method, request.path);
       if (target.kind === 'static') return target.serve();
       if (target.kind === 'health') return await health();
-      if (target.kind === 'keys') {
-        const keys = jsonResponse(200, await services.files.signingKeys.jwks(services.driver));
-        Object.assign(keys.headers, PUBLIC_CORS_HEADERS);
-        return keys;
-      }
       const limits = requests.take(request.remoteAddress);
       let response: EngineResponse;
       // Each further JSON-RPC message of a batch counts as one more request (server/mcp/door.ts).
@@ -254,8 +248,6 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   router.add('GET', '/openapi.json', { kind: 'static', serve: () => openApi });
   router.add('OPTIONS', '/openapi.json', { kind: 'static', serve: () => PUBLIC_PREFLIGHT });
   router.add('GET', '/health', { kind: 'health' });
-  // The public keys that verify every receipt; a rotated-out key stays listed.
-  router.add('GET', '/.well-known/service-keys.json', { kind: 'keys' });
   const serveStorageLink = createStorageLinkDoor(services, logError);
   const serveMcp = createMcpDoor(services, baseUrl, logError, admit, config.mcpAllowedOrigins);
   for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS'])

@@ -4,8 +4,11 @@ import {
   ErrorCode,
   InitializeRequestSchema,
   JSONRPCMessageSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
+  ReadResourceRequestSchema,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -156,6 +159,9 @@ const REQUEST_SCHEMAS: Record<string, z.ZodType> = {
   ping: PingRequestSchema,
   'tools/list': ListToolsRequestSchema,
   'tools/call': CallToolRequestSchema,
+  'resources/list': ListResourcesRequestSchema,
+  'resources/templates/list': ListResourceTemplatesRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
 };
 
 /**

@@ -1,0 +1,13 @@
+import type { Capability } from '../kernel/capability.ts';
+import { getServiceKeys } from './handlers.ts';
+
+/**
+ * Receipts: the public half of the signing keys. The keys themselves are made at the files
+ * capability's start-up (files sign receipts first), so this capability only answers.
+ */
+export const receipts = {
+  name: 'receipts',
+  handlers: {
+    get_service_keys: getServiceKeys,
+  },
+} satisfies Capability;
