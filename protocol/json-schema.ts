@@ -11,6 +11,7 @@ export type JsonSchema = Record<string, unknown> & { $defs?: Record<string, Json
 export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   let json = openAnyValue(z.toJSONSchema(schema, { io, unrepresentable: 'any' })) as JsonSchema;
   if (io === 'input') json = boundIntegers(json) as JsonSchema;
+  json = portablePatterns(json) as JsonSchema;
   delete json.$schema;
   const ref = json.$ref;
   if (typeof ref === 'string' && ref.startsWith('#/$defs/') && json.$defs) {
@@ -69,5 +70,41 @@ function boundIntegers(node: unknown): unknown {
     if (typeof out.exclusiveMinimum !== 'number' || out.exclusiveMinimum < MIN_INPUT_INTEGER)
       out.minimum = MIN_INPUT_INTEGER;
   }
+  return out;
+}
+
+/**
+ * Syntax a regular expression may use in a `pattern` only in JavaScript: Unicode property
+ * escapes (`\p{L}`), code point escapes (`\u{1F600}`), lookbehind and named groups (`(?<`, which
+ * Python spells `(?P<`), named back-references (`\k<`). Python's `re` (so its `jsonschema`),
+ * Go's RE2 and others refuse these, and refuse the whole schema with them.
+ */
+export const NON_PORTABLE_PATTERN = /\\[pP]\{|\\u\{|\(\?<|\\k<|\\u[0-9a-fA-F]{4}/;
+
+/**
+ * Every `pattern` in a form every regex dialect reads (JSON Schema validators outside JavaScript
+ * included), so that a client may validate with the schemas it is given: `\u00XX` becomes
+ * `\xXX` (the same character in every dialect); a pattern that still needs JavaScript (a Unicode
+ * class such as `\p{L}`) is left out, and its `description`, which must state the rule in words,
+ * says that the service checks it. The service itself still checks the original pattern.
+ */
+function portablePatterns(node: unknown, namesFields = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => portablePatterns(item));
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    const field = !namesFields && (key === 'properties' || key === '$defs');
+    out[key] = portablePatterns(value, field);
+  }
+  if (namesFields || typeof out.pattern !== 'string') return out;
+  const pattern = out.pattern.replace(/(?<!\\)((?:\\\\)*)\\u00([0-9a-fA-F]{2})/g, '$1\\x$2');
+  if (!NON_PORTABLE_PATTERN.test(pattern)) return { ...out, pattern };
+  if (typeof out.description !== 'string') {
+    throw new Error(
+      `The pattern ${pattern} needs JavaScript's regular expressions: describe its rule in words (.describe()) so that the schema can leave it out.`,
+    );
+  }
+  delete out.pattern;
+  out.description = `${out.description} The service checks this rule itself (as the JavaScript pattern \`${pattern}\`, whose Unicode classes other regex dialects lack, so this schema states it in words only).`;
   return out;
 }

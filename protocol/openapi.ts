@@ -1,8 +1,14 @@
-import { DOCUMENTS } from './documents.ts';
 import { ERRORS } from './errors.ts';
 import { toJsonSchema, type JsonSchema } from './json-schema.ts';
 import { isBodyless, resolveBinding, type ResolvedBinding } from './binding.ts';
-import { commonErrors, pathParameters, restParameter, type Operation } from './operation.ts';
+import { DOOR_SCHEMAS, doorPaths } from './openapi-doors.ts';
+import {
+  commonErrors,
+  pathParameters,
+  restParameter,
+  takesIdempotencyKey,
+  type Operation,
+} from './operation.ts';
 import { OPERATION_LIST } from './operations.ts';
 import { SERVICE_VERSION } from './version.ts';
 
@@ -30,6 +36,16 @@ function hoist(schema: JsonSchema, components: Record<string, JsonSchema>): Json
 const BINARY: JsonSchema = { type: 'string', format: 'binary' };
 const MARKDOWN_TYPE = 'text/markdown';
 
+/** server/http/idempotency.ts, for the writes takesIdempotencyKey names. */
+const IDEMPOTENCY_KEY = {
+  name: 'idempotency-key',
+  in: 'header',
+  required: false,
+  description:
+    "Runs this write at most once: the same key (1 to 255 printable ASCII characters; a random UUID is best) with the same request replays the first answer, with `Idempotent-Replayed: true`, for 24 hours; with another request it is refused (`422 idempotency_key_reused`), and while the first is still running `409 idempotency_key_in_use`. Keys are your own: another agent's same key is another key.",
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
 function header(description: string): Record<string, unknown> {
   return { description, schema: { type: 'string' } };
 }
@@ -38,10 +54,16 @@ function header(description: string): Record<string, unknown> {
 function replyContent(
   reply: ResolvedBinding['reply'],
   schema: JsonSchema,
+  byteTypes: readonly string[] | undefined,
 ): Record<string, unknown> {
   switch (reply.kind) {
     case 'bytes':
-      return { [reply.contentType ?? 'application/octet-stream']: { schema: BINARY } };
+      return Object.fromEntries(
+        (byteTypes ?? [reply.contentType ?? 'application/octet-stream']).map((type) => [
+          type,
+          { schema: BINARY },
+        ]),
+      );
     case 'markdown':
       return { [MARKDOWN_TYPE]: { schema: { type: 'string' } } };
     case 'json_or_markdown': {
@@ -68,7 +90,7 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
     ...(name === rest
       ? {
           description:
-            'One or more segments separated by `/`, each percent-encoded on its own (this parameter spans segments). An empty, `.` or `..` segment, NUL, or an encoded `/` (`%2F`) is refused with `invalid_path`.',
+            'A path of one or more segments separated by `/` (this parameter spans segments): percent-encode each segment on its own, or the whole path (`%2F` is decoded to `/`). Decoded, it is held to every path rule: an empty, `.` or `..` segment or a control character, plain or encoded, is refused with `invalid_path`.',
         }
       : {}),
     schema: properties[name] ?? { type: 'string' },
@@ -100,6 +122,7 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
       schema: { type: 'string' },
     });
   }
+  if (takesIdempotencyKey(operation)) parameters.push(IDEMPOTENCY_KEY);
   const output = hoist(toJsonSchema(operation.output, 'output'), components);
   const replyHeaders: Record<string, unknown> = {};
   for (const [name, description] of Object.entries(binding.replyHeaders)) {
@@ -115,7 +138,9 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
     : {};
   const success = (status: number, description: string, schema: JsonSchema) => ({
     description,
-    ...(isBodyless(status) ? {} : { content: replyContent(binding.reply, schema) }),
+    ...(isBodyless(status)
+      ? {}
+      : { content: replyContent(binding.reply, schema, operation.replyContentTypes) }),
     ...(Object.keys(replyHeaders).length + Object.keys(byteHeaders).length > 0
       ? { headers: { ...byteHeaders, ...replyHeaders } }
       : {}),
@@ -132,7 +157,7 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
   if (bytes && operation.method === 'GET') {
     responses[206] = {
       description: 'The one range asked for with `Range`.',
-      content: replyContent(binding.reply, output),
+      content: replyContent(binding.reply, output, operation.replyContentTypes),
       headers: {
         ...byteHeaders,
         'content-range': header('`bytes first-last/size`.'),
@@ -206,65 +231,27 @@ function headEntry(get: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * The OpenAPI 3.1 description of every public operation and document, generated from the
- * tables (and from each operation's transport binding).
+ * The OpenAPI 3.1 description of every public operation, generated from the table (and from
+ * each operation's transport binding), and of the other doors (./openapi-doors.ts), with HEAD
+ * beside every GET.
  */
 export function generateOpenApi(
   baseUrl: string,
   operations: readonly Operation[] = OPERATION_LIST,
 ): Record<string, unknown> {
-  const components: Record<string, JsonSchema> = { Problem: problemSchema };
+  const components: Record<string, JsonSchema> = { Problem: problemSchema, ...DOOR_SCHEMAS };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) {
     // The operator's own operations are no route at all to anyone else (a 404): not listed.
     if (operation.operatorOnly) continue;
     const path = operation.path.replace(/[:*]([a-z_]+)/g, '{$1}');
     paths[path] ??= {};
-    const entry = operationEntry(operation, components);
-    paths[path][operation.method.toLowerCase()] = entry;
-    const reply = resolveBinding(operation.method, operation.binding).reply;
-    if (operation.method === 'GET' && reply.kind === 'bytes') paths[path].head = headEntry(entry);
+    paths[path][operation.method.toLowerCase()] = operationEntry(operation, components);
   }
-  paths['/health'] = {
-    get: {
-      operationId: 'health',
-      summary: 'Answers 200 once the service takes requests.',
-      security: [],
-      responses: {
-        200: {
-          description: 'The service is up.',
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['status', 'service_version'],
-                properties: { status: { const: 'ok' }, service_version: { type: 'string' } },
-              },
-            },
-          },
-        },
-      },
-    },
-  };
-  for (const document of [
-    ...DOCUMENTS,
-    { path: '/openapi.json', summary: 'This document.', contentType: 'application/json' },
-  ]) {
-    paths[document.path] = {
-      get: {
-        operationId: `document${document.path.replace(/[^a-z]+/g, '_')}`,
-        summary: document.summary,
-        security: [],
-        responses: {
-          200: {
-            description: document.summary,
-            content: {
-              [document.contentType.split(';')[0] as string]: { schema: { type: 'string' } },
-            },
-          },
-        },
-      },
-    };
+  Object.assign(paths, doorPaths());
+  // Every GET route answers HEAD (server/http/router.ts): the same statuses and headers.
+  for (const item of Object.values(paths)) {
+    if (item.get) item.head = headEntry(item.get as Record<string, unknown>);
   }
   return {
     openapi: '3.1.0',
