@@ -19,7 +19,8 @@ import type { z } from 'zod';
  *   returns `markdown(text)`. `json_or_markdown`: chosen by `Accept` (the door tells the
  *   handler in `call.format`; `prefer` names the choice when the client states none; 406
  *   `not_acceptable` when it accepts neither). `bytes`: the handler returns a ByteReply and
- *   the door answers `Content-Length`, `Accept-Ranges: bytes`, `ETag`, `If-None-Match` -> 304,
+ *   the door answers `Content-Length`, `Accept-Ranges: bytes`, `ETag`, `Last-Modified`,
+ *   `If-None-Match` and `If-Modified-Since` -> 304, `If-Unmodified-Since` -> 412,
  *   a single `Range` -> 206 (or 416), and HEAD for the GET route, streaming with backpressure.
  * - A handler answers another declared status, or declared headers, by returning
  *   `reply(status, body, headers)`; errors stay `ServiceError`s (which may carry headers too).
@@ -121,6 +122,11 @@ export interface ByteReply {
   size: number;
   /** A strong validator, unquoted (e.g. the sha256 in hex); the door sends it as `"etag"`. */
   etag?: string;
+  /**
+   * When these bytes were saved: the door sends `Last-Modified` and judges `If-Modified-Since`
+   * and `If-Unmodified-Since` by it (protocol/conditional-dates.ts).
+   */
+  lastModified?: Date;
   /**
    * The bytes, or the bytes of `range` (never out of bounds), in chunks: exactly `size` bytes
    * (or `end - start + 1`). The door stops iterating (calls `return`) when the client goes
