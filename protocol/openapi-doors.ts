@@ -409,6 +409,12 @@ export function doorPaths(): Record<string, PathItem> {
   for (const document of DOCUMENTS) {
     paths[document.path] = documentItem(document.path, document.summary, document.contentType);
   }
+  const start = DOCUMENTS.find((document) => document.path === '/llms.txt')!;
+  paths['/'] = documentItem(
+    '/',
+    `The service's address: the text of /llms.txt. ${start.summary}`,
+    start.contentType,
+  );
   paths['/openapi.json'] = openApiItem;
   paths['/mcp'] = mcp;
   paths[`${STORAGE_LINK_PREFIX}/{workspace_id}`] = blobContainer;

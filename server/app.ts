@@ -226,9 +226,10 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   // Each GET route answers HEAD too (server/http/router.ts); a file's HEAD reads no content.
   for (const { operation, options } of operations)
     router.add(operation.method, operation.path, { kind: 'operation', operation, options });
-  for (const [path, document] of loadDocuments(services.config, {
-    helpWorkspaceId: services.helpWorkspaceId,
-  })) {
+  const documents = loadDocuments(services.config, { helpWorkspaceId: services.helpWorkspaceId });
+  // The service's own address answers what to read first, so `curl <BASE_URL>` is a start.
+  documents.set('/', documents.get('/llms.txt')!);
+  for (const [path, document] of documents) {
     const response: EngineResponse = {
       status: 200,
       headers: { 'content-type': document.contentType, ...PUBLIC_CORS_HEADERS },
