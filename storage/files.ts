@@ -50,19 +50,110 @@ export async function findFile(db: Queryable, workspaceId: string, path: string)
   return raw ? toFile(raw) : null;
 }
 
-/** One version of a path whose bytes are kept (a save), or null. */
+/** What Azure clients keep beside a version's bytes (migration 019). */
+export interface VersionProperties {
+  /** Base64 of the MD5 of the bytes; null for versions saved before it was kept. */
+  contentMd5: string | null;
+  /** The `x-ms-meta-*` pairs sent with the save, names as sent. */
+  metadata: Record<string, string>;
+}
+
+/** A version whose bytes are kept (a save), with its properties. */
+export interface KeptVersion extends VersionProperties {
+  version: number;
+  sha256: string;
+  size: number;
+  savedAt: Date;
+}
+
+interface RawKept extends Record<string, unknown> {
+  version: number;
+  sha256: string;
+  size: number;
+  saved_at: Date;
+  content_md5: string | null;
+  metadata: Record<string, string> | null;
+}
+
+const toKept = (row: RawKept): KeptVersion => ({
+  version: row.version,
+  sha256: row.sha256,
+  size: row.size,
+  savedAt: row.saved_at,
+  contentMd5: row.content_md5,
+  metadata: row.metadata ?? {},
+});
+
+/**
+ * One version of a path whose bytes are kept (a save), or null; the current one when `version`
+ * is null (and the path lives).
+ */
 export async function findKeptVersion(
   db: Queryable,
   workspaceId: string,
   path: string,
-  version: number,
-): Promise<{ sha256: string; size: number } | null> {
-  const [row] = await db.query<{ sha256: string; size: number }>(
-    `select sha256, size from file_versions
-     where workspace_id = $1 and path = $2 and version = $3 and action = 'save' and bytes_kept`,
-    [workspaceId, path, version],
+  version: number | null,
+): Promise<KeptVersion | null> {
+  const [row] = await db.query<RawKept>(
+    version === null
+      ? `select v.version, v.sha256, v.size, v.saved_at, v.content_md5, v.metadata
+         from files f join file_versions v
+           on v.workspace_id = f.workspace_id and v.path = f.path and v.version = f.version
+         where f.workspace_id = $1 and f.path = $2`
+      : `select version, sha256, size, saved_at, content_md5, metadata from file_versions
+         where workspace_id = $1 and path = $2 and version = $3 and action = 'save' and bytes_kept`,
+    version === null ? [workspaceId, path] : [workspaceId, path, version],
   );
-  return row ?? null;
+  return row ? toKept(row) : null;
+}
+
+/** The properties of the given versions of paths, by `path` then version (one round trip). */
+export async function readVersionProperties(
+  db: Queryable,
+  workspaceId: string,
+  versions: readonly { path: string; version: number }[],
+): Promise<Map<string, VersionProperties>> {
+  if (versions.length === 0) return new Map();
+  const rows = await db.query<{
+    path: string;
+    version: number;
+    content_md5: string | null;
+    metadata: Record<string, string> | null;
+  }>(
+    `select v.path, v.version, v.content_md5, v.metadata
+     from file_versions v
+     join unnest($2::text[], $3::int4[]) as wanted (path, version)
+       on wanted.path = v.path and wanted.version = v.version
+     where v.workspace_id = $1`,
+    [workspaceId, versions.map((v) => v.path), versions.map((v) => v.version)],
+  );
+  return new Map(
+    rows.map((row) => [
+      `${row.version}:${row.path}`,
+      { contentMd5: row.content_md5, metadata: row.metadata ?? {} },
+    ]),
+  );
+}
+
+/**
+ * Replaces the metadata of the current version of a live path (Azure's Set Blob Metadata: the
+ * bytes, and so the version and its receipt, stay as they are); false when the path is gone.
+ */
+export async function replaceCurrentMetadata(
+  tx: Queryable,
+  workspaceId: string,
+  path: string,
+  metadata: Record<string, string>,
+): Promise<boolean> {
+  const rows = await tx.query(
+    `update file_versions v set metadata = $3::text::jsonb
+     from files f
+     where f.workspace_id = $1 and f.path = $2
+       and v.workspace_id = f.workspace_id and v.path = f.path and v.version = f.version
+     returning 1`,
+    [workspaceId, path, Object.keys(metadata).length === 0 ? null : JSON.stringify(metadata)],
+  );
+  return rows.length > 0;
 }
 
 /** The newest version number a path has had (saves and deletes), 0 for none. */
@@ -88,12 +179,19 @@ export async function insertFileVersion(
     agentId: string;
     savedAt: Date;
     receipt: unknown;
+    /** Saves only: base64 of the MD5 of the bytes, and the metadata sent with them. */
+    contentMd5?: string | null;
+    metadata?: Record<string, string> | null;
   },
 ): Promise<void> {
+  const metadata =
+    version.metadata && Object.keys(version.metadata).length > 0
+      ? JSON.stringify(version.metadata)
+      : null;
   await tx.query(
     `insert into file_versions (workspace_id, path, version, action, sha256, size, bytes_kept,
-       agent_id, saved_at, receipt)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb)`,
+       agent_id, saved_at, receipt, content_md5, metadata)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12::text::jsonb)`,
     [
       version.workspaceId,
       version.path,
@@ -105,6 +203,8 @@ export async function insertFileVersion(
       version.agentId,
       version.savedAt,
       JSON.stringify(version.receipt),
+      version.contentMd5 ?? null,
+      metadata,
     ],
   );
 }

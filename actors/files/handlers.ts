@@ -1,10 +1,12 @@
 import { MAX_FILE_BYTES, type DealReceipt } from '../../protocol/files.ts';
 import { parseFilePath } from '../../protocol/file-path.ts';
-import type { ByteReply } from '../../protocol/binding.ts';
+import { writeDateCondition } from '../../protocol/conditional-dates.ts';
+import { reply } from '../../protocol/binding.ts';
 import { BlobNotFoundError } from '../../storage/blobs/errors.ts';
-import { findFile, findKeptVersion, listFiles as readFiles } from '../../storage/files.ts';
+import { findKeptVersion, listFiles as readFiles } from '../../storage/files.ts';
 import { listReceipts as readReceipts } from '../../storage/receipts.ts';
 import { contentTypeOf } from './content-type.ts';
+import type { FileBytes } from './version-properties.ts';
 import { commitDelete, commitSave, storeFileBytes } from './versions.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
@@ -17,28 +19,35 @@ export const writeFile: Handler<'write_file'> = async (call, input) => {
   const path = parseFilePath(input.path);
   const workspace = await readable(services, principal, input.workspace_id);
   assertMayChange(workspace, principal, 'write to');
+  const contentMd5 = call.headers['content-md5'];
   const stored = await storeFileBytes(services, principal, workspace, path, call.body, {
     maxBytes: MAX_FILE_BYTES,
     signal,
+    ...(contentMd5 !== undefined && { statedMd5s: [contentMd5] }),
   });
-  return { receipt: await commitSave(services, principal, workspace.workspaceId, path, stored) };
+  const precondition = writeDateCondition(call.headers);
+  return {
+    receipt: await commitSave(services, principal, workspace.workspaceId, path, stored, {
+      ...(precondition && { precondition }),
+    }),
+  };
 };
 
 export const readFile: Handler<'read_file'> = async ({ services, principal }, input) => {
   const path = parseFilePath(input.path);
   const workspace = await readable(services, principal, input.workspace_id);
   const db = services.db();
-  const current = await findFile(db, workspace.workspaceId, path);
-  const wanted =
-    input.version === undefined || input.version === current?.version
-      ? current && { sha256: current.sha256, size: current.size }
-      : await findKeptVersion(db, workspace.workspaceId, path, input.version);
+  // The current version (version left out) or a kept one: one row with its properties.
+  const wanted = await findKeptVersion(db, workspace.workspaceId, path, input.version ?? null);
   if (!wanted) throw notFound(input.version === undefined ? 'file' : 'file version');
   const blobs = services.files.blobs;
-  const bytes: ByteReply = {
+  const bytes: FileBytes = {
+    contentMd5: wanted.contentMd5,
+    metadata: wanted.metadata,
     contentType: contentTypeOf(path),
     size: wanted.size,
     etag: wanted.sha256,
+    lastModified: wanted.savedAt,
     // The door stops iterating when the client goes: the blob's handle is closed then too.
     open: (range) =>
       (async function* () {
@@ -54,14 +63,22 @@ export const readFile: Handler<'read_file'> = async ({ services, principal }, in
         }
       })(),
   };
-  return bytes;
+  return reply(200, bytes, wanted.contentMd5 === null ? {} : { 'content-md5': wanted.contentMd5 });
 };
 
-export const deleteFile: Handler<'delete_file'> = async ({ services, principal }, input) => {
+export const deleteFile: Handler<'delete_file'> = async (
+  { services, principal, headers },
+  input,
+) => {
   const path = parseFilePath(input.path);
   const visible = await readable(services, principal, input.workspace_id);
   assertMayChange(visible, principal, 'write to');
-  return { receipt: await commitDelete(services, principal, visible.workspaceId, path) };
+  const precondition = writeDateCondition(headers);
+  return {
+    receipt: await commitDelete(services, principal, visible.workspaceId, path, {
+      ...(precondition && { precondition }),
+    }),
+  };
 };
 
 export const listFiles: Handler<'list_files'> = async ({ services, principal }, input) => {

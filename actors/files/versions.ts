@@ -17,6 +17,7 @@ import {
   givenBackBySave,
   removeFile,
   insertFileVersion,
+  replaceCurrentMetadata,
   lastVersion,
   upsertFile,
   type LetGoVersion,
@@ -25,6 +26,7 @@ import {
 import { readHeldBytes } from '../../storage/upload-reservations.ts';
 import { discardUnusedBlobs, holdBlob } from './blob-collector.ts';
 import { currentUnit } from '../kernel/commit.ts';
+import { contentMd5Mismatch, md5Matches, Md5Watch } from './content-md5.ts';
 import { contentTypeOf } from './content-type.ts';
 import { runDeleteHooks, runSaveHooks } from './save-hooks.ts';
 import { hasYamlHeader, indexEntry, INDEX_MAX_BYTES, type IndexEntry } from '../index/capture.ts';
@@ -51,6 +53,8 @@ export interface StoredFile extends StoredBlob {
    * keeps its bytes while its file lives; any other only while it is current (`every_kept_byte`).
    */
   index: IndexEntry | null;
+  /** Base64 of the MD5 of the bytes (./content-md5.ts). */
+  contentMd5: string;
 }
 
 /**
@@ -75,13 +79,14 @@ export class IndexCapture {
     this.kept += part.length;
   }
 
-  /** The stored blob as a file, with its index entry (read off the loop). */
-  async file(stored: StoredBlob): Promise<StoredFile> {
+  /** The stored blob as a file, with its index entry (read off the loop) and its MD5. */
+  async file(stored: StoredBlob, contentMd5: string): Promise<StoredFile> {
     const bytes = Buffer.concat(this.chunks);
     const header = hasYamlHeader(this.path, bytes.subarray(0, 5));
     return {
       ...stored,
       index: header ? await indexEntry(bytes, stored.size) : null,
+      contentMd5,
     };
   }
 }
@@ -186,6 +191,8 @@ async function recordVersion(
     sha256: string;
     size: number;
     bytesKept: boolean;
+    contentMd5?: string;
+    metadata?: Record<string, string>;
   },
 ): Promise<{ signed: FileReceipt; savedAt: Date }> {
   const savedAt = new Date(services.clock.now());
@@ -259,6 +266,9 @@ export interface UploadedFile extends StoredFile {
  * so uploads at once never take more than the quota between them; replacing its own file that
  * is let go gives that file's bytes back. The commit checks again, exactly. Hand the answer to
  * `commitSave`, which ends the reservation (on a refusal, the bytes are deleted at once).
+ * Each MD5 the request states (`statedMd5s`: the `Content-MD5` header, Azure's
+ * `x-ms-blob-content-md5`) must be the MD5 of the bytes, or `content_md5_mismatch` and nothing
+ * is kept.
  */
 export async function storeFileBytes(
   services: Services,
@@ -266,7 +276,7 @@ export async function storeFileBytes(
   workspace: WorkspaceActor,
   path: string,
   body: ByteBody,
-  options: { maxBytes: number; signal?: AbortSignal },
+  options: { maxBytes: number; signal?: AbortSignal; statedMd5s?: readonly string[] },
 ): Promise<UploadedFile> {
   const givesBack = await givenBackBySave(services.db(), {
     workspaceId: workspace.workspaceId,
@@ -282,12 +292,14 @@ export async function storeFileBytes(
     // A declared length past the size cap is the body's own 413, at its first read.
     if (declared !== null && declared <= options.maxBytes) await reservation.cover(declared);
     const capture = new IndexCapture(path);
+    const md5 = new Md5Watch();
     let seen = 0;
     const source = (async function* () {
       for await (const chunk of body) {
         seen += chunk.length;
         if (seen <= options.maxBytes) await reservation.grow(seen);
         capture.see(chunk);
+        md5.see(chunk);
         yield chunk;
       }
     })();
@@ -300,7 +312,10 @@ export async function storeFileBytes(
       .catch((error: unknown) => {
         throw blobFailure(error, options.maxBytes);
       });
-    const file: StoredFile = await capture.file(stored);
+    const contentMd5 = md5.digest();
+    const wrong = options.statedMd5s?.find((stated) => !md5Matches(stated, contentMd5));
+    if (wrong !== undefined) throw contentMd5Mismatch(wrong, contentMd5);
+    const file: StoredFile = await capture.file(stored, contentMd5);
     return { ...file, reservation };
   } catch (error) {
     await reservation.settle(false);
@@ -312,9 +327,10 @@ export async function storeFileBytes(
 export interface SaveOptions {
   /**
    * Checked first, against the file as it is in the transaction (null: none): throws to save
-   * nothing (the conditional headers of Azure clients: `If-None-Match: *`, `If-Match`).
+   * nothing (the conditional headers: `If-None-Match: *`, `If-Match`, and the dates of
+   * protocol/conditional-dates.ts, judged by the current version's `savedAt`).
    */
-  precondition?: (current: { sha256: string } | null) => void;
+  precondition?: (current: { sha256: string; savedAt: Date } | null) => void;
   /**
    * Runs before the quota is checked, in the same transaction (a block commit drops its staged
    * blocks there, so their bytes are not counted beside the file they become); answers the
@@ -323,6 +339,8 @@ export interface SaveOptions {
   alsoInTx?: (tx: Transaction) => Promise<readonly string[]>;
   /** The save makes a new listing of the path (post_listing); saves of a listing are checked. */
   listing?: { listingId: string };
+  /** Blob metadata kept with the version (./blob-metadata.ts). */
+  metadata?: Record<string, string>;
 }
 
 /**
@@ -364,6 +382,8 @@ export async function commitSave(
         sha256: stored.sha256,
         size: stored.size,
         bytesKept: true,
+        contentMd5: stored.contentMd5,
+        ...(options.metadata && { metadata: options.metadata }),
       });
       await upsertFile(tx, {
         workspaceId: workspace.workspaceId,
@@ -403,6 +423,34 @@ export async function commitSave(
 }
 
 /**
+ * Replaces the metadata of the current version of `path` (Azure's Set Blob Metadata), in one
+ * workspace command: the bytes stay, so there is no new version, receipt or `file.saved`
+ * (metadata is not part of a receipt). Answers the current version as it now is.
+ */
+export async function replaceMetadata(
+  services: Services,
+  principal: Principal,
+  workspaceId: string,
+  path: string,
+  metadata: Record<string, string>,
+  precondition?: SaveOptions['precondition'],
+): Promise<{ sha256: string; savedAt: Date; version: number }> {
+  const answer = await services.workspaces.command(workspaceId, async (workspace, tx) => {
+    assertMayChange(workspace, principal, 'write to');
+    const current = await findFile(tx, workspace.workspaceId, path);
+    precondition?.(current);
+    if (!current || !(await replaceCurrentMetadata(tx, workspace.workspaceId, path, metadata))) {
+      throw notFound('file');
+    }
+    return {
+      result: { sha256: current.sha256, savedAt: current.savedAt, version: current.version },
+    };
+  });
+  if (!answer) throw notFound('workspace');
+  return answer;
+}
+
+/**
  * Deletes the current version of `path` in one workspace command: every version of the path
  * lets go of its bytes (their quota given back to whoever saved them; the bytes leave the blob
  * store at once), a signed receipt (carrying the size and fingerprint of the version that goes),
@@ -414,11 +462,13 @@ export async function commitDelete(
   principal: Principal,
   workspaceId: string,
   path: string,
+  options: Pick<SaveOptions, 'precondition'> = {},
 ): Promise<FileReceipt> {
   const answer = await services.workspaces.command(workspaceId, async (workspace, tx) => {
     assertMayChange(workspace, principal, 'write to');
     const current = await findFile(tx, workspace.workspaceId, path);
     if (!current) throw notFound('file');
+    options.precondition?.(current);
     const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
     const letGo = await forgetAllVersions(tx, workspace.workspaceId, path);
     const deltas: UseDeltas = new Map();

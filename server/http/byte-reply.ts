@@ -1,10 +1,18 @@
 import type { ByteRange, ByteReply } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { EngineRequest, EngineResponse } from './engine.ts';
+import {
+  httpDate,
+  preconditionFailed,
+  readDates,
+  type ReadDates,
+} from '../../protocol/conditional-dates.ts';
 
 /**
  * The answer to a `bytes` reply, with the conditional and ranged requests HTTP clients send:
  * - `ETag` (the reply's etag, quoted) and `If-None-Match` -> 304 (GET and HEAD);
+ * - `Last-Modified` (the reply's lastModified), `If-Modified-Since` -> 304 and
+ *   `If-Unmodified-Since` -> 412 (protocol/conditional-dates.ts, which orders them by RFC 9110);
  * - one byte range in `Range` -> 206 with `Content-Range`, or 416 when it starts past the end
  *   (its `Content-Range` names the size); `If-Range` with another entity tag serves the whole
  *   instead. Several
@@ -29,10 +37,21 @@ export async function byteResponse(
   };
   if (etag !== undefined) headers.etag = etag;
   const conditional = request.method === 'GET' || request.method === 'HEAD';
+  const lastModified = reply.lastModified;
+  let dates: ReadDates = 'serve';
+  if (lastModified !== undefined) {
+    headers['last-modified'] = httpDate(lastModified);
+    if (conditional) dates = readDates(request.headers, lastModified);
+    if (dates === 'precondition_failed') throw preconditionFailed(lastModified, false);
+  }
   const ifNoneMatch = request.headers['if-none-match'];
-  if (conditional && ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {
+  if (
+    dates === 'not_modified' ||
+    (conditional && ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag))
+  ) {
     const notModified: Record<string, string> = { ...extraHeaders };
     if (etag !== undefined) notModified.etag = etag;
+    if (lastModified !== undefined) notModified['last-modified'] = httpDate(lastModified);
     return { status: 304, headers: notModified, body: '' };
   }
   let range: ByteRange | undefined;
@@ -53,6 +72,8 @@ export async function byteResponse(
         range = parsed;
         status = 206;
         headers['content-range'] = `bytes ${parsed.start}-${parsed.end}/${reply.size}`;
+        // A Content-MD5 names the whole; a part's body is not what it hashes.
+        if (parsed.end - parsed.start + 1 < reply.size) delete headers['content-md5'];
       }
     }
   }

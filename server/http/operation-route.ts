@@ -21,7 +21,7 @@ import { authenticate, run, type AnyHandler, type InputPlaces } from '../invoke.
 import { negotiateFormat } from './accept.ts';
 import { byteResponse } from './byte-reply.ts';
 import type { EngineRequest, EngineResponse } from './engine.ts';
-import { runIdempotent } from './idempotency.ts';
+import { HashedBody, runIdempotent, runIdempotentBytes } from './idempotency.ts';
 import { jsonResponse } from './problem.ts';
 
 /** The bearer token of a request: undefined when none was sent; refused when malformed. */
@@ -156,7 +156,7 @@ interface RoutePlan {
   replyHeaders: ReadonlySet<string>;
   /** JSON (or nothing) in, JSON out, no headers: the handler is called as before bindings. */
   plain: boolean;
-  /** Writes whose answer can be kept for an Idempotency-Key (not byte streams). */
+  /** Writes whose answer can be kept for an Idempotency-Key (not byte replies). */
   idempotent: boolean;
   /** Where the fields travel, for refusals that name them; none when nothing is in the path. */
   places: InputPlaces | undefined;
@@ -233,7 +233,9 @@ export async function serveOperation(
       ? await bodyInput(request, plan.bodyLimit, operation)
       : queryInput(request.query);
   // Refused here, before the handler runs, when the declared length is over the limit.
-  const body = bodyKind === 'bytes' ? request.stream(plan.bodyLimit) : undefined;
+  const stream = bodyKind === 'bytes' ? request.stream(plan.bodyLimit) : undefined;
+  // A keyed byte write hashes its body on the way: its sha256 is part of its fingerprint.
+  const body = stream && key !== undefined && plan.idempotent ? new HashedBody(stream) : stream;
   for (const name of Object.keys(params)) {
     if (name in fields) {
       throw new ServiceError(
@@ -272,6 +274,20 @@ export async function serveOperation(
     );
   // Refused before the request is fingerprinted: hashing a hostile shape must not fail first.
   refuseHostileShape(input, { pathField: restParameter(operation.path) });
+  if (body instanceof HashedBody) {
+    const headers = pickHeaders(request.headers, plan.requestHeaders);
+    return runIdempotentBytes(
+      services,
+      {
+        key,
+        scope: principal ? principal.agentId : 'anonymous',
+        body,
+        fingerprint: (sha256) =>
+          JSON.stringify([operation.method, operation.path, params, fields, headers, sha256]),
+      },
+      execute,
+    );
+  }
   return runIdempotent(
     services,
     {

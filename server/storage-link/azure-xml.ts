@@ -53,6 +53,10 @@ export interface ListedBlob {
   etag: string;
   contentType: string;
   modifiedAt: Date;
+  /** Base64 of the MD5 of the bytes, or null when not known. */
+  contentMd5: string | null;
+  /** Present when the listing includes metadata (`include=metadata`). */
+  metadata?: Readonly<Record<string, string>>;
 }
 
 export interface BlobListing {
@@ -81,10 +85,15 @@ export function enumerationResultsXml(listing: BlobListing): string {
         `<Etag>${escapeXml(blob.etag)}</Etag>` +
         `<Content-Length>${blob.size}</Content-Length>` +
         `<Content-Type>${escapeXml(blob.contentType)}</Content-Type>` +
+        (blob.contentMd5 === null
+          ? ''
+          : `<Content-MD5>${escapeXml(blob.contentMd5)}</Content-MD5>`) +
         '<BlobType>BlockBlob</BlobType><LeaseStatus>unlocked</LeaseStatus>' +
         '<LeaseState>available</LeaseState><ServerEncrypted>true</ServerEncrypted>' +
         '<AccessTier>Hot</AccessTier><AccessTierInferred>true</AccessTierInferred>' +
-        '</Properties></Blob>',
+        '</Properties>' +
+        (blob.metadata === undefined ? '' : metadataXml(blob.metadata)) +
+        '</Blob>',
     )
     .join('');
   const prefixes = listing.prefixes
@@ -135,4 +144,13 @@ export function parseBlockList(xml: string): BlockListEntry[] | null {
     at = entry.lastIndex;
   }
   return entries;
+}
+
+/** A blob's metadata in a listing: `<Metadata><name>value</name>...</Metadata>`. */
+function metadataXml(metadata: Readonly<Record<string, string>>): string {
+  // Names are C# identifiers (actors/files/blob-metadata.ts), so they are element names as they are.
+  const pairs = Object.entries(metadata)
+    .map(([name, value]) => `<${name}>${escapeXml(value)}</${name}>`)
+    .join('');
+  return `<Metadata>${pairs}</Metadata>`;
 }

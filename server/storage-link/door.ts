@@ -5,9 +5,14 @@ import type { Principal } from '../../actors/kernel/principal.ts';
 import type { Services } from '../../actors/kernel/services.ts';
 import { commitBlocks, stageBlock } from '../../actors/files/staged-blocks.ts';
 import { LinkRefused, type VerifiedLink } from '../../actors/files/storage-links.ts';
-import type { ByteReply } from '../../protocol/binding.ts';
+import type { FileBytes } from '../../actors/files/version-properties.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { parseFilePath } from '../../protocol/file-path.ts';
+import {
+  hasDateCondition,
+  httpDate,
+  readDates,
+  writeDatesHold,
+} from '../../protocol/conditional-dates.ts';
 import { OPERATIONS } from '../../protocol/operations.ts';
 import {
   AZURE_STORAGE_VERSION,
@@ -20,6 +25,14 @@ import { decodeRest, decodeSegment } from '../http/router.ts';
 import { run } from '../invoke.ts';
 import { errorXml, parseBlockList } from './azure-xml.ts';
 import { listBlobs } from './list-blobs.ts';
+import {
+  asAzureMd5,
+  fileBytes,
+  propertyHeaders,
+  requestMetadata,
+  setBlobMetadata,
+  statedMd5s,
+} from './blob-properties.ts';
 import {
   asRefusal,
   copyFromUrlRefused,
@@ -38,6 +51,7 @@ import {
  *   PUT  <container>/<path>                      Put Blob (x-ms-blob-type: BlockBlob)   201
  *   PUT  <container>/<path>?comp=block&blockid=  Put Block                              201
  *   PUT  <container>/<path>?comp=blocklist       Put Block List (XML body)              201
+ *   PUT  <container>/<path>?comp=metadata        Set Blob Metadata (no new version)     200
  *   GET  <container>/<path>                      Get Blob (Range or x-ms-range: 206)    200
  *   HEAD <container>/<path>                      Get Blob Properties                    200
  *   GET  <container>?restype=container&comp=list List Blobs (prefix, maxresults, marker,
@@ -155,10 +169,25 @@ async function serve(
     if (comp === 'block') {
       const blockId = query.get('blockid') ?? '';
       const body = request.stream(MAX_BLOCK_BYTES);
-      await stageBlock(services, principal, workspace, path, blockId, body, request.signal);
+      await stageBlock(
+        services,
+        principal,
+        workspace,
+        path,
+        blockId,
+        body,
+        request.signal,
+        request.headers['content-md5'],
+      );
       return { status: 201, headers: { 'x-ms-request-server-encrypted': 'true' }, body: '' };
     }
+    if (comp === 'metadata') {
+      const condition = writeCondition(request);
+      return setBlobMetadata(services, principal, workspace.workspaceId, path, request, condition);
+    }
     if (comp === 'blocklist') {
+      const metadata = requestMetadata(request);
+      const contentMd5 = request.headers['x-ms-blob-content-md5'];
       const entries = parseBlockList((await request.body(BLOCK_LIST_MAX_BYTES)).toString('utf8'));
       if (entries === null) {
         throw new LinkRefused(400, 'InvalidXmlDocument', 'The body is not a <BlockList> document.');
@@ -171,7 +200,7 @@ async function serve(
         path,
         ids,
         request.signal,
-        writeCondition(request),
+        { precondition: writeCondition(request), metadata, ...(contentMd5 && { contentMd5 }) },
       );
       return saved(receipt);
     }
@@ -194,15 +223,20 @@ async function serve(
     // No 100 MB cap here: the agent's room in its quota is the only limit, so a body past it
     // is QuotaExceeded (checked again, exactly, on commit).
     assertMayChange(workspace, principal, 'write to');
+    const metadata = requestMetadata(request);
     const body = request.stream(Number.MAX_SAFE_INTEGER);
-    const stored = await storeFileBytes(services, principal, workspace, path, body, {
-      maxBytes: Number.MAX_SAFE_INTEGER,
-      signal: request.signal,
-    });
+    const stored = await asAzureMd5(
+      storeFileBytes(services, principal, workspace, path, body, {
+        maxBytes: Number.MAX_SAFE_INTEGER,
+        signal: request.signal,
+        statedMd5s: statedMd5s(request),
+      }),
+    );
     const condition = writeCondition(request);
     return saved(
       await commitSave(services, principal, workspace.workspaceId, path, stored, {
         ...(condition && { precondition: condition }),
+        metadata,
       }),
     );
   }
@@ -210,13 +244,15 @@ async function serve(
     if (comp !== null) throw unsupported(request);
     need(link.canRead, 'read');
     await readableByLink(services, principal, call.workspaceId);
-    const reply = (await run(
-      services,
-      OPERATIONS.read_file,
-      principal,
-      { workspace_id: call.workspaceId, path },
-      { signal: request.signal },
-    )) as ByteReply;
+    const reply = fileBytes(
+      await run(
+        services,
+        OPERATIONS.read_file,
+        principal,
+        { workspace_id: call.workspaceId, path },
+        { signal: request.signal },
+      ),
+    );
     return readBlob(request, reply, log);
   }
   if (method === 'DELETE') need(false, 'delete');
@@ -226,13 +262,15 @@ async function serve(
 /**
  * A write's conditional headers, as Azure clients send them: `If-None-Match: *` (create only;
  * the Python SDK's default, `overwrite=False`) answers 409 BlobAlreadyExists over an existing
- * file; `If-Match` with another ETag answers 412 ConditionNotMet. Checked in the commit's
- * transaction, so two racing creates cannot both win.
+ * file; `If-Match` with another ETag answers 412 ConditionNotMet, and so do `If-Unmodified-Since`
+ * and `If-Modified-Since` that do not hold (protocol/conditional-dates.ts). Checked in the
+ * commit's transaction, so two racing creates cannot both win.
  */
 function writeCondition(request: EngineRequest): SaveOptions['precondition'] {
   const ifNoneMatch = request.headers['if-none-match']?.trim();
   const ifMatch = request.headers['if-match']?.trim();
-  if (ifNoneMatch === undefined && ifMatch === undefined) return undefined;
+  const dated = hasDateCondition(request.headers);
+  if (ifNoneMatch === undefined && ifMatch === undefined && !dated) return undefined;
   const names = (header: string, etag: string) =>
     header === '*' || header.split(',').some((tag) => tag.trim() === etag);
   return (current) => {
@@ -241,13 +279,18 @@ function writeCondition(request: EngineRequest): SaveOptions['precondition'] {
       throw new LinkRefused(409, 'BlobAlreadyExists', 'The specified blob already exists.');
     }
     if (ifMatch !== undefined && (etag === null || !names(ifMatch, etag))) {
-      throw new LinkRefused(
-        412,
-        'ConditionNotMet',
-        'The condition specified using HTTP conditional header(s) is not met.',
-      );
+      throw conditionNotMet();
     }
+    if (dated && !writeDatesHold(request.headers, current)) throw conditionNotMet();
   };
+}
+
+function conditionNotMet(): LinkRefused {
+  return new LinkRefused(
+    412,
+    'ConditionNotMet',
+    'The condition specified using HTTP conditional header(s) is not met.',
+  );
 }
 
 /** The agent the link acts for, as it is now (a link outlives nothing it was not given). */
@@ -276,7 +319,7 @@ function saved(receipt: { sha256: string; saved_at: string; version: number }): 
     status: 201,
     headers: {
       etag: `"${receipt.sha256}"`,
-      'last-modified': new Date(receipt.saved_at).toUTCString(),
+      'last-modified': httpDate(new Date(receipt.saved_at)),
       'x-ms-request-server-encrypted': 'true',
       'x-ms-version-id': String(receipt.version),
     },
@@ -286,7 +329,7 @@ function saved(receipt: { sha256: string; saved_at: string; version: number }): 
 
 async function readBlob(
   request: EngineRequest,
-  reply: ByteReply,
+  reply: FileBytes,
   log: (error: unknown) => void,
 ): Promise<EngineResponse> {
   const etag = `"${reply.etag}"`;
@@ -296,11 +339,12 @@ async function readBlob(
     ifMatch.trim() !== '*' &&
     !ifMatch.split(',').some((tag) => tag.trim() === etag)
   ) {
-    throw new LinkRefused(
-      412,
-      'ConditionNotMet',
-      'The condition specified using HTTP conditional header(s) is not met.',
-    );
+    throw conditionNotMet();
+  }
+  // Refused here in Azure's words; the byte reply answers If-Modified-Since (304) itself.
+  const lastModified = reply.lastModified;
+  if (lastModified && readDates(request.headers, lastModified) === 'precondition_failed') {
+    throw conditionNotMet();
   }
   // Azure takes x-ms-range before Range.
   const range = request.headers['x-ms-range'] ?? request.headers.range;
@@ -316,6 +360,7 @@ async function readBlob(
       'x-ms-server-encrypted': 'true',
       'x-ms-lease-state': 'available',
       'x-ms-lease-status': 'unlocked',
+      ...propertyHeaders(reply),
     },
     log,
   );
@@ -335,7 +380,10 @@ function preflight(request: EngineRequest, headers: Record<string, string>): Eng
   };
 }
 
-/** The blob name as a file path: decoded as the router decodes a rest parameter, then checked. */
+/**
+ * The blob name as a file path, decoded and checked as the router does a rest parameter: azcopy
+ * and the Go SDK send nested names as `dir%2Ffile`, which is `dir/file`.
+ */
 function blobPath(raw: string): string {
-  return parseFilePath(decodeRest('path', raw));
+  return decodeRest('path', raw);
 }

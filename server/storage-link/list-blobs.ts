@@ -2,6 +2,7 @@ import type { Principal } from '../../actors/kernel/principal.ts';
 import type { Services } from '../../actors/kernel/services.ts';
 import { contentTypeOf } from '../../actors/files/content-type.ts';
 import { LinkRefused } from '../../actors/files/storage-links.ts';
+import { versionProperties } from '../../actors/files/version-properties.ts';
 import { OPERATIONS } from '../../protocol/operations.ts';
 import { MAX_PAGE_LIMIT } from '../../protocol/paging.ts';
 import { STORAGE_LINK_PREFIX } from '../../protocol/storage-links.ts';
@@ -12,7 +13,8 @@ import { enumerationResultsXml } from './azure-xml.ts';
 /**
  * List Blobs on a container link (`?restype=container&comp=list`): list_files as the link's
  * agent, in Azure's `EnumerationResults`. `marker` is list_files' cursor; `delimiter` folds
- * names into `BlobPrefix` entries within the page.
+ * names into `BlobPrefix` entries within the page. Every blob has its `Content-MD5`;
+ * `include=metadata` adds its `<Metadata>`.
  */
 export async function listBlobs(
   services: Services,
@@ -23,6 +25,8 @@ export async function listBlobs(
   const prefix = query.get('prefix') ?? '';
   const delimiter = query.get('delimiter') ?? undefined;
   const marker = query.get('marker') ?? '';
+  const include = (query.get('include') ?? '').split(',');
+  const withMetadata = include.includes('metadata');
   const asked = query.get('maxresults');
   const maxResults = asked === null ? undefined : Number(asked);
   if (maxResults !== undefined && !(Number.isInteger(maxResults) && maxResults > 0)) {
@@ -44,22 +48,27 @@ export async function listBlobs(
     },
     { signal: call.request.signal },
   )) as {
-    files: { path: string; size: number; sha256: string; saved_at: string }[];
+    files: { path: string; size: number; sha256: string; saved_at: string; version: number }[];
     next_cursor: string | null;
   };
+  const properties = await versionProperties(services, call.workspaceId, page.files);
   const blobs = [];
   const prefixes = new Set<string>();
   for (const file of page.files) {
     const cut = delimiter ? file.path.indexOf(delimiter, prefix.length) : -1;
     if (delimiter && cut >= 0) prefixes.add(file.path.slice(0, cut + delimiter.length));
-    else
+    else {
+      const { contentMd5, metadata } = properties(file.path, file.version);
       blobs.push({
         name: file.path,
         size: file.size,
         etag: `"${file.sha256}"`,
         contentType: contentTypeOf(file.path),
         modifiedAt: new Date(file.saved_at),
+        contentMd5,
+        ...(withMetadata && { metadata }),
       });
+    }
   }
   const base = services.config.baseUrl;
   return {
