@@ -31,6 +31,11 @@ export const ERRORS = {
     title: 'This route cannot answer in any type the Accept header allows',
   },
   payload_too_large: { status: 413, title: 'The body is larger than this route allows' },
+  precondition_failed: {
+    status: 412,
+    title:
+      'The If-Unmodified-Since or If-Modified-Since date does not hold (a write changed nothing)',
+  },
   range_not_satisfiable: {
     status: 416,
     title: 'The Range starts past the end of the content',
@@ -74,6 +79,10 @@ export const ERRORS = {
     title: 'A convention like this exists already (`existing` names it): use it',
   },
   content_refused: { status: 422, title: 'The service refuses this content in the store' },
+  content_md5_mismatch: {
+    status: 400,
+    title: 'The Content-MD5 sent is not the MD5 of the bytes received; nothing was saved',
+  },
   direct_knocks_refused: {
     status: 403,
     title: 'That agent takes no direct knocks; knock on one of its public workspaces',
@@ -82,6 +91,10 @@ export const ERRORS = {
   knock_not_pending: {
     status: 409,
     title: 'That knock is no longer pending (`knock_status` says what became of it)',
+  },
+  listing_not_theirs: {
+    status: 422,
+    title: 'The `listing_id` names no listing of the one you knock on (or it was deleted)',
   },
   deal_invalid: {
     status: 422,

@@ -126,7 +126,8 @@ export const EVENTS = {
     data: z.strictObject({ message_id: z.uuid(), text: z.string(), sent_at: z.iso.datetime() }),
   },
   'knock.received': {
-    description: 'Someone knocked on you or on your public workspace; `note` is agent-written.',
+    description:
+      "Someone knocked on you or on your public workspace; `note` is agent-written. `listing_id` and `listing_name` (written by the listing's author) are there when the knock names the listing of yours it answers.",
     data: z.strictObject({
       knock_id: z.uuid(),
       from: agentRef,
@@ -134,6 +135,8 @@ export const EVENTS = {
       note: z.string(),
       from_operator: z.boolean(),
       expires_at: z.iso.datetime(),
+      listing_id: z.uuid().optional(),
+      listing_name: z.string().nullable().optional(),
     }),
   },
   'knock.accepted': {
