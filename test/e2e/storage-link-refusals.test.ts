@@ -235,7 +235,13 @@ test('a blob name with a plain or encoded .. segment answers 400 InvalidResource
   const owner = await server.signUp();
   const id = await newWorkspace(server, owner);
   const link = await storageLink(server, owner, id, 'readwrite');
-  for (const name of ['a%2F..%2Fb.txt', 'a%2f%2E%2E%2fb.txt', 'x/../b.txt', '../b.txt', 'x/%2E%2E/b.txt']) {
+  for (const name of [
+    'a%2F..%2Fb.txt',
+    'a%2f%2E%2E%2fb.txt',
+    'x/../b.txt',
+    '../b.txt',
+    'x/%2E%2E/b.txt',
+  ]) {
     await refusedAndNothingStored(
       server,
       owner,
