@@ -26,7 +26,7 @@ export function unsupported(request: EngineRequest): LinkRefused {
   return new LinkRefused(
     400,
     'UnsupportedHttpVerb',
-    `Storage links take Put Blob, Put Block, Put Block List, Get Blob, Get Blob Properties and List Blobs; not ${request.method}${described(request)}.`,
+    `Storage links take Put Blob, Put Block, Put Block List, Set Blob Metadata, Get Blob, Get Blob Properties and List Blobs; not ${request.method}${described(request)}.`,
   );
 }
 
