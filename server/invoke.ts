@@ -23,7 +23,12 @@ export async function invoke(
   services: Services,
   operation: Operation,
   rawInput: Record<string, unknown>,
-  caller: { token: string | undefined; signal: AbortSignal; transport?: CallTransport },
+  caller: {
+    token: string | undefined;
+    signal: AbortSignal;
+    transport?: CallTransport;
+    places?: InputPlaces;
+  },
 ): Promise<unknown> {
   const principal = await authenticate(services, operation, caller.token);
   return run(services, operation, principal, rawInput, caller);
@@ -73,7 +78,10 @@ export type AnyHandler = (call: Call & CallTransport, input: unknown) => Promise
  */
 export interface InputPlaces {
   readonly pathParameters: readonly string[];
-  readonly others: 'body' | 'query';
+  /** Where the fields other than path parameters travel: MCP carries all as arguments. */
+  readonly others: 'body' | 'query' | 'arguments';
+  /** Names the door takes beside the schema's fields (MCP's `content`, `content_base64`). */
+  readonly alsoTaken?: readonly string[];
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
@@ -200,8 +208,11 @@ export function decodeInput(
  */
 function whatItTakes(fields: readonly string[], places: InputPlaces | undefined): string {
   const inPath = places ? fields.filter((name) => places.pathParameters.includes(name)) : [];
-  const carried = fields.filter((name) => !inPath.includes(name));
-  const where = places ? `The ${places.others}` : 'This operation';
+  const carried = [
+    ...fields.filter((name) => !inPath.includes(name)),
+    ...(places?.alsoTaken ?? []),
+  ];
+  const where = places && places.others !== 'arguments' ? `The ${places.others}` : 'This operation';
   const taken =
     carried.length > 0
       ? `${where} takes: ${carried.map(quoted).join(', ')}.`

@@ -43,6 +43,11 @@ export function base64Length(bytes: number): number {
   return Math.ceil(bytes / 3) * 4;
 }
 
+/** The arguments that carry an operation's byte body over MCP, if it takes one. */
+export function byteBodyArguments(binding: ResolvedBinding): readonly string[] {
+  return binding.body.kind === 'bytes' ? ['content', 'content_base64'] : [];
+}
+
 /**
  * Splits a call's arguments into the operation's input fields and, for a byte body, the body
  * the handler reads. Refuses a byte body sent twice, not at all, or larger than allowed.

@@ -32,7 +32,7 @@ import {
 } from './json-rpc.ts';
 import { MessageLimits, type CountMessage } from './message-limits.ts';
 import { originRule } from './origin.ts';
-import { operationUrl, takeBody, toolResult } from './binding.ts';
+import { byteBodyArguments, operationUrl, takeBody, toolResult } from './binding.ts';
 import { RESOURCE_NOT_FOUND, ResourceTable } from './resources.ts';
 import { argumentBytes, ToolTable } from './tools.ts';
 
@@ -166,6 +166,12 @@ export function createMcpDoor(
           signal: extra.signal,
           // MCP has no request headers, and its tools answer JSON.
           transport: { body, format: 'json', headers: {} },
+          // Every field is an argument; a byte body is one more (server/mcp/binding.ts).
+          places: {
+            pathParameters: [],
+            others: 'arguments',
+            alsoTaken: byteBodyArguments(entry.binding),
+          },
         });
         return await toolResult(entry.binding, answer, () =>
           operationUrl(baseUrl, entry.operation.path, fields),

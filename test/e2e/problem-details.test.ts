@@ -112,6 +112,23 @@ test('over MCP every field is an argument, so an unknown one lists them all', as
   assert.not.match(String(problem.detail), 'in the path');
 });
 
+test('over MCP an unknown argument of a byte-body tool lists content and content_base64 too', async ({
+  mcp,
+  workspaceId,
+}) => {
+  const problem = toolProblem(
+    await callTool(mcp, 'write_file', {
+      workspace_id: workspaceId,
+      path: 'a.md',
+      content: 'x',
+      text: 'x',
+    }),
+  );
+  assert.is(problem.code, 'unknown_field');
+  assert.match(String(problem.detail), 'Unknown field `text`.');
+  assert.match(String(problem.detail), '`content`, `content_base64`.');
+});
+
 test('invalid JSON shows an example of this operation’s own body, not the sign-up body', async ({
   server,
   owner,
