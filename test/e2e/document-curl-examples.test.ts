@@ -13,7 +13,7 @@ test.after(async ({ server }) => {
   await server.close();
 });
 
-test('every curl example quotes a URL that holds a query, so a shell keeps all of it', async ({
+test('every curl example quotes a URL that holds a query or a placeholder, so a shell keeps all of it', async ({
   server,
 }) => {
   let examples = 0;
@@ -24,9 +24,9 @@ test('every curl example quotes a URL that holds a query, so a shell keeps all o
       const command = line.slice(line.indexOf('curl '));
       examples += 1;
       // A URL that does not start right after a quote is unquoted: `&` would end the command
-      // there and `?` is a glob.
+      // there, `?` is a glob, and `<workspace_id>` a redirection from a file.
       for (const match of command.matchAll(/(^|[^'"])(https?:\/\/[^\s'"`]*)/g)) {
-        assert.not.match(match[2] ?? '', /[?&]/, `${document.path}: ${line.trim()}`);
+        assert.not.match(match[2] ?? '', /[?&<>]/, `${document.path}: ${line.trim()}`);
       }
     }
   }
