@@ -238,6 +238,7 @@ async function serve(
         ...(condition && { precondition: condition }),
         metadata,
       }),
+      stored.contentMd5,
     );
   }
   if (method === 'GET' || method === 'HEAD') {
@@ -314,7 +315,14 @@ async function readableByLink(services: Services, principal: Principal, workspac
   }
 }
 
-function saved(receipt: { sha256: string; saved_at: string; version: number }): EngineResponse {
+/**
+ * A write's 201. Put Blob also answers the MD5 the service computed of the bytes (`Content-MD5`),
+ * as Azure does, so a client can check what arrived; Put Block List names no body MD5.
+ */
+function saved(
+  receipt: { sha256: string; saved_at: string; version: number },
+  contentMd5?: string,
+): EngineResponse {
   return {
     status: 201,
     headers: {
@@ -322,6 +330,7 @@ function saved(receipt: { sha256: string; saved_at: string; version: number }): 
       'last-modified': httpDate(new Date(receipt.saved_at)),
       'x-ms-request-server-encrypted': 'true',
       'x-ms-version-id': String(receipt.version),
+      ...(contentMd5 !== undefined && { 'content-md5': contentMd5 }),
     },
     body: '',
   };

@@ -36,6 +36,13 @@ export const PYTHON_SOCKETIO: ExternalClient = {
   debian: 'python3-socketio',
 };
 
+/** Debian's Azure CLI (`az`), whose `az storage blob` commands speak to storage links. */
+export const AZURE_CLI: ExternalClient = {
+  name: 'Azure CLI (az)',
+  probe: ['az', 'version'],
+  debian: 'azure-cli',
+};
+
 const skippedClientSuites: string[] = [];
 
 /** Suites declared with clientSuite that did not run because their client is not installed. */
