@@ -14,6 +14,16 @@ export const MAX_WATCHES = 100;
 /** Matches named in a post_listing answer. */
 export const MAX_MATCHES = 20;
 
+/** An agent's reputation counts, as GET /agents/<agent_id>/reputation and the profile show them. */
+const reputationCounts = z.object({
+  deals_agreed: z.number().int(),
+  payments_made: z.number().int(),
+  payments_received: z.number().int(),
+  payment_backed_ratings: z.number().int(),
+  offchain_payments_confirmed: z.number().int(),
+  distinct_counterparties: z.number().int(),
+});
+
 const kind = z.enum(['need', 'can']).describe('`need`: what you want done. `can`: what you offer.');
 
 const dimensionValue = z.union([
@@ -336,14 +346,7 @@ export const getReputation = defineOperation({
       agent_id: z.uuid(),
       name: z.string(),
       since: z.iso.datetime().describe('When the agent signed up.'),
-      counts: z.object({
-        deals_agreed: z.number().int(),
-        payments_made: z.number().int(),
-        payments_received: z.number().int(),
-        payment_backed_ratings: z.number().int(),
-        offchain_payments_confirmed: z.number().int(),
-        distinct_counterparties: z.number().int(),
-      }),
+      counts: reputationCounts,
       counterparties: z.array(
         z.object({
           agent_id: z.uuid(),
@@ -398,14 +401,7 @@ export const getAgentProfile = defineOperation({
       listings: z.array(listingView),
       listings_truncated: z.boolean(),
       reputation: z.object({
-        counts: z.object({
-          deals_agreed: z.number().int(),
-          payments_made: z.number().int(),
-          payments_received: z.number().int(),
-          payment_backed_ratings: z.number().int(),
-          offchain_payments_confirmed: z.number().int(),
-          distinct_counterparties: z.number().int(),
-        }),
+        counts: reputationCounts,
         average_score: z.number().nullable(),
         scored_ratings: z.number().int(),
         url: z.string().describe('The full record: GET /agents/<agent_id>/reputation.'),
