@@ -7,6 +7,7 @@ import { feed } from './feed/capability.ts';
 import { feedback } from './feedback/capability.ts';
 import { files } from './files/capability.ts';
 import { index } from './index/capability.ts';
+import { payments } from './payments/capability.ts';
 import { receipts } from './receipts/capability.ts';
 import { store } from './store/capability.ts';
 import { workspaces } from './workspaces/capability.ts';
@@ -28,6 +29,7 @@ const LIST = [
   conventions,
   chat,
   deals,
+  payments,
   receipts,
 ] as const;
 

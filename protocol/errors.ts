@@ -106,6 +106,33 @@ export const ERRORS = {
     title: 'That version and sha256 are not the stored version of the deal file',
   },
   deal_not_agreed: { status: 409, title: 'The deal is not agreed yet' },
+  chain_not_configured: {
+    status: 503,
+    title:
+      'On-chain verification is off on this service; record off-chain payments instead (record_offchain_payment)',
+  },
+  payout_address_missing: {
+    status: 409,
+    title: 'The payee has no payout address yet; it sets one with set_payout_address',
+  },
+  memo_not_unique: {
+    status: 409,
+    title: 'The deal already has a payment with that memo; use another memo',
+  },
+  address_proof_invalid: {
+    status: 422,
+    title:
+      'The signature is not by that address over the exact message `I control <EIP-55 address> and receive payments for agent <agent_id>.`',
+  },
+  tx_not_matching: {
+    status: 422,
+    title:
+      'The transaction holds no matching USDC transfer for this payment (details say which: token, recipient, sender or amount)',
+  },
+  tx_already_credited: {
+    status: 409,
+    title: 'That transfer already paid a payment; a transfer pays one payment, ever',
+  },
   delivery_invalid: {
     status: 422,
     title: 'A delivered file does not exist in the deal\u2019s workspace (`paths` names them)',

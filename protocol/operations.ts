@@ -9,6 +9,7 @@ import { STORE_OPERATIONS } from './store.ts';
 import { CONVENTIONS_OPERATIONS } from './conventions.ts';
 import { CHAT_OPERATIONS } from './chat.ts';
 import { DEALS_OPERATIONS } from './deals.ts';
+import { PAYMENTS_OPERATIONS } from './payments.ts';
 import { SERVICE_KEYS_OPERATIONS } from './service-keys.ts';
 import type { Operation } from './operation.ts';
 
@@ -28,6 +29,7 @@ export const OPERATIONS = {
   ...CONVENTIONS_OPERATIONS,
   ...CHAT_OPERATIONS,
   ...DEALS_OPERATIONS,
+  ...PAYMENTS_OPERATIONS,
   ...SERVICE_KEYS_OPERATIONS,
 } as const;
 

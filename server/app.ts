@@ -9,7 +9,7 @@ import { OPERATION_LIST } from '../protocol/operations.ts';
 import { STORAGE_LINK_PREFIX } from '../protocol/storage-links.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import { openStorage, type Driver } from '../storage/open.ts';
-import type { Config } from './config.ts';
+import { chainSettings, type Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import { HealthProbe } from './health-probe.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
@@ -205,6 +205,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       s3Url: config.s3Url,
       receiptKeySecret: config.receiptKeySecret,
       strictProtocol: config.strictProtocol,
+      chain: chainSettings(config),
     },
     CAPABILITIES,
   );

@@ -48,6 +48,23 @@ export interface Config {
    * name upper-cased, `_` for `.`), keyed by NAME. The scheduler checks them at start-up.
    */
   jobSchedules: Record<string, string>;
+  /**
+   * The JSON-RPC endpoints payments are checked on (CHAIN_RPC_URL or CHAIN_RPC_URLS, a comma
+   * list); empty: on-chain verification is off and request_payment answers 503. With several,
+   * a payment is confirmed only when every one gives the same block hash.
+   */
+  chainRpcUrls: string[];
+  chainId: number;
+  /** The USDC contract (CHAIN_ID's): the only token whose transfers are credited. */
+  usdcAddress: string;
+  /** Blocks, the crediting one included, before a payment is confirmed. */
+  confirmations: number;
+  /** How often the watcher reads new blocks (ms). */
+  chainPollMs: number;
+  /** How long a requested payment waits for its transfer. */
+  paymentExpiryHours: number;
+  /** The ForwarderFactory giving each payment a deposit address; unset: none. */
+  forwarderFactoryAddress: string | undefined;
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
   /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
@@ -96,6 +113,60 @@ function integer(value: string | undefined, fallback: number, name: string): num
   return n;
 }
 
+/** Base's chain id and its USDC contract: the defaults of CHAIN_ID and USDC_ADDRESS. */
+export const BASE_CHAIN_ID = 8453;
+export const BASE_USDC_ADDRESS = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
+
+function positive(value: string | undefined, fallback: number, name: string): number {
+  const n = integer(value, fallback, name);
+  if (n < 1) throw new Error(`${name} must be at least 1, not "${value}"`);
+  return n;
+}
+
+function evmAddress(value: string | undefined, name: string): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const text = value.trim();
+  if (!/^0x[0-9a-fA-F]{40}$/.test(text))
+    throw new Error(`${name} must be an address, 0x and 40 hex digits, not "${value}"`);
+  return text;
+}
+
+/** CHAIN_RPC_URLS (a comma list) or CHAIN_RPC_URL (one), each an http(s) URL. */
+function rpcUrls(env: NodeJS.ProcessEnv): string[] {
+  const list = env.CHAIN_RPC_URLS?.trim() ? env.CHAIN_RPC_URLS.split(',') : undefined;
+  const name = list ? 'CHAIN_RPC_URLS' : 'CHAIN_RPC_URL';
+  const urls = (list ?? [env.CHAIN_RPC_URL ?? ''])
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of urls) {
+    let protocol = '';
+    try {
+      protocol = new URL(entry).protocol;
+    } catch {
+      protocol = '';
+    }
+    if (protocol !== 'http:' && protocol !== 'https:')
+      throw new Error(`${name} takes http(s) URLs of JSON-RPC endpoints, not "${entry}"`);
+  }
+  return urls;
+}
+
+/**
+ * What the payments capability is told of the chain (its ChainSettings,
+ * actors/payments/chain/clients.ts, which the doors do not import).
+ */
+export function chainSettings(config: Config) {
+  return {
+    rpcUrls: config.chainRpcUrls,
+    chainId: config.chainId,
+    usdc: config.usdcAddress,
+    confirmations: config.confirmations,
+    pollMs: config.chainPollMs,
+    expiryMs: config.paymentExpiryHours * 3600_000,
+    factory: config.forwarderFactoryAddress ?? null,
+  };
+}
+
 const JOB_SCHEDULE_PREFIX = 'JOB_SCHEDULE_';
 
 /** Every JOB_SCHEDULE_<NAME> that is set, keyed by NAME. */
@@ -142,6 +213,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       .map((term) => term.trim())
       .filter(Boolean),
     jobSchedules: jobSchedules(env),
+    chainRpcUrls: rpcUrls(env),
+    chainId: positive(env.CHAIN_ID, BASE_CHAIN_ID, 'CHAIN_ID'),
+    usdcAddress: evmAddress(env.USDC_ADDRESS, 'USDC_ADDRESS') ?? BASE_USDC_ADDRESS,
+    confirmations: positive(env.CONFIRMATIONS, 3, 'CONFIRMATIONS'),
+    chainPollMs: positive(env.CHAIN_POLL_MS, 2000, 'CHAIN_POLL_MS'),
+    paymentExpiryHours: positive(env.PAYMENT_EXPIRY_HOURS, 168, 'PAYMENT_EXPIRY_HOURS'),
+    forwarderFactoryAddress: evmAddress(env.FORWARDER_FACTORY_ADDRESS, 'FORWARDER_FACTORY_ADDRESS'),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

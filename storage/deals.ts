@@ -346,9 +346,12 @@ export async function listRatings(db: Queryable, dealId: string): Promise<Rating
  */
 const dealsAgreedOf = (agent: string) =>
   `(select count(*)::int from deal_parties p where p.agent_id = ${agent})`;
+// A rating is payment-backed when its deal has a final on-chain payment, whenever that turned
+// final: counted when read, so a rating made before the payment was final counts once it is.
 const paymentBackedRatingsOf = (agent: string) =>
   `(select count(*)::int from deal_ratings r where r.ratee_id = ${agent}
-      and r.superseded_by is null and r.payment_backed)`;
+      and r.superseded_by is null
+      and exists (select 1 from payments p where p.deal_id = r.deal_id and p.status = 'final'))`;
 
 /** Counts of an agent's record and its counterparties (deals-protocol.md, "Reputation"). */
 export async function reputationOf(db: Queryable, agentId: string) {
@@ -358,7 +361,8 @@ export async function reputationOf(db: Queryable, agentId: string) {
     payment_backed_ratings: number;
     scored_ratings: number;
     average_score: number | null;
-    counterparties: { agent_id: string; name: string; deals_agreed: number }[] | null;
+    counterparties:
+      { agent_id: string; name: string; deals_agreed: number; payments_final: number }[] | null;
   }>(
     `with mine as (select deal_id from deal_parties where agent_id = $1),
      others as (
@@ -371,7 +375,11 @@ export async function reputationOf(db: Queryable, agentId: string) {
        ${paymentBackedRatingsOf('$1')} as payment_backed_ratings,
        s.scored_ratings, s.average_score,
        (select jsonb_agg(jsonb_build_object('agent_id', t.agent_id, 'name', t.name,
-          'deals_agreed', t.deals_agreed) order by t.deals_agreed desc, t.agent_id)
+          'deals_agreed', t.deals_agreed,
+          'payments_final', (select count(*)::int from payments p where p.status = 'final'
+             and ((p.payer_agent_id = $1 and p.payee_agent_id = t.agent_id)
+               or (p.payee_agent_id = $1 and p.payer_agent_id = t.agent_id))))
+          order by t.deals_agreed desc, t.agent_id)
         from (select o.agent_id, a.name, o.deals_agreed from others o
               join agents a on a.agent_id = o.agent_id
               order by o.deals_agreed desc, o.agent_id limit 100) t) as counterparties

@@ -27,6 +27,7 @@ import {
 } from '../../storage/deals.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { findFile, findKeptVersion } from '../../storage/files.ts';
+import { dealsWithFinalPayment } from '../../storage/payments.ts';
 import { lockWorkspace } from '../../storage/workspaces.ts';
 import type { DealActor } from './actor.ts';
 import { dealHeader } from './header.ts';
@@ -320,8 +321,9 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
       rater: principal.agentId,
       ratee: input.agent_id,
     });
-    // Payments arrive with the payments layer: until then no rating is payment-backed.
-    const paymentBacked = false;
+    // Backed when a payment of the deal is final on-chain now (a rating made before that is
+    // counted as backed once it is: the reputation reads it from the payments).
+    const paymentBacked = (await dealsWithFinalPayment(tx, [row.dealId])).has(row.dealId);
     const ratingId = randomUUID();
     const receipt = await appendReceipt(tx, services.files.signingKeys, row.workspaceId, {
       receipt_id: ratingId,
@@ -499,7 +501,7 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
         }))
       : [],
     ratings: row
-      ? (await listRatings(db, row.dealId)).map((r) => ({
+      ? (await ratingsWithBacking(db, row.dealId)).map((r) => ({
           rating_id: r.ratingId,
           rater: r.raterId,
           ratee: r.rateeId,
@@ -516,6 +518,12 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
     payments: [],
   };
 };
+
+/** The deal's ratings, payment-backed when the deal has a final on-chain payment now. */
+async function ratingsWithBacking(db: Queryable, dealId: string) {
+  const backed = (await dealsWithFinalPayment(db, [dealId])).has(dealId);
+  return (await listRatings(db, dealId)).map((r) => ({ ...r, paymentBacked: backed }));
+}
 
 /** `{agent_id, name}` of each agent, in the order given. */
 async function agentRefs(db: Queryable, agentIds: readonly string[]) {

@@ -1,10 +1,17 @@
 import { findAgent } from '../../storage/agents.ts';
+import { formatUsdc } from '../../protocol/payments-money.ts';
 import { reputationCounts, reputationOf } from '../../storage/deals.ts';
+import {
+  dealsWithFinalPayment,
+  paymentCounts,
+  paymentCountsOf,
+  paymentsOfAgent,
+} from '../../storage/payments.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 
-/** Payments arrive with the payments layer: until then every agent has made and received none. */
-const NO_PAYMENTS_YET = { payments_made: 0, payments_received: 0 } as const;
+/** The final payments an agent's record lists (newest first): anyone can check each on-chain. */
+const PAYMENTS_LISTED = 100;
 
 /** The counts of an agent's record that the store shows beside each of its listings. */
 export interface ReputationSummary {
@@ -23,11 +30,14 @@ export async function reputationSummaries(
   agentIds: readonly string[],
 ): Promise<(agentId: string) => ReputationSummary> {
   const counts = await reputationCounts(services.db(), agentIds);
+  const payments = await paymentCountsOf(services.db(), agentIds);
   return (agentId) => {
     const found = counts.get(agentId);
+    const paid = payments.get(agentId);
     return {
       deals_agreed: found?.deals_agreed ?? 0,
-      ...NO_PAYMENTS_YET,
+      payments_made: paid?.payments_made ?? 0,
+      payments_received: paid?.payments_received ?? 0,
       payment_backed_ratings: found?.payment_backed_ratings ?? 0,
     };
   };
@@ -38,15 +48,17 @@ async function recordOf(services: Services, agentId: string) {
   const agent = await findAgent(services.db(), agentId);
   if (!agent) throw notFound('agent');
   const record = await reputationOf(services.db(), agentId);
+  const payments = await paymentCounts(services.db(), agentId);
   return {
     agent_id: agent.agentId,
     name: agent.name,
     since: new Date(agent.createdAt).toISOString(),
     counts: {
       deals_agreed: record.counts.deals_agreed,
-      ...NO_PAYMENTS_YET,
+      payments_made: payments.payments_made,
+      payments_received: payments.payments_received,
       payment_backed_ratings: record.counts.payment_backed_ratings,
-      offchain_payments_confirmed: 0,
+      offchain_payments_confirmed: payments.offchain_payments_confirmed,
       distinct_counterparties: record.counts.distinct_counterparties,
     },
     record,
@@ -55,14 +67,20 @@ async function recordOf(services: Services, agentId: string) {
 
 /**
  * An agent's public record ("Reputation" in protocol/documents/deals-protocol.md, which gives
- * the formula): its deals agreed, counterparties and standing ratings. Payments arrive with the
- * payments layer: until then their counts are 0.
+ * the formula): its deals agreed, counterparties, standing ratings and final on-chain payments
+ * (each with its transaction, to check on a block explorer); confirmed off-chain payments are
+ * counted apart and never back a rating.
  */
 export async function reputation(services: Services, agentId: string) {
   const { record, ...agent } = await recordOf(services, agentId);
+  const backed = await dealsWithFinalPayment(
+    services.db(),
+    record.ratings.map((r) => r.dealId),
+  );
+  const payments = await paymentsOfAgent(services.db(), agentId, PAYMENTS_LISTED);
   return {
     ...agent,
-    counterparties: record.counterparties.map((c) => ({ ...c, payments_final: 0 })),
+    counterparties: record.counterparties,
     ratings: record.ratings.map((r) => ({
       rating_id: r.ratingId,
       deal_id: r.dealId,
@@ -71,10 +89,22 @@ export async function reputation(services: Services, agentId: string) {
       accepted_on_need: r.acceptedOnNeed,
       score: r.score,
       comment: r.comment,
-      payment_backed: r.paymentBacked,
+      // Backed when its deal has a final payment, also one that turned final after the rating.
+      payment_backed: backed.has(r.dealId),
       at: r.ratedAt.toISOString(),
     })),
-    payments: [],
+    payments: payments.map((p) => ({
+      payment_id: p.payment_id,
+      deal_id: p.deal_id,
+      direction: p.direction,
+      counterparty_agent_id: p.counterparty_agent_id,
+      amount_usdc: formatUsdc(p.amount_units),
+      chain_id: p.chain_id,
+      tx_hash: p.tx_hash,
+      log_index: p.log_index,
+      status: p.status,
+      at: p.at.toISOString(),
+    })),
   };
 }
 

@@ -11,6 +11,31 @@ const sha256 = 'a'.repeat(64);
 const at = new Date('2026-11-22T10:02:41Z').toISOString();
 const agent = { agent_id: id(), name: 'translation-bot' };
 
+function paymentMove<S extends string>(status: S) {
+  return {
+    payment_id: id(),
+    deal_id: id(),
+    status,
+    amount_usdc: '12.50',
+    memo: 'invoice 7',
+    payer_agent_id: id(),
+    payee_agent_id: id(),
+  };
+}
+
+function offchainMove<S extends string>(status: S) {
+  return {
+    offchain_payment_id: id(),
+    deal_id: id(),
+    status,
+    payer_agent_id: id(),
+    payee_agent_id: id(),
+    recorded_by: id(),
+    amount: '120.00',
+    currency: 'EUR',
+  };
+}
+
 /** One event of each recorded type, as the service records it, and one it must refuse. */
 const EXAMPLES: {
   [T in EventType]: { real: EventData<T> | null; wrong: unknown };
@@ -119,9 +144,26 @@ const EXAMPLES: {
     real: { deal_id: id(), rating_id: id(), rater: id(), ratee: id(), supersedes: null },
     wrong: { deal_id: id(), rating_id: id(), rater: id(), ratee: id() },
   },
-  // Not recorded yet: payments declare their data when they arrive.
-  'payment.requested': { real: null, wrong: { payment_id: id() } },
-  'payment.confirmed': { real: null, wrong: {} },
+  'payment.requested': { real: paymentMove('requested'), wrong: { payment_id: id() } },
+  'payment.seen': {
+    real: { ...paymentMove('seen'), tx_hash: `0x${'ab'.repeat(32)}` },
+    wrong: { ...paymentMove('seen'), amount_usdc: 12.5 },
+  },
+  'payment.confirmed': {
+    real: paymentMove('confirmed'),
+    wrong: { ...paymentMove('confirmed'), status: 'seen' },
+  },
+  'payment.final': { real: paymentMove('final'), wrong: { ...paymentMove('final'), extra: 1 } },
+  'payment.expired': { real: paymentMove('expired'), wrong: paymentMove('final') },
+  'payment.reorged': { real: paymentMove('requested'), wrong: paymentMove('seen') },
+  'offchain_payment.recorded': {
+    real: offchainMove('recorded'),
+    wrong: { ...offchainMove('recorded'), status: 'confirmed' },
+  },
+  'offchain_payment.confirmed': {
+    real: offchainMove('confirmed'),
+    wrong: { ...offchainMove('confirmed'), recorded_by: 'me' },
+  },
   'listing.posted': {
     real: {
       watch_id: id(),

@@ -1,0 +1,85 @@
+import { lockPayment } from '../../storage/payments.ts';
+import type { Capability } from '../kernel/capability.ts';
+import type { ActorRegistry } from '../kernel/registry.ts';
+import { loadPaymentActor, type PaymentActor } from './actor.ts';
+import { chainAccess, type ChainAccess, type ChainSettings } from './chain/clients.ts';
+import { checkForwarderFactory } from './chain/config-check.ts';
+import { expireDuePayments } from './expiry.ts';
+import { getPayment, requestPayment } from './handlers.ts';
+import { readLog } from './log.ts';
+import { confirmOffchainPayment, recordOffchainPayment } from './offchain.ts';
+import { pay } from './pay-handler.ts';
+import { getPayoutAddress, setPayoutAddress } from './payout-address.ts';
+import { reportPaymentTx, reportPayTx } from './report-handlers.ts';
+
+declare module '../kernel/services.ts' {
+  interface ServiceConfig {
+    /** The chain settings of the start-up contract (server/config.ts, chainSettings). */
+    chain?: ChainSettings;
+  }
+  interface Services {
+    /** Every payment, live while in use: its machine. Moved only by ./moves.ts. */
+    readonly payments: ActorRegistry<PaymentActor>;
+    /**
+     * The chain payments are checked on, with one viem client per RPC; null when no RPC is
+     * configured (on-chain verification is off: request_payment answers 503).
+     */
+    readonly chain: ChainAccess | null;
+  }
+}
+
+/**
+ * Payments: USDC paid payer to payee, checked on-chain (requested, seen, confirmed, final,
+ * expired), and payments made any other way, recorded and confirmed by both parties. The
+ * service holds no money and no key that can move any.
+ */
+export const payments = {
+  name: 'payments',
+  handlers: {
+    set_payout_address: setPayoutAddress,
+    get_payout_address: getPayoutAddress,
+    request_payment: requestPayment,
+    get_payment: getPayment,
+    report_payment_tx: reportPaymentTx,
+    report_pay_tx: reportPayTx,
+    pay,
+    record_offchain_payment: recordOffchainPayment,
+    confirm_offchain_payment: confirmOffchainPayment,
+    read_log: readLog,
+  },
+  actors: [
+    {
+      kind: 'payment',
+      registry: 'payments',
+      load: (paymentId, db) => loadPaymentActor(db, paymentId),
+      lock: (paymentId, tx) => lockPayment(tx, paymentId),
+      // The watcher, reports and the expiry may move one payment at once from two processes:
+      // every move decides on the locked, current row.
+      lockFirst: true,
+    },
+  ],
+  jobs: [
+    {
+      // Payments wait days; a sweep every five minutes is soon enough (JOB_SCHEDULE_PAYMENTS_EXPIRE).
+      name: 'payments.expire',
+      schedule: '*/5 * * * *',
+      run: async (services, now) => void (await expireDuePayments(services, now)),
+    },
+  ],
+  async startUp(services, log) {
+    const settings = services.config.chain;
+    const chain = settings ? chainAccess(settings) : null;
+    if (chain) await checkForwarderFactory(chain);
+    services.provide('chain', chain);
+    log(
+      chain
+        ? `payments: checked on chain ${chain.chainId} (${chain.clients.length} RPC), USDC ${chain.usdc}, ${chain.factory ? `deposit addresses from ${chain.factory}` : 'no deposit addresses'}`
+        : 'payments: on-chain verification is off (no CHAIN_RPC_URL)',
+    );
+    // TODO(lead): start W2's watcher here (./chain/watcher.ts exists):
+    //   services.provide('paymentWatcher', startPaymentWatcher(services, log));
+    // It needs (1) a stop at close (Capability has no stop hook yet: server/app.ts close()), and
+    // (2) a way for tests to keep it off: test/e2e/payments-chain.test.ts ticks its own watcher
+    // (`poll: false`), and a second one polling the same lease would make its ticks answer false.
+  },
+} satisfies Capability;

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { newPayment, paymentCodec } from '../../machines/payment.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { parseUsdc } from '../../protocol/payments-money.ts';
+import {
+  appendWorkspaceLog,
+  findPayment,
+  findPayoutAddress,
+  insertPayment,
+  type PaymentRow,
+} from '../../storage/payments.ts';
+import type { Handler } from '../kernel/handler.ts';
+import { notFound, type Principal } from '../kernel/principal.ts';
+import type { Services } from '../kernel/services.ts';
+import type { ChainAccess } from './chain/clients.ts';
+import { depositAddress, depositSalt } from './chain/deposit-address.ts';
+import { agreedDealOf, assertOtherParty } from './deal-parties.ts';
+import { paymentData } from './moves.ts';
+import { payInstructions } from './pay/instructions.ts';
+import { paymentAnswer, payViewOf } from './payment-view.ts';
+
+/**
+ * request_payment, get_payment and pay ("Payments" in protocol/documents/pay-protocol.md). A
+ * payment is requested by its payee; from then on only applyPaymentEvent (./moves.ts) moves it.
+ */
+
+/** The chain the service checks payments on, or `503 chain_not_configured`. */
+export function configuredChain(services: Services): ChainAccess {
+  if (!services.chain) {
+    throw new ServiceError(
+      'chain_not_configured',
+      'On-chain verification is off on this service (no CHAIN_RPC_URL): USDC payments cannot be requested or checked here. Record a payment made another way with record_offchain_payment instead.',
+    );
+  }
+  return services.chain;
+}
+
+export const requestPayment: Handler<'request_payment'> = async (
+  { services, principal },
+  input,
+) => {
+  const chain = configuredChain(services);
+  const amountUnits = parseUsdc(input.amount_usdc);
+  const { row: deal, context } = await agreedDealOf(services, principal, input.deal_id);
+  assertOtherParty(context, principal, input.payer_agent_id, 'payer_agent_id');
+  const payout = await findPayoutAddress(services.db(), principal.agentId);
+  if (!payout) {
+    throw new ServiceError(
+      'payout_address_missing',
+      'You have no payout address: set one with set_payout_address (a signed proof that you control it), then request the payment again.',
+    );
+  }
+  const paymentId = randomUUID();
+  const now = services.clock.now();
+  const expiresAt = now + chain.expiryMs;
+  const deposit = chain.factory
+    ? depositAddress({
+        factory: chain.factory,
+        token: chain.usdc,
+        payee: payout.address as `0x${string}`,
+        paymentId,
+      })
+    : null;
+  const machine = newPayment({
+    payment_id: paymentId,
+    amount_units: amountUnits.toString(),
+    payee_address: payout.address,
+    deposit_address: deposit,
+    confirmations_required: chain.confirmations,
+    created_at: now,
+    expires_at: expiresAt,
+  });
+  await services.payments.create(async (tx) => {
+    const record = {
+      paymentId,
+      dealId: deal.dealId,
+      workspaceId: deal.workspaceId,
+      payerAgentId: input.payer_agent_id,
+      payeeAgentId: principal.agentId,
+      memo: input.memo,
+      amountUnits,
+      payeeAddress: payout.address,
+      depositAddress: deposit,
+      depositSalt: deposit ? depositSalt(paymentId) : null,
+      chainId: chain.chainId,
+      tokenAddress: chain.usdc,
+      createdAt: new Date(now),
+      expiresAt: new Date(expiresAt),
+    };
+    const inserted = await insertPayment(tx, { ...record, machine: paymentCodec.persist(machine) });
+    if (!inserted) {
+      throw new ServiceError(
+        'memo_not_unique',
+        'This deal already has a payment with that memo: each payment of a deal has its own memo. Use another one (get_deal lists the deal\u2019s payments).',
+        { field: 'memo' },
+      );
+    }
+    const data = paymentData(record, 'requested', null);
+    await appendWorkspaceLog(tx, {
+      workspaceId: deal.workspaceId,
+      at: new Date(now),
+      kind: 'payment.requested',
+      paymentId,
+      data: { ...data, by: principal.agentId },
+    });
+    return {
+      result: undefined,
+      changes: [principal.agentId, input.payer_agent_id].map((agentId) => ({
+        agentId,
+        type: 'payment.requested' as const,
+        workspaceId: deal.workspaceId,
+        actor: principal.agent,
+        data,
+      })),
+    };
+  });
+  return paymentAnswer(services, await mustFind(services, paymentId));
+};
+
+async function mustFind(services: Services, paymentId: string): Promise<PaymentRow> {
+  const row = await findPayment(services.db(), paymentId);
+  if (!row) throw notFound('payment');
+  return row;
+}
+
+/** The payment, for its payer or payee; anyone else gets the 404 of a missing one. */
+export async function paymentOfParty(
+  services: Services,
+  principal: Principal,
+  paymentId: string,
+): Promise<PaymentRow> {
+  const row = await findPayment(services.db(), paymentId);
+  if (!row || (row.payerAgentId !== principal.agentId && row.payeeAgentId !== principal.agentId)) {
+    throw notFound('payment');
+  }
+  return row;
+}
+
+export const getPayment: Handler<'get_payment'> = async ({ services, principal }, input) =>
+  paymentAnswer(services, await paymentOfParty(services, principal, input.payment_id));
+
+export const pay: Handler<'pay'> = async ({ services }, input) => {
+  const row = await findPayment(services.db(), input.payment_id);
+  if (!row) throw notFound('payment');
+  return payInstructions(await payViewOf(services, row));
+};
