@@ -12,6 +12,7 @@ import {
   WARM_UP_ROUNDS,
 } from './index-sql.ts';
 import { LOAD_GENERATOR, type LoadResult } from './load.ts';
+import { paymentsLines, paymentsRatios, type PaymentsFigure } from './payments.ts';
 import { emptySamples, type PushSamples } from './push-latency.ts';
 import { REPUTATION_DEALS, type ReputationFigure, type ReputationFixture } from './reputation.ts';
 import { ms, perSecond, summarize, table } from './stats.ts';
@@ -56,6 +57,9 @@ export function emptyResults() {
     reputationFixtures: [] as ReputationFixture[],
     /** Why a driver's reputation section did not run, per driver. */
     reputationSkipped: [] as string[],
+    /** The payment watcher on anvil (payments.ts), and why it did not run, when it did not. */
+    payments: [] as PaymentsFigure[],
+    paymentsSkipped: null as string | null,
     notes: [] as string[],
     /** What the servers logged as internal errors (first lines only). */
     serverLog: [] as string[],
@@ -725,6 +729,7 @@ export function report(results: Results): void {
   lines.push(...indexSqlSection(results));
   lines.push(...storeSection(results), ...chatSection(results));
   lines.push(...reputationSection(results));
+  lines.push(...paymentsLines(results.payments, results.paymentsSkipped));
   const loadAfter = (loadavg()[0] ?? 0).toFixed(2);
   lines.push(
     '',
@@ -741,6 +746,7 @@ export function report(results: Results): void {
       ...storeRatios(results),
       ...chatRatios(results),
       ...reputationRatios(results),
+      ...paymentsRatios(results.payments),
     ].map((line) => `- ${line}`),
     '',
     `1-minute load average: ${results.loadBefore.toFixed(2)} before, ${loadAfter} after ` +

@@ -6,7 +6,7 @@
  * fails: a run that breaks or overruns prints what it has and exits 0.
  *
  * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
- * index-sql, store, chat, reputation, sql-timeouts) runs only those sections; BENCH_EXPLAIN=1 prints the
+ * index-sql, store, chat, reputation, sql-timeouts, payments) runs only those sections; BENCH_EXPLAIN=1 prints the
  * index queries' plans.
  */
 import { execSync } from 'node:child_process';
@@ -34,6 +34,7 @@ import {
   type IndexSqlFixture,
   type IndexSqlOptions,
 } from './index-sql.ts';
+import { measurePayments, paymentsSkipReason } from './payments.ts';
 import { emitPoster, feedbackPoster, timeLongPolls, timeSocketPushes } from './push-latency.ts';
 import { emptyResults, report } from './report.ts';
 import {
@@ -83,6 +84,7 @@ const SECTIONS = [
   'chat',
   'reputation',
   'sql-timeouts',
+  'payments',
 ] as const;
 type SectionName = (typeof SECTIONS)[number];
 const only = new Set(
@@ -364,6 +366,19 @@ async function idleMemory(): Promise<void> {
   });
 }
 
+/** The payment watcher on anvil: 10,000 payments awaited, a block of 1,000 transfers (payments.ts). */
+async function payments(): Promise<void> {
+  const skipped = await paymentsSkipReason();
+  if (skipped) {
+    results.paymentsSkipped = skipped;
+    log(`payments: skipped (${skipped})`);
+    return;
+  }
+  await section('payment watcher, 10,000 awaited, 1,000 transfers in one block', () =>
+    measurePayments(stop.signal, (figure) => results.payments.push(figure), log, serverLog),
+  );
+}
+
 /** Prints what there is and leaves; the bench reports problems, it never fails a run. */
 function bail(note: string): void {
   results.notes.push(note);
@@ -404,6 +419,7 @@ if (wanted('idle-rss')) await idleMemory();
 if (wanted('store') || wanted('chat')) await storeAndChat();
 if (wanted('reputation')) await reputation();
 if (wanted('sql-timeouts')) await sqlTimeouts();
+if (wanted('payments')) await payments();
 // Last: loading 100,000 files takes its time on each driver.
 if (wanted('index-sql')) await indexSql();
 await closeTestResources();
