@@ -589,7 +589,10 @@ export async function paymentCounts(db: Queryable, agentId: string): Promise<Pay
   );
 }
 
-/** paymentCounts for every agent of `agentIds` in one statement (a store page names many). */
+/**
+ * paymentCounts for every agent of `agentIds` in one statement (a store page names many), read
+ * from the counters the moves keep (countFinalPayment, countConfirmedOffchain): no recount.
+ */
 export async function paymentCountsOf(
   db: Queryable,
   agentIds: readonly string[],
@@ -601,28 +604,57 @@ export async function paymentCountsOf(
     payments_received: number;
     offchain_payments_confirmed: number;
   }>(
-    `select a.agent_id,
-       (select count(*)::int from payments p
-        where p.payer_agent_id = a.agent_id and p.status = 'final') as payments_made,
-       (select count(*)::int from payments p
-        where p.payee_agent_id = a.agent_id and p.status = 'final') as payments_received,
-       (select count(*)::int from offchain_payments o
-        where o.payer_agent_id = a.agent_id and o.status = 'confirmed')
-       + (select count(*)::int from offchain_payments o
-          where o.payee_agent_id = a.agent_id and o.status = 'confirmed')
-         as offchain_payments_confirmed
-     from unnest($1::uuid[]) as a(agent_id)`,
+    `select agent_id, payments_made, payments_received, offchain_payments_confirmed
+     from agent_payment_counts where agent_id = any($1::uuid[])`,
     [[...new Set(agentIds)]],
   );
-  return new Map(
-    rows.map((row) => [
-      row.agent_id,
-      {
-        payments_made: row.payments_made,
-        payments_received: row.payments_received,
-        offchain_payments_confirmed: row.offchain_payments_confirmed,
-      },
+  const counts = new Map(
+    agentIds.map((agentId): [string, PaymentCounts] => [
+      agentId,
+      { payments_made: 0, payments_received: 0, offchain_payments_confirmed: 0 },
     ]),
+  );
+  for (const row of rows) {
+    counts.set(row.agent_id, {
+      payments_made: row.payments_made,
+      payments_received: row.payments_received,
+      offchain_payments_confirmed: row.offchain_payments_confirmed,
+    });
+  }
+  return counts;
+}
+
+/**
+ * Counts a payment that turned final for both its parties, in the transaction of that move
+ * (actors/payments/moves.ts), so the counts never disagree with the payments.
+ */
+export async function countFinalPayment(
+  tx: Queryable,
+  payerAgentId: string,
+  payeeAgentId: string,
+): Promise<void> {
+  await tx.query(
+    `insert into agent_payment_counts (agent_id, payments_made, payments_received)
+     values ($1, 1, 0), ($2, 0, 1)
+     on conflict (agent_id) do update set
+       payments_made = agent_payment_counts.payments_made + excluded.payments_made,
+       payments_received = agent_payment_counts.payments_received + excluded.payments_received`,
+    [payerAgentId, payeeAgentId],
+  );
+}
+
+/** Counts an off-chain payment confirmed, for both its parties, in the confirming transaction. */
+export async function countConfirmedOffchain(
+  tx: Queryable,
+  payerAgentId: string,
+  payeeAgentId: string,
+): Promise<void> {
+  await tx.query(
+    `insert into agent_payment_counts (agent_id, offchain_payments_confirmed)
+     values ($1, 1), ($2, 1)
+     on conflict (agent_id) do update set
+       offchain_payments_confirmed = agent_payment_counts.offchain_payments_confirmed + 1`,
+    [payerAgentId, payeeAgentId],
   );
 }
 

@@ -33,7 +33,7 @@ import { paymentStatus } from '../../machines/payment.ts';
 import type { EventType } from '../../protocol/events.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
-import { appendWorkspaceLog, releaseCredit } from '../../storage/payments.ts';
+import { appendWorkspaceLog, countFinalPayment, releaseCredit } from '../../storage/payments.ts';
 import type { Services } from '../kernel/services.ts';
 import type { PaymentActor, PaymentRecord } from './actor.ts';
 
@@ -87,6 +87,10 @@ export async function applyPaymentEvent(
         return { result: { status: after, changed: false, aborted: false }, next };
       }
       if (event.type === 'REORGED') await releaseCredit(tx, paymentId);
+      // Reputation's counts move with the payment, in this transaction (final is terminal).
+      if (after === 'final') {
+        await countFinalPayment(tx, payment.record.payerAgentId, payment.record.payeeAgentId);
+      }
       const kind = event.type === 'REORGED' ? 'payment.reorged' : `payment.${after}`;
       const txHash =
         event.type === 'REORGED'

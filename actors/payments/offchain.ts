@@ -5,6 +5,7 @@ import type { Queryable } from '../../storage/driver.ts';
 import {
   appendWorkspaceLog,
   confirmOffchainPayment as confirmRow,
+  countConfirmedOffchain,
   findOffchainPayment,
   insertOffchainPayment,
   type OffchainPaymentRow,
@@ -147,6 +148,7 @@ export const confirmOffchainPayment: Handler<'confirm_offchain_payment'> = async
     const current = await mustFind(tx, found.offchainPaymentId);
     // Confirmed meanwhile by the same party's other request: the same answer, nothing new.
     if (!confirmed) return { result: current };
+    await countConfirmedOffchain(tx, current.payerAgentId, current.payeeAgentId);
     const data = offchainData(current);
     await appendWorkspaceLog(tx, {
       workspaceId: current.workspaceId,

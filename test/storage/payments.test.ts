@@ -13,6 +13,8 @@ import {
 import {
   appendWorkspaceLog,
   confirmOffchainPayment,
+  countConfirmedOffchain,
+  countFinalPayment,
   creditOfPayment,
   creditTransfer,
   dealsWithFinalPayment,
@@ -130,6 +132,8 @@ async function finalPayment(driver: Driver, row: NewPayment, minute = 10) {
     creditTransfer(tx, { chainId: CHAIN, txHash: hash, logIndex: 0, paymentId: row.paymentId }),
   );
   await move(driver, row.paymentId, 'final', minute);
+  // The move to final counts it, as actors/payments/moves.ts does in the same transaction.
+  await driver.transaction((tx) => countFinalPayment(tx, row.payerAgentId, row.payeeAgentId));
   return hash;
 }
 
@@ -663,7 +667,9 @@ function paymentsSuite(kind: DriverKind): void {
           note: null,
           recordedAt: at(1),
         });
-        if (confirmedBy) await confirmOffchainPayment(tx, id, confirmedBy, at(2));
+        if (confirmedBy && (await confirmOffchainPayment(tx, id, confirmedBy, at(2)))) {
+          await countConfirmedOffchain(tx, payer, payee);
+        }
       });
     };
     await offchain(payer, payee);
