@@ -18,7 +18,10 @@ import type { z } from 'zod';
  * - reply `json`: `application/json`. `markdown`: `text/markdown; charset=utf-8`, the handler
  *   returns `markdown(text)`. `json_or_markdown`: chosen by `Accept` (the door tells the
  *   handler in `call.format`; `prefer` names the choice when the client states none; 406
- *   `not_acceptable` when it accepts neither). `bytes`: the handler returns a ByteReply and
+ *   `not_acceptable` when it accepts neither). `json_or_html`: JSON, or an HTML page the handler
+ *   returns as `html(text)` (`text/html; charset=utf-8`); the handler chooses, from the request
+ *   headers its binding declares (`accept`, say), since the choice may rest on more than
+ *   `Accept`; both answers carry `Vary: Accept`. `bytes`: the handler returns a ByteReply and
  *   the door answers `Content-Length`, `Accept-Ranges: bytes`, `ETag`, `Last-Modified`,
  *   `If-None-Match` and `If-Modified-Since` -> 304, `If-Unmodified-Since` -> 412,
  *   a single `Range` -> 206 (or 416), and HEAD for the GET route, streaming with backpressure.
@@ -35,7 +38,10 @@ import type { z } from 'zod';
  *   is the base64 of the bytes, with `mimeType`; `structuredContent` is
  *   `{content_type, size, etag, text}` or `{content_type, size, etag, content_base64}`.
  * - reply `markdown`: one `text` content item holding the markdown (no structuredContent).
- *   `json_or_markdown`: JSON (`call.format` is `json`), as for `json` replies.
+ *   `json_or_markdown`: JSON (`call.format` is `json`), as for `json` replies. `json_or_html`:
+ *   JSON (the handler sees no headers, so it has nothing to choose the page by).
+ * - a `reply()` with an error status (400 and up, e.g. 402): an error result (`isError`) whose
+ *   text is the body's JSON, with the status and headers in `_meta`.
  * - `reply(status, body, headers)`: the body is the result; status and headers are HTTP's
  *   (an MCP door may copy them into the result's `_meta`). A body-less reply is an empty
  *   result.
@@ -77,6 +83,7 @@ export type ReplyBinding =
   | { kind: 'json' }
   | { kind: 'markdown' }
   | { kind: 'json_or_markdown'; prefer?: 'json' | 'markdown' }
+  | { kind: 'json_or_html' }
   | { kind: 'bytes'; contentType?: string };
 
 export interface DeclaredStatus {
@@ -137,6 +144,7 @@ export interface ByteReply {
 
 const REPLY = Symbol.for('agent-service.reply');
 const MARKDOWN = Symbol.for('agent-service.markdown');
+const HTML = Symbol.for('agent-service.html');
 
 /** An answer with a status or headers of its own; see `reply()`. */
 export interface Reply<B = unknown> {
@@ -172,6 +180,20 @@ export function markdown(text: string): Markdown {
 
 export function isMarkdown(value: unknown): value is Markdown {
   return typeof value === 'object' && value !== null && MARKDOWN in value;
+}
+
+/** An HTML document, as a `json_or_html` operation answers it. */
+export interface Html {
+  readonly [HTML]: true;
+  readonly text: string;
+}
+
+export function html(text: string): Html {
+  return { [HTML]: true, text };
+}
+
+export function isHtml(value: unknown): value is Html {
+  return typeof value === 'object' && value !== null && HTML in value;
 }
 
 /** A ByteBody over bytes already in memory (the MCP door's `content`, tests). */
@@ -233,7 +255,9 @@ export type ReplyBody<B, Output> = [NonNullable<B>] extends [{ reply: { kind: 'b
     ? Markdown
     : [NonNullable<B>] extends [{ reply: { kind: 'json_or_markdown' } }]
       ? Output | Markdown
-      : Output;
+      : [NonNullable<B>] extends [{ reply: { kind: 'json_or_html' } }]
+        ? Output | Html
+        : Output;
 
 /**
  * A handler's result: its reply body, or, where the binding declares statuses or headers, that

@@ -93,6 +93,21 @@ export const DOCUMENTS: readonly ReferenceDocument[] = [
 ];
 
 /**
+ * Files served for download (GET, no token) beside the documents: byte for byte as committed in
+ * protocol/documents/<file>, no placeholder filled (a script's own braces are code). They are
+ * listed in /openapi.json, not as MCP resources (a program to run, not text to read).
+ */
+export const DOWNLOADS: readonly ReferenceDocument[] = [
+  {
+    path: '/pay/service_pay.py',
+    file: 'service_pay.py',
+    summary:
+      'The pay script: Python 3, standard library only; signs and sends a USDC transfer for a payment (the key from SERVICE_PAY_PRIVATE_KEY), reports it and waits for confirmation.',
+    contentType: 'text/x-python; charset=utf-8',
+  },
+];
+
+/**
  * The event types as a markdown table, made from protocol/events.ts so that no document can
  * call a type planned that is sent, or leave one out: its type, when it is sent, the keys of its
  * `data` (`?` marks an optional one) and whether it is sent today.

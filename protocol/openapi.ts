@@ -1,6 +1,7 @@
 import { ERRORS } from './errors.ts';
 import { toJsonSchema, type JsonSchema } from './json-schema.ts';
 import { isBodyless, resolveBinding, type ResolvedBinding } from './binding.ts';
+import { DOWNLOADS, type ReferenceDocument } from './documents.ts';
 import { DOOR_SCHEMAS, doorPaths } from './openapi-doors.ts';
 import {
   commonErrors,
@@ -35,6 +36,7 @@ function hoist(schema: JsonSchema, components: Record<string, JsonSchema>): Json
 
 const BINARY: JsonSchema = { type: 'string', format: 'binary' };
 const MARKDOWN_TYPE = 'text/markdown';
+const HTML_TYPE = 'text/html';
 
 /** server/http/idempotency.ts, for the writes takesIdempotencyKey names. */
 const IDEMPOTENCY_KEY = {
@@ -71,6 +73,8 @@ function replyContent(
       const markdown = { [MARKDOWN_TYPE]: { schema: { type: 'string' } } };
       return reply.prefer === 'markdown' ? { ...markdown, ...json } : { ...json, ...markdown };
     }
+    case 'json_or_html':
+      return { 'application/json': { schema }, [HTML_TYPE]: { schema: { type: 'string' } } };
     case 'json':
       return { 'application/json': { schema } };
   }
@@ -214,6 +218,23 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
   return entry;
 }
 
+/** A file served as it is (protocol/documents.ts, DOWNLOADS). */
+function downloadItem(download: ReferenceDocument): Record<string, unknown> {
+  return {
+    get: {
+      operationId: `download${download.path.replace(/[^a-z]+/g, '_')}`,
+      summary: download.summary,
+      security: [],
+      responses: {
+        200: {
+          description: 'The file, byte for byte.',
+          content: { [download.contentType.split(';')[0] as string]: { schema: BINARY } },
+        },
+      },
+    },
+  };
+}
+
 /** The same entry for HEAD: the headers of GET, no body. */
 function headEntry(get: Record<string, unknown>): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
@@ -249,6 +270,7 @@ export function generateOpenApi(
     paths[path][operation.method.toLowerCase()] = operationEntry(operation, components);
   }
   Object.assign(paths, doorPaths());
+  for (const download of DOWNLOADS) paths[download.path] = downloadItem(download);
   // Every GET route answers HEAD (server/http/router.ts): the same statuses and headers.
   for (const item of Object.values(paths)) {
     if (item.get) item.head = headEntry(item.get as Record<string, unknown>);

@@ -1,14 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { DOCUMENTS, eventTable } from '../protocol/documents.ts';
+import { DOCUMENTS, DOWNLOADS, eventTable } from '../protocol/documents.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import type { ServiceConfig } from '../actors/kernel/services.ts';
 
 export interface ServedDocument {
   contentType: string;
-  body: string;
+  /** Text, or the bytes of a download as committed. */
+  body: string | Buffer;
 }
 
-/** The reference documents, read once at start-up with their placeholders filled in. */
+/**
+ * The reference documents, read once at start-up with their placeholders filled in, and the
+ * downloads (the pay script), read as they are: byte for byte.
+ */
 export function loadDocuments(
   config: ServiceConfig,
   found: { helpWorkspaceId: string },
@@ -31,6 +35,10 @@ export function loadDocuments(
     );
     const body = text.replace(/\{([a-z_]+)\}/g, (whole, name: string) => values[name] ?? whole);
     served.set(document.path, { contentType: document.contentType, body });
+  }
+  for (const download of DOWNLOADS) {
+    const body = readFileSync(new URL(`../protocol/documents/${download.file}`, import.meta.url));
+    served.set(download.path, { contentType: download.contentType, body });
   }
   return served;
 }

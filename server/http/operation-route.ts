@@ -2,6 +2,7 @@ import type { Services } from '../../actors/kernel/services.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import {
   isBodyless,
+  isHtml,
   isMarkdown,
   isReply,
   resolveBinding,
@@ -200,7 +201,7 @@ export interface ServeOptions {
 
 /**
  * Serves one operation over HTTP as its binding says (protocol/binding.ts): path and query
- * in, plus a JSON body or a byte stream; JSON, markdown or bytes out, with the statuses and
+ * in, plus a JSON body or a byte stream; JSON, markdown, HTML or bytes out, with the statuses and
  * headers the binding declares.
  */
 export async function serveOperation(
@@ -351,7 +352,15 @@ function answer(
   if (isBodyless(status) || value === undefined)
     return { status, headers: { ...headers }, body: '' };
   if (kind === 'bytes') return byteResponse(request, status, value as ByteReply, headers, log);
-  const vary: Record<string, string> = kind === 'json_or_markdown' ? { vary: 'accept' } : {};
+  const vary: Record<string, string> =
+    kind === 'json_or_markdown' || kind === 'json_or_html' ? { vary: 'accept' } : {};
+  if (isHtml(value)) {
+    return {
+      status,
+      headers: { ...headers, ...vary, 'content-type': HTML_TYPE },
+      body: value.text,
+    };
+  }
   if (isMarkdown(value)) {
     return {
       status,
@@ -367,3 +376,4 @@ function answer(
 }
 
 const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';

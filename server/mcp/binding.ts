@@ -1,6 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import {
   bytesBody,
+  isHtml,
   isMarkdown,
   isReply,
   type ByteBody,
@@ -144,8 +145,14 @@ export async function toolResult(
     ? { _meta: { http_status: answer.status, http_headers: { ...answer.headers } } }
     : {};
   const value = isReply(answer) ? answer.body : answer;
+  // An answer with an error status (402 Payment Required, say) is no result of the tool's schema.
+  if (isReply(answer) && answer.status >= 400) {
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(value) }], ...meta };
+  }
   if (value === undefined) return { content: [], ...meta };
-  if (isMarkdown(value)) return { content: [{ type: 'text', text: value.text }], ...meta };
+  if (isMarkdown(value) || isHtml(value)) {
+    return { content: [{ type: 'text', text: value.text }], ...meta };
+  }
   if (binding.reply.kind === 'bytes') {
     return { ...(await byteResult(value as ByteReply, resourceUri)), ...meta };
   }

@@ -46,7 +46,8 @@ export class ResourceTable {
     const served = loadDocuments(config, { helpWorkspaceId });
     for (const document of DOCUMENTS) {
       const body = served.get(document.path);
-      if (!body) continue;
+      // Documents only: the downloads (the pay script) are programs, not resources to read.
+      if (!body || typeof body.body !== 'string') continue;
       const uri = `${this.baseUrl}${document.path}`;
       byUri.set(uri, {
         resource: {
