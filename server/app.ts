@@ -293,6 +293,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       await new Promise<void>((resolve) => void io.close(() => resolve()));
       await scheduler.stop();
       healthProbe.stop();
+      for (const capability of [...CAPABILITIES].reverse()) await capability.shutDown?.(services);
       await services.flush();
       await driver.close();
     },

@@ -217,7 +217,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     chainId: positive(env.CHAIN_ID, BASE_CHAIN_ID, 'CHAIN_ID'),
     usdcAddress: evmAddress(env.USDC_ADDRESS, 'USDC_ADDRESS') ?? BASE_USDC_ADDRESS,
     confirmations: positive(env.CONFIRMATIONS, 3, 'CONFIRMATIONS'),
-    chainPollMs: positive(env.CHAIN_POLL_MS, 2000, 'CHAIN_POLL_MS'),
+    // 0: this process runs no watcher (payments then move on reports only, or in another process).
+    chainPollMs: integer(env.CHAIN_POLL_MS, 2000, 'CHAIN_POLL_MS'),
     paymentExpiryHours: positive(env.PAYMENT_EXPIRY_HOURS, 168, 'PAYMENT_EXPIRY_HOURS'),
     forwarderFactoryAddress: evmAddress(env.FORWARDER_FACTORY_ADDRESS, 'FORWARDER_FACTORY_ADDRESS'),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),

@@ -54,4 +54,9 @@ export interface Capability {
   readonly jobs?: readonly CapabilityJob[];
   /** Runs once at start-up, in the order of the capability list, before any request. */
   startUp?(services: Services, log: (message: string) => void): Promise<void>;
+  /**
+   * Runs once when the service stops, in the reverse order, after the last request and before
+   * the actors are flushed and storage closes: stops what startUp set going (a poll loop).
+   */
+  shutDown?(services: Services): Promise<void>;
 }

@@ -4,6 +4,7 @@ import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadPaymentActor, type PaymentActor } from './actor.ts';
 import { chainAccess, type ChainAccess, type ChainSettings } from './chain/clients.ts';
 import { checkForwarderFactory } from './chain/config-check.ts';
+import { startPaymentWatcher, type PaymentWatcher } from './chain/watcher.ts';
 import { expireDuePayments } from './expiry.ts';
 import { getPayment, requestPayment } from './handlers.ts';
 import { readLog } from './log.ts';
@@ -25,6 +26,8 @@ declare module '../kernel/services.ts' {
      * configured (on-chain verification is off: request_payment answers 503).
      */
     readonly chain: ChainAccess | null;
+    /** This process's poll loop over the chain; null when there is none (CHAIN_POLL_MS=0). */
+    readonly paymentWatcher: PaymentWatcher | null;
   }
 }
 
@@ -76,10 +79,13 @@ export const payments = {
         ? `payments: checked on chain ${chain.chainId} (${chain.clients.length} RPC), USDC ${chain.usdc}, ${chain.factory ? `deposit addresses from ${chain.factory}` : 'no deposit addresses'}`
         : 'payments: on-chain verification is off (no CHAIN_RPC_URL)',
     );
-    // TODO(lead): start W2's watcher here (./chain/watcher.ts exists):
-    //   services.provide('paymentWatcher', startPaymentWatcher(services, log));
-    // It needs (1) a stop at close (Capability has no stop hook yet: server/app.ts close()), and
-    // (2) a way for tests to keep it off: test/e2e/payments-chain.test.ts ticks its own watcher
-    // (`poll: false`), and a second one polling the same lease would make its ticks answer false.
+    // One poll loop per process (CHAIN_POLL_MS=0: none); a lease keeps one process at it.
+    services.provide(
+      'paymentWatcher',
+      chain && settings && settings.pollMs > 0 ? startPaymentWatcher(services, log) : null,
+    );
+  },
+  async shutDown(services) {
+    await services.paymentWatcher?.stop();
   },
 } satisfies Capability;

@@ -38,7 +38,8 @@ async function serverOn(chain: TestChain, rpcUrls = [chain.url], databaseUrl?: s
     usdcAddress: chain.usdc,
     forwarderFactoryAddress: chain.factory,
     confirmations: 2,
-    chainPollMs: 50,
+    // These tests tick their own watcher: the service runs none (CHAIN_POLL_MS=0).
+    chainPollMs: 0,
     ...(databaseUrl && { databaseUrl }),
   });
 }

@@ -8,7 +8,6 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { erc20Abi, toHex, type Address, type Hash, type Hex } from 'viem';
 import type { HDAccount } from 'viem/accounts';
-import { startPaymentWatcher } from '../../actors/payments/chain/watcher.ts';
 import { startAnvil, type TestChain } from '../helpers/chain.ts';
 import { callTool, connectMcp } from '../helpers/clients.ts';
 import { deliver, rate, reputationOf } from '../helpers/deals.ts';
@@ -69,13 +68,8 @@ function theWorld(): Promise<World> {
   world ??= (async () => {
     const chain = await startAnvil();
     const server = await startTestServer(chainConfig(chain));
-    // The watcher loop as the service runs it; its lease lets one loop poll at a time, so
-    // this one and the capability's own (once started in startUp) never both work a tick.
-    const watcher = startPaymentWatcher(server.services, () => undefined);
-    onTestsEnd(async () => {
-      await watcher.stop();
-      await server.close();
-    });
+    // The service's own watcher loop (started by the payments capability) does the finding.
+    onTestsEnd(() => server.close());
     return { chain, server };
   })();
   return world;
