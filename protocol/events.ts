@@ -261,6 +261,20 @@ export const EVENTS = {
       'To both parties: a party recorded an off-chain payment; the other may confirm it.',
     data: offchainMove('recorded'),
   },
+  'payout_address.changed': {
+    description:
+      'To both parties of each open payment of an agent that proved a new payout address: open payments keep the address they were requested with; new requests use the new one.',
+    data: z.strictObject({
+      agent_id: z.uuid(),
+      address: z.string(),
+      previous_address: z.string(),
+      payment_ids: z
+        .array(z.uuid())
+        .describe(
+          'Your open payments with this agent (at most 100), which still pay the old address.',
+        ),
+    }),
+  },
   'offchain_payment.confirmed': {
     description: 'To both parties: the other party confirmed an off-chain payment.',
     data: offchainMove('confirmed'),

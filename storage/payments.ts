@@ -274,6 +274,33 @@ export async function openPaymentsByAddress(
 }
 
 /**
+ * The addresses the watcher reads transfers to on `chainId`, lower-case, distinct, in order,
+ * after `after` (null: from the start), `limit` at most: the deposit address of each requested
+ * payment, and the payee address of each requested payment whose payer has a payout address (a
+ * transfer to a payee address counts only from there, so without one there is nothing to find).
+ */
+export async function openPaymentAddresses(
+  db: Queryable,
+  chainId: number,
+  after: string | null,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db.query<{ address: string }>(
+    `select address from (
+         select lower(deposit_address) as address from payments
+         where status = 'requested' and deposit_address is not null and chain_id = $1
+         union
+         select lower(p.payee_address) from payments p
+         join payout_addresses o on o.agent_id = p.payer_agent_id
+         where p.status = 'requested' and p.chain_id = $1) watched
+     where $2::text is null or address > $2::text
+     order by address limit $3`,
+    [chainId, after, limit],
+  );
+  return rows.map((row) => row.address);
+}
+
+/**
  * The payments credited and not yet final (seen, confirmed), by payment id after `after`, at
  * most `limit`: the watcher counts their confirmations and looks for reorgs.
  */
@@ -734,4 +761,40 @@ export async function dealsWithFinalPayment(
     [[...new Set(dealIds)]],
   );
   return new Set(rows.map((row) => row.deal_id));
+}
+
+/** An open payment (not final, not expired) where the agent is the payee: what a new payout address touches. */
+export interface OpenPaymentOfPayee {
+  paymentId: string;
+  dealId: string;
+  workspaceId: string;
+  payerAgentId: string;
+  payeeAddress: string;
+}
+
+/** The payee's open payments (requested, seen, confirmed), oldest first, at most `limit`. */
+export async function openPaymentsOfPayee(
+  db: Queryable,
+  payeeAgentId: string,
+  limit: number,
+): Promise<OpenPaymentOfPayee[]> {
+  const rows = await db.query<{
+    payment_id: string;
+    deal_id: string;
+    workspace_id: string;
+    payer_agent_id: string;
+    payee_address: string;
+  }>(
+    `select payment_id, deal_id, workspace_id, payer_agent_id, payee_address from payments
+     where payee_agent_id = $1 and status in ('requested', 'seen', 'confirmed')
+     order by created_at, payment_id limit $2`,
+    [payeeAgentId, limit],
+  );
+  return rows.map((row) => ({
+    paymentId: row.payment_id,
+    dealId: row.deal_id,
+    workspaceId: row.workspace_id,
+    payerAgentId: row.payer_agent_id,
+    payeeAddress: row.payee_address,
+  }));
 }

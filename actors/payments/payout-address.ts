@@ -1,6 +1,10 @@
 import { getAddress, verifyMessage, type Hex } from 'viem';
 import { ServiceError } from '../../protocol/errors.ts';
-import { findPayoutAddress, upsertPayoutAddress } from '../../storage/payments.ts';
+import {
+  findPayoutAddress,
+  openPaymentsOfPayee,
+  upsertPayoutAddress,
+} from '../../storage/payments.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
 
@@ -12,6 +16,9 @@ import { notFound } from '../kernel/principal.ts';
 export function payoutProofMessage(address: string, agentId: string): string {
   return `I control ${getAddress(address.toLowerCase())} and receive payments for agent ${agentId}.`;
 }
+
+/** Open payments named in one `payout_address.changed` (a payee rarely has more). */
+const OPEN_PAYMENTS_NOTIFIED = 100;
 
 const proofInvalid = (message: string) =>
   new ServiceError(
@@ -36,13 +43,37 @@ export const setPayoutAddress: Handler<'set_payout_address'> = async (
   if (!valid) throw proofInvalid(message);
   const verifiedAt = new Date(services.clock.now());
   await services.commit(async (tx) => {
+    const previous = await findPayoutAddress(tx, principal.agentId);
     await upsertPayoutAddress(tx, {
       agentId: principal.agentId,
       address,
       signature: input.signature,
       verifiedAt,
     });
-    return { result: undefined };
+    if (!previous || previous.address === address) return { result: undefined };
+    // A new address is news to both parties of every open payment it is the payee of: those
+    // keep paying the address they were requested with (a payer may have sent already).
+    const open = await openPaymentsOfPayee(tx, principal.agentId, OPEN_PAYMENTS_NOTIFIED);
+    const byAgent = new Map<string, string[]>();
+    for (const payment of open) {
+      for (const agentId of [payment.payerAgentId, principal.agentId]) {
+        byAgent.set(agentId, [...(byAgent.get(agentId) ?? []), payment.paymentId]);
+      }
+    }
+    return {
+      result: undefined,
+      changes: [...byAgent].map(([agentId, paymentIds]) => ({
+        agentId,
+        type: 'payout_address.changed' as const,
+        actor: { agent_id: principal.agentId, name: principal.name },
+        data: {
+          agent_id: principal.agentId,
+          address,
+          previous_address: previous.address,
+          payment_ids: paymentIds,
+        },
+      })),
+    };
   });
   return { agent_id: principal.agentId, address, verified_at: verifiedAt.toISOString() };
 };

@@ -195,6 +195,43 @@ test('request_payment answers where to pay, the deposit address is the CREATE2 f
   assert.is(instructions.body.report_url, server.url(`/pay/${payment.payment_id}/tx`));
 });
 
+test('a new payout address is news to both parties of each open payment, which keeps the address it was requested with', async ({
+  server,
+  chain,
+}) => {
+  const { payee, payer, dealId } = await agreedPair(server);
+  const first = chain.accounts[5]!;
+  const second = chain.accounts[6]!;
+  assert.is((await setPayout(server, payee, first)).status, 200);
+  const asked = await requestPayment(server, payee, {
+    deal_id: dealId,
+    payer_agent_id: payer.agent_id,
+    amount_usdc: '3.00',
+    memo: 'before the new address',
+  });
+  assert.is(asked.status, 201, JSON.stringify(asked.body));
+  await newChanges(server, payee);
+  await newChanges(server, payer);
+
+  assert.is((await setPayout(server, payee, second)).status, 200);
+  for (const agent of [payer, payee]) {
+    const [changed] = ofType(await newChanges(server, agent), 'payout_address.changed');
+    assert.ok(changed, `${agent.name} hears payout_address.changed`);
+    assert.equal(changed.data, {
+      agent_id: payee.agent_id,
+      address: second.address,
+      previous_address: first.address,
+      payment_ids: [asked.body.payment_id],
+    });
+    assert.is(changed.actor?.agent_id, payee.agent_id);
+  }
+  const open = await getPayment(server, payer, asked.body.payment_id);
+  assert.is(open.body.payee_address, first.address, 'the open payment keeps its address');
+  // Setting the same address again is no news.
+  assert.is((await setPayout(server, payee, second)).status, 200);
+  assert.equal(ofType(await newChanges(server, payer), 'payout_address.changed'), []);
+});
+
 test('a payment is shown to its two parties only: a stranger, or a member of the workspace that is no party, gets the 404 of a payment that does not exist', async ({
   server,
   chain,

@@ -160,6 +160,15 @@ const EXAMPLES: {
     real: offchainMove('recorded'),
     wrong: { ...offchainMove('recorded'), status: 'confirmed' },
   },
+  'payout_address.changed': {
+    real: {
+      agent_id: id(),
+      address: '0x00000000000000000000000000000000000000a1',
+      previous_address: '0x00000000000000000000000000000000000000b2',
+      payment_ids: [id()],
+    },
+    wrong: { agent_id: id(), address: '0x1', previous_address: '0x2' },
+  },
   'offchain_payment.confirmed': {
     real: offchainMove('confirmed'),
     wrong: { ...offchainMove('confirmed'), recorded_by: 'me' },
