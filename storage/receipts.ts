@@ -3,7 +3,8 @@ import type { Queryable } from './driver.ts';
 /**
  * The end of a workspace's receipt chain (actors/receipts/chain.ts): its newest receipt, kept
  * on the workspace's row (`last_receipt`, migrations/005_files.sql). The receipts themselves
- * are kept with what they record (file versions, agreements, deliveries, ratings).
+ * are kept with what they record (file versions, agreements, deliveries, ratings, payments:
+ * ./payment-receipts.ts).
  */
 
 /**
@@ -31,7 +32,7 @@ export async function writeLastReceipt(
 
 /**
  * Every receipt of a workspace's chain, newest first: file saves and deletes, and its deals'
- * agreements, deliveries and ratings (of deal files at `path`, when a path is given).
+ * agreements, deliveries, ratings and payments (of deal files at `path`, when a path is given).
  */
 export async function listReceipts(
   db: Queryable,
@@ -53,6 +54,9 @@ export async function listReceipts(
        union all
        select r.receipt, r.rated_at, r.rating_id, d.path
        from deal_ratings r join deals d on d.deal_id = r.deal_id where d.workspace_id = $1
+       union all
+       select p.receipt, p.issued_at, p.receipt_id, d.path
+       from payment_receipts p join deals d on d.deal_id = p.deal_id where p.workspace_id = $1
      ) chain
      where ($2::text is null or path = $2::text)
        and ($3::timestamptz is null or (at, receipt_id) < ($3::timestamptz, $4::uuid))

@@ -28,6 +28,7 @@ import {
 import type { Queryable } from '../../storage/driver.ts';
 import { findFile, findKeptVersion } from '../../storage/files.ts';
 import { dealsWithFinalPayment } from '../../storage/payments.ts';
+import { dealPayments } from '../payments/payment-view.ts';
 import { lockWorkspace } from '../../storage/workspaces.ts';
 import type { DealActor } from './actor.ts';
 import { dealHeader } from './header.ts';
@@ -515,7 +516,7 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
           receipt: r.receipt as Record<string, unknown>,
         }))
       : [],
-    payments: [],
+    payments: row ? await dealPayments(db, row.dealId) : [],
   };
 };
 

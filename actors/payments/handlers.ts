@@ -16,12 +16,13 @@ import type { ChainAccess } from './chain/clients.ts';
 import { depositAddress, depositSalt } from './chain/deposit-address.ts';
 import { agreedDealOf, assertOtherParty } from './deal-parties.ts';
 import { paymentData } from './moves.ts';
-import { payInstructions } from './pay/instructions.ts';
-import { paymentAnswer, payViewOf } from './payment-view.ts';
+import { paymentAnswerWithReceipts, payTo } from './payment-view.ts';
+import { issueRequestedReceipt } from './receipts.ts';
 
 /**
- * request_payment, get_payment and pay ("Payments" in protocol/documents/pay-protocol.md). A
- * payment is requested by its payee; from then on only applyPaymentEvent (./moves.ts) moves it.
+ * request_payment and get_payment ("Payments" in protocol/documents/pay-protocol.md). A payment
+ * is requested by its payee, with its signed `payment_requested` receipt; from then on only
+ * applyPaymentEvent (./moves.ts) moves it.
  */
 
 /** The chain the service checks payments on, or `503 chain_not_configured`. */
@@ -70,7 +71,7 @@ export const requestPayment: Handler<'request_payment'> = async (
     created_at: now,
     expires_at: expiresAt,
   });
-  await services.payments.create(async (tx) => {
+  const receipt = await services.payments.create(async (tx) => {
     const record = {
       paymentId,
       dealId: deal.dealId,
@@ -104,7 +105,7 @@ export const requestPayment: Handler<'request_payment'> = async (
       data: { ...data, by: principal.agentId },
     });
     return {
-      result: undefined,
+      result: await issueRequestedReceipt(tx, services, record, payTo(record)),
       changes: [principal.agentId, input.payer_agent_id].map((agentId) => ({
         agentId,
         type: 'payment.requested' as const,
@@ -114,7 +115,10 @@ export const requestPayment: Handler<'request_payment'> = async (
       })),
     };
   });
-  return paymentAnswer(services, await mustFind(services, paymentId));
+  return {
+    ...(await paymentAnswerWithReceipts(services, await mustFind(services, paymentId))),
+    receipt,
+  };
 };
 
 async function mustFind(services: Services, paymentId: string): Promise<PaymentRow> {
@@ -137,10 +141,4 @@ export async function paymentOfParty(
 }
 
 export const getPayment: Handler<'get_payment'> = async ({ services, principal }, input) =>
-  paymentAnswer(services, await paymentOfParty(services, principal, input.payment_id));
-
-export const pay: Handler<'pay'> = async ({ services }, input) => {
-  const row = await findPayment(services.db(), input.payment_id);
-  if (!row) throw notFound('payment');
-  return payInstructions(await payViewOf(services, row));
-};
+  paymentAnswerWithReceipts(services, await paymentOfParty(services, principal, input.payment_id));

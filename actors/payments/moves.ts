@@ -9,7 +9,8 @@
  * transaction (a savepoint of the request's unit of work when called from a handler). When the
  * status changes, the same transaction appends a line to the workspace's log and sends
  * `payment.<status>` (`payment.reorged` for a reorg) to payer and payee, with no acting agent:
- * the chain did it. On REORGED it releases the payment's credit, so the dropped transfer may
+ * the chain did it. A move to final also issues the payment's signed `payment_final` receipt
+ * (./receipts.ts) in that transaction. On REORGED it releases the payment's credit, so the dropped transfer may
  * credit again when it reappears.
  *
  * Crediting a transfer and the SEEN step commit together or not at all: pass `beforeStep`, which
@@ -36,6 +37,7 @@ import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import { appendWorkspaceLog, countFinalPayment, releaseCredit } from '../../storage/payments.ts';
 import type { Services } from '../kernel/services.ts';
 import type { PaymentActor, PaymentRecord } from './actor.ts';
+import { issueFinalReceipt } from './receipts.ts';
 
 export interface PaymentMoveOptions {
   /**
@@ -90,6 +92,9 @@ export async function applyPaymentEvent(
       // Reputation's counts move with the payment, in this transaction (final is terminal).
       if (after === 'final') {
         await countFinalPayment(tx, payment.record.payerAgentId, payment.record.payeeAgentId);
+        // The proof of the payment, signed and chained in the deal's workspace with the move.
+        const evidence = next.context.evidence;
+        if (evidence) await issueFinalReceipt(tx, services, payment.record, evidence, at);
       }
       const kind = event.type === 'REORGED' ? 'payment.reorged' : `payment.${after}`;
       const txHash =

@@ -10,34 +10,25 @@ import {
   insertOffchainPayment,
   type OffchainPaymentRow,
 } from '../../storage/payments.ts';
+import { receiptsOfPayment } from '../../storage/payment-receipts.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
+import type { SignedReceipt } from '../receipts/receipts.ts';
 import { agreedDealOf } from './deal-parties.ts';
+import { offchainPaymentAnswer } from './payment-view.ts';
+import { issueOffchainConfirmedReceipt } from './receipts.ts';
 
 /**
  * Payments made any other way (a bank transfer, cash, another chain): one party records it, the
  * other confirms it. The service checks none of it, so a confirmed one counts in reputation
- * apart (`offchain_payments_confirmed`) and never backs a rating.
+ * apart (`offchain_payments_confirmed`) and never backs a rating. The confirmation issues a
+ * signed `offchain_payment_confirmed` receipt (./receipts.ts): both parties' word, on record.
  */
 
-function offchainAnswer(row: OffchainPaymentRow) {
-  return {
-    offchain_payment_id: row.offchainPaymentId,
-    deal_id: row.dealId,
-    workspace_id: row.workspaceId,
-    payer_agent_id: row.payerAgentId,
-    payee_agent_id: row.payeeAgentId,
-    recorded_by: row.recordedBy,
-    status: row.status,
-    amount: row.amount,
-    currency: row.currency,
-    means: row.means,
-    note: row.note,
-    agent_written: { amount: row.amount, currency: row.currency, means: row.means, note: row.note },
-    recorded_at: row.recordedAt.toISOString(),
-    confirmed_at: row.confirmedAt?.toISOString() ?? null,
-    confirmed_by: row.confirmedBy,
-  };
+/** The confirmation's receipt of an off-chain payment, or null while it is recorded. */
+export async function confirmationReceipt(db: Queryable, id: string): Promise<unknown> {
+  const [receipt] = await receiptsOfPayment(db, id);
+  return receipt ?? null;
 }
 
 /** What the events and the log lines say (protocol/events.ts, offchainMove). */
@@ -121,7 +112,7 @@ export const recordOffchainPayment: Handler<'record_offchain_payment'> = async (
       })),
     };
   });
-  return offchainAnswer(row);
+  return offchainPaymentAnswer(row, null);
 };
 
 export const confirmOffchainPayment: Handler<'confirm_offchain_payment'> = async (
@@ -141,32 +132,47 @@ export const confirmOffchainPayment: Handler<'confirm_offchain_payment'> = async
       'You recorded this payment: only the other party confirms it.',
     );
   }
-  if (found.status === 'confirmed') return offchainAnswer(found);
+  if (found.status === 'confirmed') {
+    return offchainPaymentAnswer(
+      found,
+      await confirmationReceipt(services.db(), found.offchainPaymentId),
+    );
+  }
   const now = new Date(services.clock.now());
-  const row = await services.commit(async (tx) => {
-    const confirmed = await confirmRow(tx, found.offchainPaymentId, principal.agentId, now);
-    const current = await mustFind(tx, found.offchainPaymentId);
-    // Confirmed meanwhile by the same party's other request: the same answer, nothing new.
-    if (!confirmed) return { result: current };
-    await countConfirmedOffchain(tx, current.payerAgentId, current.payeeAgentId);
-    const data = offchainData(current);
-    await appendWorkspaceLog(tx, {
-      workspaceId: current.workspaceId,
-      at: now,
-      kind: 'offchain_payment.confirmed',
-      paymentId: current.offchainPaymentId,
-      data: { ...data, confirmed_by: principal.agentId },
-    });
-    return {
-      result: current,
-      changes: [current.payerAgentId, current.payeeAgentId].map((agentId) => ({
-        agentId,
-        type: 'offchain_payment.confirmed' as const,
+  const { row, receipt } = await services.commit<{ row: OffchainPaymentRow; receipt: unknown }>(
+    async (tx) => {
+      const confirmed = await confirmRow(tx, found.offchainPaymentId, principal.agentId, now);
+      const current = await mustFind(tx, found.offchainPaymentId);
+      // Confirmed meanwhile by the same party's other request: the same answer, nothing new.
+      if (!confirmed) {
+        return {
+          result: {
+            row: current,
+            receipt: await confirmationReceipt(tx, current.offchainPaymentId),
+          },
+        };
+      }
+      await countConfirmedOffchain(tx, current.payerAgentId, current.payeeAgentId);
+      const signed: SignedReceipt = await issueOffchainConfirmedReceipt(tx, services, current);
+      const data = offchainData(current);
+      await appendWorkspaceLog(tx, {
         workspaceId: current.workspaceId,
-        actor: principal.agent,
-        data,
-      })),
-    };
-  });
-  return offchainAnswer(row);
+        at: now,
+        kind: 'offchain_payment.confirmed',
+        paymentId: current.offchainPaymentId,
+        data: { ...data, confirmed_by: principal.agentId },
+      });
+      return {
+        result: { row: current, receipt: signed },
+        changes: [current.payerAgentId, current.payeeAgentId].map((agentId) => ({
+          agentId,
+          type: 'offchain_payment.confirmed' as const,
+          workspaceId: current.workspaceId,
+          actor: principal.agent,
+          data,
+        })),
+      };
+    },
+  );
+  return offchainPaymentAnswer(row, receipt);
 };

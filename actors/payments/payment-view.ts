@@ -1,19 +1,33 @@
 import type { z } from 'zod';
 import { paymentCodec, type PaymentContext } from '../../machines/payment.ts';
 import { formatUsdc } from '../../protocol/payments-money.ts';
-import type { paymentStatusView, paymentView } from '../../protocol/payments.ts';
+import type { getDeal } from '../../protocol/deals.ts';
+import type {
+  paymentStatusView,
+  paymentView,
+  paymentWithReceipts,
+} from '../../protocol/payments.ts';
+import { offchainPaymentsOfDeal } from '../../storage/deal-offchain-payments.ts';
 import { agentNames, findDeal, findHeaderFields } from '../../storage/deals.ts';
-import type { PaymentRow } from '../../storage/payments.ts';
+import type { Queryable } from '../../storage/driver.ts';
+import { receiptsOfPayment, receiptsOfPayments } from '../../storage/payment-receipts.ts';
+import {
+  paymentsOfDeal,
+  type OffchainPaymentRow,
+  type PaymentRow,
+} from '../../storage/payments.ts';
 import type { Services } from '../kernel/services.ts';
 import { payUrl, publicReportUrl, type PayView } from './pay/view.ts';
 
 /**
- * A payment's answers, from its row: as its parties see it (`get_payment`, `request_payment`,
- * `report_payment_tx`), as anyone who reports a transaction sees it (`report_pay_tx`: its state
+ * A payment's answers, from its row: as its parties see it (`get_payment` and `request_payment`
+ * with its signed receipts, `report_payment_tx`), as its deal lists it (`get_deal`, with its
+ * off-chain payments), as anyone who reports a transaction sees it (`report_pay_tx`: its state
  * only), and the PayView every representation of `pay` is built from.
  */
 
 export type PaymentAnswer = z.input<typeof paymentView>;
+export type PaymentWithReceiptsAnswer = z.input<typeof paymentWithReceipts>;
 export type PaymentStatusAnswer = z.input<typeof paymentStatusView>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -68,6 +82,82 @@ export function paymentAnswer(services: Services, row: PaymentRow): PaymentAnswe
     reported_tx_hash: row.reportedTxHash,
     history: context.history.map((entry) => ({ ...entry, at: iso(entry.at) })),
   };
+}
+
+/** The payment as its parties see it, with its signed receipts, oldest first. */
+export async function paymentAnswerWithReceipts(
+  services: Services,
+  row: PaymentRow,
+): Promise<PaymentWithReceiptsAnswer> {
+  const receipts = await receiptsOfPayment(services.db(), row.paymentId);
+  return { ...paymentAnswer(services, row), receipts: receipts as Record<string, unknown>[] };
+}
+
+/** The off-chain payment as its parties see it; `receipt` is its confirmation's, or null. */
+export function offchainPaymentAnswer(row: OffchainPaymentRow, receipt: unknown) {
+  return {
+    offchain_payment_id: row.offchainPaymentId,
+    deal_id: row.dealId,
+    workspace_id: row.workspaceId,
+    payer_agent_id: row.payerAgentId,
+    payee_agent_id: row.payeeAgentId,
+    recorded_by: row.recordedBy,
+    status: row.status,
+    amount: row.amount,
+    currency: row.currency,
+    means: row.means,
+    note: row.note,
+    agent_written: { amount: row.amount, currency: row.currency, means: row.means, note: row.note },
+    recorded_at: row.recordedAt.toISOString(),
+    confirmed_at: row.confirmedAt?.toISOString() ?? null,
+    confirmed_by: row.confirmedBy,
+    receipt: (receipt ?? null) as Record<string, unknown> | null,
+  };
+}
+
+type DealPayment = z.input<typeof getDeal.output>['payments'][number];
+
+/**
+ * The deal's payments as get_deal lists them, oldest first: its USDC payments (`kind: "usdc"`,
+ * the crediting `tx_hash` from seen on) and its off-chain ones (`kind: "offchain"`), each with
+ * its signed receipts.
+ */
+export async function dealPayments(db: Queryable, dealId: string): Promise<DealPayment[]> {
+  const payments = await paymentsOfDeal(db, dealId);
+  const offchain = await offchainPaymentsOfDeal(db, dealId);
+  const receipts = await receiptsOfPayments(db, [
+    ...payments.map((p) => p.paymentId),
+    ...offchain.map((o) => o.offchainPaymentId),
+  ]);
+  const receiptsOf = (id: string) => (receipts.get(id) ?? []) as Record<string, unknown>[];
+  const listed: { at: Date; payment: DealPayment }[] = [
+    ...payments.map((row) => ({
+      at: row.createdAt,
+      payment: {
+        kind: 'usdc' as const,
+        payment_id: row.paymentId,
+        status: row.status,
+        amount_usdc: formatUsdc(row.amountUnits),
+        payer_agent_id: row.payerAgentId,
+        payee_agent_id: row.payeeAgentId,
+        memo: row.memo,
+        agent_written: { memo: row.memo },
+        tx_hash: contextOf(row).evidence?.tx_hash ?? null,
+        requested_at: row.createdAt.toISOString(),
+        final_at: row.finalAt?.toISOString() ?? null,
+        receipts: receiptsOf(row.paymentId),
+      },
+    })),
+    ...offchain.map((row) => ({
+      at: row.recordedAt,
+      payment: {
+        kind: 'offchain' as const,
+        ...offchainPaymentAnswer(row, receiptsOf(row.offchainPaymentId)[0] ?? null),
+      },
+    })),
+  ];
+  // Stable: a USDC payment and an off-chain one of the same instant keep that order.
+  return listed.sort((a, b) => a.at.getTime() - b.at.getTime()).map((entry) => entry.payment);
 }
 
 export function paymentStatusAnswer(row: PaymentRow): PaymentStatusAnswer {
