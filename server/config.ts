@@ -65,6 +65,13 @@ export interface Config {
   paymentExpiryHours: number;
   /** The ForwarderFactory giving each payment a deposit address; unset: none. */
   forwarderFactoryAddress: string | undefined;
+  /** How long one call to a chain RPC may take before it counts as no answer (ms). */
+  chainRpcTimeoutMs: number;
+  /**
+   * A public JSON-RPC endpoint the pay instructions suggest to payers (`rpc_url`); unset: null.
+   * Never CHAIN_RPC_URL(S), which may carry the operator's API key.
+   */
+  publicRpcUrl: string | undefined;
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
   /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
@@ -131,6 +138,25 @@ function evmAddress(value: string | undefined, name: string): string | undefined
   return text;
 }
 
+/** Whether text is an http(s) URL. */
+function isHttpUrl(text: string): boolean {
+  try {
+    const protocol = new URL(text).protocol;
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** PUBLIC_RPC_URL: one http(s) URL, or unset. */
+function publicRpcUrl(value: string | undefined): string | undefined {
+  const text = value?.trim() ?? '';
+  if (text === '') return undefined;
+  if (!isHttpUrl(text))
+    throw new Error(`PUBLIC_RPC_URL takes the http(s) URL of a JSON-RPC endpoint, not "${text}"`);
+  return text;
+}
+
 /** CHAIN_RPC_URLS (a comma list) or CHAIN_RPC_URL (one), each an http(s) URL. */
 function rpcUrls(env: NodeJS.ProcessEnv): string[] {
   const list = env.CHAIN_RPC_URLS?.trim() ? env.CHAIN_RPC_URLS.split(',') : undefined;
@@ -139,13 +165,7 @@ function rpcUrls(env: NodeJS.ProcessEnv): string[] {
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
   for (const entry of urls) {
-    let protocol = '';
-    try {
-      protocol = new URL(entry).protocol;
-    } catch {
-      protocol = '';
-    }
-    if (protocol !== 'http:' && protocol !== 'https:')
+    if (!isHttpUrl(entry))
       throw new Error(`${name} takes http(s) URLs of JSON-RPC endpoints, not "${entry}"`);
   }
   return urls;
@@ -164,6 +184,8 @@ export function chainSettings(config: Config) {
     pollMs: config.chainPollMs,
     expiryMs: config.paymentExpiryHours * 3600_000,
     factory: config.forwarderFactoryAddress ?? null,
+    rpcTimeoutMs: config.chainRpcTimeoutMs,
+    publicRpcUrl: config.publicRpcUrl ?? null,
   };
 }
 
@@ -221,6 +243,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     chainPollMs: integer(env.CHAIN_POLL_MS, 2000, 'CHAIN_POLL_MS'),
     paymentExpiryHours: positive(env.PAYMENT_EXPIRY_HOURS, 168, 'PAYMENT_EXPIRY_HOURS'),
     forwarderFactoryAddress: evmAddress(env.FORWARDER_FACTORY_ADDRESS, 'FORWARDER_FACTORY_ADDRESS'),
+    chainRpcTimeoutMs: positive(env.CHAIN_RPC_TIMEOUT_MS, 5000, 'CHAIN_RPC_TIMEOUT_MS'),
+    publicRpcUrl: publicRpcUrl(env.PUBLIC_RPC_URL),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

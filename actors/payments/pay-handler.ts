@@ -1,10 +1,13 @@
 import { html, reply, type Reply } from '../../protocol/binding.ts';
-import { findPayment } from '../../storage/payments.ts';
+import { findPayment, type PaymentRow } from '../../storage/payments.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
+import type { Services } from '../kernel/services.ts';
+import { depositAddress, depositSalt } from './chain/deposit-address.ts';
 import { payInstructions, type PayInstructions } from './pay/instructions.ts';
 import { payRepresentation } from './pay/negotiate.ts';
 import { PAY_PAGE_CSP, payPageHtml } from './pay/page.ts';
+import type { PayView } from './pay/view.ts';
 import {
   carriesX402Signature,
   PAYMENT_REQUIRED_HEADER,
@@ -23,7 +26,7 @@ import { payViewOf } from './payment-view.ts';
 export const pay: Handler<'pay'> = async ({ services, headers }, input) => {
   const row = await findPayment(services.db(), input.payment_id);
   if (!row) throw notFound('payment');
-  const view = await payViewOf(services, row);
+  const view = await payViewFor(services, row);
   const representation = payRepresentation(headers, { x402: input.x402 });
   if (representation === 'x402' && view.status === 'requested') {
     const required = x402Requirements(view, new Date(services.clock.now()), {
@@ -46,3 +49,31 @@ export const pay: Handler<'pay'> = async ({ services, headers }, input) => {
 };
 
 const NOT_KEPT = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
+/**
+ * The PayView of a payment with what lets its payer check it before paying: the factory and
+ * salt of its deposit address (the factory only when it does make that address: a service
+ * whose FORWARDER_FACTORY_ADDRESS changed since the request names none rather than a wrong
+ * one), the transaction already reported, and the public RPC the operator suggests.
+ */
+export async function payViewFor(services: Services, row: PaymentRow): Promise<PayView> {
+  const view = await payViewOf(services, row);
+  const factory = services.chain?.factory ?? null;
+  const deposit = row.depositAddress;
+  const madeBy =
+    deposit !== null &&
+    factory !== null &&
+    depositAddress({
+      factory,
+      token: row.tokenAddress as `0x${string}`,
+      payee: row.payeeAddress as `0x${string}`,
+      paymentId: row.paymentId,
+    }).toLowerCase() === deposit.toLowerCase();
+  return {
+    ...view,
+    forwarder_factory: madeBy ? factory : null,
+    deposit_salt: deposit === null ? null : depositSalt(row.paymentId),
+    reported_tx_hash: row.reportedTxHash,
+    rpc_url: services.chain?.publicRpcUrl ?? null,
+  };
+}

@@ -31,7 +31,12 @@ type Payment = Record<string, unknown> & {
   history: { status: string; tx_hash?: string }[];
 };
 
-async function serverOn(chain: TestChain, rpcUrls = [chain.url], databaseUrl?: string) {
+async function serverOn(
+  chain: TestChain,
+  rpcUrls = [chain.url],
+  databaseUrl?: string,
+  rpcTimeoutMs?: number,
+) {
   return startTestServer({
     chainRpcUrls: rpcUrls,
     chainId: chain.chainId,
@@ -41,6 +46,7 @@ async function serverOn(chain: TestChain, rpcUrls = [chain.url], databaseUrl?: s
     // These tests tick their own watcher: the service runs none (CHAIN_POLL_MS=0).
     chainPollMs: 0,
     ...(databaseUrl && { databaseUrl }),
+    ...(rpcTimeoutMs !== undefined && { chainRpcTimeoutMs: rpcTimeoutMs }),
   });
 }
 
@@ -172,6 +178,68 @@ test('a transfer to a deposit address is found by the watcher alone, then confir
   }
 });
 
+test('one block of many transfers: each payment is credited once, by its first transfer in the block', async ({
+  chain,
+}) => {
+  const server = await serverOn(chain);
+  const watcher = startPaymentWatcher(server.services, (m) => console.log(m), { poll: false });
+  const request = chain.publicClient.request as (args: {
+    method: string;
+    params: unknown[];
+  }) => Promise<unknown>;
+  try {
+    const keys = roles(chain);
+    const deal = await parties(server, chain, keys.payer, keys.payee);
+    // More payments than the watcher checks at once, so their receipts are fetched together.
+    const payments: Payment[] = [];
+    for (let i = 0; i < 11; i += 1) payments.push(await requestPayment(server, deal));
+    await watcher.tick();
+    const usdc = parseAbi(['function transfer(address to, uint256 value) returns (bool)']);
+    const wallet = chain.wallet(keys.stranger);
+    let nonce = await chain.publicClient.getTransactionCount({
+      address: keys.stranger.address,
+      blockTag: 'pending',
+    });
+    await request({ method: 'evm_setAutomine', params: [false] });
+    const hashes: Hex[] = [];
+    // The first payment is paid twice in the block: first, then again after all the others.
+    for (const payment of [...payments, payments[0] as Payment]) {
+      hashes.push(
+        await wallet.writeContract({
+          address: chain.usdc,
+          abi: usdc,
+          functionName: 'transfer',
+          args: [payment.deposit_address as Address, AMOUNT],
+          nonce: nonce++,
+          gas: 100_000n,
+        }),
+      );
+    }
+    await request({ method: 'evm_mine', params: [] });
+    await request({ method: 'evm_setAutomine', params: [true] });
+    const blocks = new Set<bigint>();
+    for (const hash of hashes) {
+      blocks.add((await chain.publicClient.getTransactionReceipt({ hash })).blockNumber);
+    }
+    assert.is(blocks.size, 1, 'every transfer is in one block');
+
+    for (const [index, payment] of payments.entries()) {
+      const seen = await tickUntil(watcher, server, payment.payment_id, deal.payer, 'seen');
+      assert.is(seen.tx_hash, hashes[index], `payment ${index} is credited by its own transfer`);
+    }
+    // The second transfer to the first payment credits nothing, now or later.
+    await watcher.tick();
+    const first = await getPayment(server, payments[0]!.payment_id, deal.payer);
+    assert.is(first.tx_hash, hashes[0]);
+    const again = await reportTx(server, payments[0]!.payment_id, hashes[11]!, deal.payer);
+    assert.ok(again.status !== 200 || ((await again.json()) as Payment).tx_hash === hashes[0]);
+  } finally {
+    await request({ method: 'evm_setAutomine', params: [true] });
+    await watcher.stop();
+    await server.close();
+  }
+});
+
 test('a payer’s reported hash is seen at once; an unconfirmed transfer stays seen', async ({
   chain,
 }) => {
@@ -283,7 +351,8 @@ test('an RPC that never answers leaves the payment unknown, never failed or conf
   chain,
 }) => {
   const silent = await startLiarRpc('silent');
-  const server = await serverOn(chain, [chain.url, silent.url]);
+  // CHAIN_RPC_TIMEOUT_MS: a silent RPC costs 300 ms (and one retry), not the default 5 s.
+  const server = await serverOn(chain, [chain.url, silent.url], undefined, 300);
   try {
     const keys = roles(chain);
     const deal = await parties(server, chain, keys.payer, keys.payee);

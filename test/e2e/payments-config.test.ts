@@ -28,6 +28,8 @@ test('without chain variables: no RPC (verification off), Base, its USDC, 3 conf
     pollMs: 2000,
     expiryMs: 168 * 3600_000,
     factory: null,
+    rpcTimeoutMs: 5000,
+    publicRpcUrl: null,
   });
 });
 

@@ -14,7 +14,7 @@ import {
   type PublicClient,
 } from 'viem';
 
-/** How long one RPC call may take before it counts as no answer. */
+/** How long one RPC call may take before it counts as no answer (CHAIN_RPC_TIMEOUT_MS's default). */
 export const RPC_TIMEOUT_MS = 5000;
 /** Retries of a failed RPC call inside one check (viem's own; the next tick retries anyway). */
 export const RPC_RETRIES = 1;
@@ -32,8 +32,10 @@ export interface ChainSettings {
   expiryMs: number;
   /** The ForwarderFactory; null: payments have no deposit address. */
   factory: string | null;
-  /** Per RPC call; RPC_TIMEOUT_MS when unset (tests shorten it). */
+  /** Per RPC call (CHAIN_RPC_TIMEOUT_MS); RPC_TIMEOUT_MS when unset. */
   rpcTimeoutMs?: number;
+  /** PUBLIC_RPC_URL: the RPC the pay instructions suggest to payers; never one of `rpcUrls`' keys. */
+  publicRpcUrl?: string | null;
 }
 
 /** `services.chain`: the settings, checked, and the clients (in the order of the URLs). */
@@ -44,6 +46,8 @@ export interface ChainAccess {
   pollMs: number;
   expiryMs: number;
   factory: Address | null;
+  /** Shown to payers as `rpc_url` (null: none suggested). */
+  publicRpcUrl: string | null;
   clients: PublicClient[];
 }
 
@@ -64,6 +68,7 @@ export function chainAccess(settings: ChainSettings): ChainAccess | null {
     pollMs: settings.pollMs,
     expiryMs: settings.expiryMs,
     factory: settings.factory === null ? null : getAddress(settings.factory),
+    publicRpcUrl: settings.publicRpcUrl ?? null,
     clients: settings.rpcUrls.map(
       (url) =>
         createPublicClient({
@@ -152,10 +157,11 @@ export async function agreedBlockHash(
   return { unknown: `the RPCs do not agree on block ${blockNumber}`, answers };
 }
 
+/** What `agreedHead` answers. */
+export type AgreedHead = { head: bigint } | { unknown: string };
+
 /** The lowest head any RPC reports (a block every RPC has), or why there is none. */
-export async function agreedHead(
-  clients: readonly PublicClient[],
-): Promise<{ head: bigint } | { unknown: string }> {
+export async function agreedHead(clients: readonly PublicClient[]): Promise<AgreedHead> {
   const settled = await Promise.allSettled(clients.map((client) => client.getBlockNumber()));
   let head: bigint | null = null;
   for (const [index, outcome] of settled.entries()) {

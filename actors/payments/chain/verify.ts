@@ -19,7 +19,7 @@ import {
 } from 'viem';
 import type { PaymentEvidence } from '../../../machines/payment.ts';
 import type { PaymentRow } from '../../../storage/payments.ts';
-import { agreedHead, rpcName, shortReason, type ChainAccess } from './clients.ts';
+import { agreedHead, rpcName, shortReason, type AgreedHead, type ChainAccess } from './clients.ts';
 
 /** Why a transaction every RPC showed does not pay the payment. */
 export type NoMatchReason =
@@ -43,6 +43,11 @@ export interface VerifyOptions {
   reporter: 'payer' | 'public' | 'watcher';
   /** When the check is made (ms since the epoch): the evidence's `checked_at`. */
   at: number;
+  /**
+   * The agreed head, when the caller read it already (the watcher, once per pass, for every
+   * log it checks); unset: read here. An older head only counts fewer confirmations.
+   */
+  head?: AgreedHead;
 }
 
 const TX_HASH = /^0x[0-9a-f]{64}$/;
@@ -205,7 +210,7 @@ export async function verifyTransfer(
     }
     let head;
     try {
-      head = await agreedHead(access.clients);
+      head = opts.head ?? (await agreedHead(access.clients));
     } catch (error) {
       return { kind: 'unknown', reason: shortReason(error) };
     }

@@ -21,8 +21,8 @@ import { paymentCodec, type PaymentEvidence } from '../../../machines/payment.ts
 import { claimScheduledJob, ensureScheduledJob } from '../../../storage/kernel/scheduled-jobs.ts';
 import {
   findPayoutAddress,
+  openPaymentAddresses,
   openPaymentsByAddress,
-  paymentsDueToExpire,
   paymentsInFlight,
   readChainCursor,
   writeChainCursor,
@@ -35,19 +35,20 @@ import {
   agreedHead,
   shortReason,
   type AgreedBlockHash,
+  type AgreedHead,
   type ChainAccess,
 } from './clients.ts';
 import { creditVerifiedTransfer } from './credit.ts';
-import { verifyTransfer } from './verify.ts';
+import { verifyTransfer, type Verification } from './verify.ts';
 
 /** Blocks per eth_getLogs call (providers refuse much larger ranges). */
 export const BLOCK_RANGE = 2000;
 /** Ranges read per tick at most: a long catch-up after downtime goes on next tick. */
 const RANGES_PER_TICK = 10;
-/** Addresses per eth_getLogs call (one topic OR list). */
+/** Addresses per eth_getLogs call (one topic OR list), read a page at a time. */
 const ADDRESS_BATCH = 500;
-/** Requested payments watched at once (the oldest-expiring first). */
-const WATCHED_LIMIT = 20_000;
+/** Receipts of one block's matching logs fetched at once (each asks every RPC). */
+const RECEIPTS_AT_ONCE = 8;
 /** Payments read per page. */
 const PAGE = 200;
 /** How long one tick may hold the lease before another process may take over. */
@@ -129,8 +130,12 @@ async function watchOnce(services: Services, chain: ChainAccess): Promise<boolea
   await ensureScheduledJob(db, LEASE_NAME, new Date(0), END_OF_TIME);
   if (!(await claimScheduledJob(db, LEASE_NAME, new Date(started), leaseUntil))) return false;
   try {
-    await findTransfers(services, chain);
-    await followInFlight(services, chain);
+    // The head, once per pass: every range, every verified log and the confirmations count
+    // from it (a head a few seconds old only counts fewer confirmations).
+    const head = await agreedHead(chain.clients);
+    await findTransfers(services, chain, head);
+    if ('unknown' in head) throw new Error(head.unknown);
+    await followInFlight(services, chain, head.head);
   } finally {
     // Free the lease for whoever ticks next, unless it ran out and another took it.
     await claimScheduledJob(db, LEASE_NAME, leaseUntil, new Date(Date.now()));
@@ -138,22 +143,32 @@ async function watchOnce(services: Services, chain: ChainAccess): Promise<boolea
   return true;
 }
 
-/** Step 1: new transfers to the addresses of requested payments, from the cursor on. */
-async function findTransfers(services: Services, chain: ChainAccess): Promise<void> {
+/**
+ * Step 1: new transfers to the addresses of requested payments, from the cursor up to the
+ * head. The head is read before the addresses, so a payment requested after it was read can
+ * have no transfer at or below it that the addresses miss.
+ */
+async function findTransfers(
+  services: Services,
+  chain: ChainAccess,
+  agreed: AgreedHead,
+): Promise<void> {
   const db = services.driver;
   const primary = chain.clients[0] as PublicClient;
-  const head = await primary.getBlockNumber();
+  // The RPCs disagree or one is down: the logs are still read (on the first RPC, up to its
+  // head) so each transfer found is recorded as unknown on its payment, and never credited.
+  const head = 'head' in agreed ? agreed.head : await primary.getBlockNumber();
   const cursor = await readChainCursor(db, chain.chainId);
   // A first run starts after the head: no payment was requested before the watcher ran.
   if (cursor === null) {
     await writeChainCursor(db, chain.chainId, Number(head));
     return;
   }
+  const pass: Pass = { services, chain, primary, head: agreed, payers: new Map() };
   let from = BigInt(cursor) + 1n;
   for (let range = 0; range < RANGES_PER_TICK && from <= head; range += 1) {
     const to = from + BigInt(BLOCK_RANGE) - 1n < head ? from + BigInt(BLOCK_RANGE) - 1n : head;
-    const addresses = await watchedAddresses(services);
-    const stalledAt = await handleRange(services, chain, primary, addresses, from, to);
+    const stalledAt = await handleRange(pass, from, to);
     const done = stalledAt === null ? to : stalledAt - 1n;
     if (done >= from) await writeChainCursor(db, chain.chainId, Number(done));
     if (stalledAt !== null) return;
@@ -161,102 +176,180 @@ async function findTransfers(services: Services, chain: ChainAccess): Promise<vo
   }
 }
 
-/** The deposit and payee addresses of requested payments (lower-case, distinct). */
-async function watchedAddresses(services: Services): Promise<Address[]> {
-  // Every requested payment, as the expiry read gives them: due at the end of time.
-  const requested = await paymentsDueToExpire(services.driver, END_OF_TIME, WATCHED_LIMIT);
-  const set = new Set<string>();
-  for (const row of requested) {
-    set.add(row.payeeAddress.toLowerCase());
-    if (row.depositAddress) set.add(row.depositAddress.toLowerCase());
-  }
-  return [...set] as Address[];
+/** What one pass reads once and shares: the head and the payers' payout addresses. */
+interface Pass {
+  services: Services;
+  chain: ChainAccess;
+  primary: PublicClient;
+  head: AgreedHead;
+  /** Payer agent id -> payout address (null: none), read once per pass. */
+  payers: Map<string, string | null>;
 }
 
-/**
- * Credits the transfers of blocks `from`..`to`; the first block holding a transfer that could
- * not be decided (the cursor stops before it), or null when every one was.
- */
-async function handleRange(
-  services: Services,
-  chain: ChainAccess,
-  primary: PublicClient,
-  addresses: Address[],
-  from: bigint,
-  to: bigint,
-): Promise<bigint | null> {
-  const logs = [];
-  for (let i = 0; i < addresses.length; i += ADDRESS_BATCH) {
-    const batch = addresses.slice(i, i + ADDRESS_BATCH);
-    logs.push(
-      ...(await primary.getLogs({
-        address: chain.usdc,
-        event: TRANSFER,
-        args: { to: batch },
-        fromBlock: from,
-        toBlock: to,
-        strict: true,
-      })),
+type TransferLog = {
+  blockNumber: bigint;
+  logIndex: number;
+  transactionHash: string;
+  args: { to: Address };
+};
+
+/** The USDC transfers of blocks `from`..`to` to watched addresses, in chain order. */
+async function transfersIn(pass: Pass, from: bigint, to: bigint): Promise<TransferLog[]> {
+  const logs: TransferLog[] = [];
+  for (let after: string | null = null; ;) {
+    const batch = await openPaymentAddresses(
+      pass.services.driver,
+      pass.chain.chainId,
+      after,
+      ADDRESS_BATCH,
     );
+    if (batch.length === 0) break;
+    const found = await pass.primary.getLogs({
+      address: pass.chain.usdc,
+      event: TRANSFER,
+      args: { to: batch as Address[] },
+      fromBlock: from,
+      toBlock: to,
+      strict: true,
+    });
+    for (const log of found) {
+      logs.push({
+        blockNumber: log.blockNumber,
+        logIndex: log.logIndex,
+        transactionHash: log.transactionHash,
+        args: { to: log.args.to },
+      });
+    }
+    if (batch.length < ADDRESS_BATCH) break;
+    after = batch[batch.length - 1] ?? null;
   }
-  logs.sort((a, b) =>
+  return logs.sort((a, b) =>
     a.blockNumber === b.blockNumber
-      ? (a.logIndex ?? 0) - (b.logIndex ?? 0)
+      ? a.logIndex - b.logIndex
       : a.blockNumber < b.blockNumber
         ? -1
         : 1,
   );
-  let stalledAt: bigint | null = null;
+}
+
+/**
+ * Credits the transfers of blocks `from`..`to`; the first block holding a transfer that could
+ * not be decided (the cursor stops before it), or null when every one was. Block by block, the
+ * receipts of a block's transfers are checked a few at once, and then credited one at a time in
+ * chain order (log index), stopping at the first undecided: a payment paid twice in one block
+ * is credited by its first transfer, as if each had been checked alone.
+ */
+async function handleRange(pass: Pass, from: bigint, to: bigint): Promise<bigint | null> {
+  const logs = await transfersIn(pass, from, to);
+  for (let start = 0; start < logs.length;) {
+    const block = (logs[start] as TransferLog).blockNumber;
+    let end = start;
+    while (end < logs.length && (logs[end] as TransferLog).blockNumber === block) end += 1;
+    const checks = await checksOf(pass, logs.slice(start, end));
+    if (!(await creditInOrder(pass, checks))) return block;
+    start = end;
+  }
+  return null;
+}
+
+/** One open payment and one transfer to its address, with what its receipt says. */
+interface Check {
+  payment: PaymentRow;
+  txHash: string;
+  verified: Verification;
+}
+
+/** Every (requested payment, transfer) pair of one block's logs, verified RECEIPTS_AT_ONCE at a time. */
+async function checksOf(pass: Pass, logs: TransferLog[]): Promise<Check[]> {
+  const pairs: { payment: PaymentRow; txHash: string }[] = [];
   for (const log of logs) {
-    if (stalledAt !== null && log.blockNumber >= stalledAt) break;
     // Every open payment to that address, page by page (a payee may be owed many).
     for (let after: string | null = null; ;) {
-      const page = await openPaymentsByAddress(services.driver, [log.args.to], after, PAGE);
+      const page = await openPaymentsByAddress(pass.services.driver, [log.args.to], after, PAGE);
       for (const payment of page) {
-        if (payment.status !== 'requested') continue;
-        const decided = await creditIfPaid(services, chain, payment, log.transactionHash);
-        if (!decided && (stalledAt === null || log.blockNumber < stalledAt)) {
-          stalledAt = log.blockNumber;
-        }
+        if (payment.status === 'requested') pairs.push({ payment, txHash: log.transactionHash });
       }
       if (page.length < PAGE) break;
       after = page[page.length - 1]?.paymentId ?? null;
     }
   }
-  return stalledAt;
+  const at = pass.services.clock.now();
+  return mapAtMost(RECEIPTS_AT_ONCE, pairs, async ({ payment, txHash }) => ({
+    payment,
+    txHash,
+    verified: await verifyTransfer(pass.chain, payment, txHash, {
+      payerAddress: await payoutAddressOf(pass, payment.payerAgentId),
+      reporter: 'watcher',
+      at,
+      head: pass.head,
+    }),
+  }));
 }
 
-/** Verifies and credits; false when it could not be decided (read again next tick). */
-async function creditIfPaid(
-  services: Services,
-  chain: ChainAccess,
-  payment: PaymentRow,
-  txHash: string,
-): Promise<boolean> {
-  const at = services.clock.now();
-  const payer = await findPayoutAddress(services.driver, payment.payerAgentId);
-  const verified = await verifyTransfer(chain, payment, txHash, {
-    payerAddress: payer?.address ?? null,
-    reporter: 'watcher',
-    at,
-  });
-  if (verified.kind === 'match') {
-    await creditVerifiedTransfer(services, payment.paymentId, chain.chainId, verified.evidence, at);
-    return true;
+async function payoutAddressOf(pass: Pass, agentId: string): Promise<string | null> {
+  if (!pass.payers.has(agentId)) {
+    const row = await findPayoutAddress(pass.services.driver, agentId);
+    pass.payers.set(agentId, row?.address ?? null);
   }
-  if (verified.kind === 'no_match') return true;
-  const reason = verified.kind === 'pending' ? 'not in a block on every RPC yet' : verified.reason;
-  const check = paymentCodec.restore(payment.machine).context.check;
-  // Said once per transaction and reason, not once per tick.
-  if (check?.tx_hash !== txHash.toLowerCase() || check.reason !== reason) {
-    await applyPaymentEvent(services, payment.paymentId, {
-      type: 'CHECKED_UNKNOWN',
-      tx_hash: txHash.toLowerCase(),
-      reason,
-      at,
-    });
+  return pass.payers.get(agentId) ?? null;
+}
+
+/** `work` over `items`, at most `limit` at once, the answers in the order of the items. */
+async function mapAtMost<T, R>(
+  limit: number,
+  items: readonly T[],
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const answers: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next;
+      next += 1;
+      answers[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return answers;
+}
+
+/**
+ * Credits the checks in order, one transaction per payment; false at the first one that
+ * could not be decided (it and those after it are read again next tick).
+ */
+async function creditInOrder(pass: Pass, checks: Check[]): Promise<boolean> {
+  const { services, chain } = pass;
+  // A payment credited by an earlier transfer of this block is no longer requested.
+  const credited = new Set<string>();
+  for (const { payment, txHash, verified } of checks) {
+    if (credited.has(payment.paymentId)) continue;
+    if (verified.kind === 'match') {
+      await creditVerifiedTransfer(
+        services,
+        payment.paymentId,
+        chain.chainId,
+        verified.evidence,
+        services.clock.now(),
+      );
+      credited.add(payment.paymentId);
+      continue;
+    }
+    if (verified.kind === 'no_match') continue;
+    const reason =
+      verified.kind === 'pending' ? 'not in a block on every RPC yet' : verified.reason;
+    const check = paymentCodec.restore(payment.machine).context.check;
+    // Said once per transaction and reason, not once per tick.
+    if (check?.tx_hash !== txHash.toLowerCase() || check.reason !== reason) {
+      await applyPaymentEvent(services, payment.paymentId, {
+        type: 'CHECKED_UNKNOWN',
+        tx_hash: txHash.toLowerCase(),
+        reason,
+        at: services.clock.now(),
+      });
+    }
+    return false;
   }
-  return false;
+  return true;
 }
 
 /** The highest block every RPC calls finalized; CONFIRMATIONS*2 below the head where one has no such tag. */
@@ -284,10 +377,7 @@ function dropped(agreed: AgreedBlockHash, evidence: PaymentEvidence): boolean {
 }
 
 /** Step 2: confirmations, finality and reorgs of the payments credited and not yet final. */
-async function followInFlight(services: Services, chain: ChainAccess): Promise<void> {
-  const agreedHeadNow = await agreedHead(chain.clients);
-  if ('unknown' in agreedHeadNow) throw new Error(agreedHeadNow.unknown);
-  const head = agreedHeadNow.head;
+async function followInFlight(services: Services, chain: ChainAccess, head: bigint): Promise<void> {
   let finalized: bigint | null = null;
   const blocks = new Map<number, AgreedBlockHash>();
   let after: string | null = null;

@@ -85,7 +85,8 @@ export async function payPageHtml(view: PayView): Promise<string> {
   const qr = await QRCode.toString(link, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   const chain = `${chainName(view.chain_id)} (chain id ${view.chain_id})`;
   const e = escapeHtml;
-  const payable = view.status === 'requested';
+  // A reported transaction is still being checked: paying again is the mistake to prevent.
+  const payable = view.status === 'requested' && !view.reported_tx_hash;
   const data = {
     chain_id: view.chain_id,
     chain_name: chainName(view.chain_id),
@@ -100,7 +101,12 @@ export async function payPageHtml(view: PayView): Promise<string> {
   const deposit = view.deposit_address
     ? `<h2>Or send from any wallet or exchange</h2>
 <p>This payment has its own deposit address. Any wallet or exchange may send <strong>${e(view.amount_usdc)} USDC</strong> on <strong>${e(chain)}</strong> to it; USDC on another network, or another token, is not credited.</p>
-<p><code id="deposit-address">${e(view.deposit_address)}</code></p>`
+<p><code id="deposit-address">${e(view.deposit_address)}</code></p>${
+        view.forwarder_factory && view.deposit_salt
+          ? `
+<p class="small">Check it before paying: the factory <code id="forwarder-factory">${e(view.forwarder_factory)}</code> answers this address to <code>addressOf(token, payee, salt)</code> with the token and payee above and the salt <code id="deposit-salt">${e(view.deposit_salt)}</code>; whatever arrives there can only be swept to the payee.</p>`
+          : ''
+      }`
     : `<p class="small">Send from the payer's registered payout address: a transfer from another address to the payee is not credited.</p>`;
   return `<!doctype html>
 <html lang="en">
@@ -138,7 +144,11 @@ export async function payPageHtml(view: PayView): Promise<string> {
 <a class="button" id="eip681" href="${e(link)}">Open in wallet app</a>
 <button class="button" id="wallet-pay" type="button"${payable ? '' : ' disabled'}>Pay with browser wallet</button>
 </div>
-<p id="wallet-note" class="small" aria-live="polite"></p>
+<p id="wallet-note" class="small" aria-live="polite">${
+    view.reported_tx_hash && view.status === 'requested'
+      ? `A transaction was already reported for this payment and is being checked: <code id="reported-tx">${e(view.reported_tx_hash)}</code>. Do not pay again.`
+      : ''
+  }</p>
 <p id="tx" class="small"></p>
 ${deposit}
 <p class="small">Payment state and on-chain evidence (for the two parties): <code>${e(view.payment_url)}</code></p>

@@ -31,6 +31,19 @@ export interface PayView {
   payment_url: string;
   /** The service's public address, no trailing slash. */
   base_url: string;
+  /**
+   * The ForwarderFactory that makes `deposit_address`, so anyone can check on-chain that
+   * `addressOf(token_address, payee_address, deposit_salt)` is it before paying; null when the
+   * payment has no deposit address (or the service's factory no longer makes it). The pay
+   * handler fills it (actors/payments/pay-handler.ts, payViewFor); unset reads as null.
+   */
+  forwarder_factory?: string | null;
+  /** The CREATE2 salt of the deposit address: keccak-256 of the lower-case payment id; null without one. */
+  deposit_salt?: string | null;
+  /** The transaction the payer reported and whose check is still open; null when none. */
+  reported_tx_hash?: string | null;
+  /** A public JSON-RPC endpoint of the chain the service suggests (PUBLIC_RPC_URL); null when none. */
+  rpc_url?: string | null;
 }
 
 /** `GET /pay/<payment_id>`: the pay page, the instructions and the status the page polls. */
