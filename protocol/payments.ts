@@ -290,7 +290,7 @@ export const reportPaymentTx = defineOperation({
     'failed; do not pay twice. Transfers to a deposit address are also found without a report.',
   ].join(' '),
   input: z.strictObject({ payment_id: z.uuid(), tx_hash: txHash }),
-  output: paymentView,
+  output: paymentWithReceipts,
   errors: [
     'not_found',
     'forbidden',

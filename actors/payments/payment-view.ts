@@ -7,11 +7,11 @@ import type {
   paymentView,
   paymentWithReceipts,
 } from '../../protocol/payments.ts';
-import { offchainPaymentsOfDeal } from '../../storage/deal-offchain-payments.ts';
 import { agentNames, findDeal, findHeaderFields } from '../../storage/deals.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { receiptsOfPayment, receiptsOfPayments } from '../../storage/payment-receipts.ts';
 import {
+  offchainPaymentsOfDeal,
   paymentsOfDeal,
   type OffchainPaymentRow,
   type PaymentRow,

@@ -6,7 +6,7 @@ import type { Services } from '../kernel/services.ts';
 import { creditVerifiedTransfer } from './chain/credit.ts';
 import { verifyTransfer, type NoMatchReason } from './chain/verify.ts';
 import { applyPaymentEvent } from './moves.ts';
-import { paymentAnswer, paymentStatusAnswer } from './payment-view.ts';
+import { paymentAnswerWithReceipts, paymentStatusAnswer } from './payment-view.ts';
 
 /**
  * Reporting the transaction that paid a payment: the payer's `report_payment_tx` and the public
@@ -134,7 +134,10 @@ export const reportPaymentTx: Handler<'report_payment_tx'> = async (
     );
   }
   const outcome = await report(services, payment, txHash, 'payer');
-  const answer = paymentAnswer(services, await reload(services, payment.paymentId));
+  const answer = await paymentAnswerWithReceipts(
+    services,
+    await reload(services, payment.paymentId),
+  );
   return outcome.kind === 'undecided'
     ? { ...answer, check: { result: 'unknown', ...outcome.check, at: iso(outcome.check.at) } }
     : answer;
