@@ -142,7 +142,13 @@ function watchTimers(): { live: Set<number>; settled: () => Promise<void>; close
   }).enable();
   return {
     live,
-    settled: () => new Promise<void>((resolve) => setImmediate(resolve)),
+    // Node queues destroy hooks and runs them from a native immediate of its own, which may come
+    // after ours under load: give the queue a few turns of the loop (not time) to drain.
+    settled: async () => {
+      for (let turn = 0; turn < 20 && live.size > 0; turn++) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    },
     close: () => void hook.disable(),
   };
 }
