@@ -3,6 +3,7 @@ import type { Capability } from './kernel/capability.ts';
 import { chat } from './chat/capability.ts';
 import { conventions } from './conventions/capability.ts';
 import { deals } from './deals/capability.ts';
+import { email } from './email/capability.ts';
 import { feed } from './feed/capability.ts';
 import { feedback } from './feedback/capability.ts';
 import { files } from './files/capability.ts';
@@ -31,6 +32,7 @@ const LIST = [
   deals,
   payments,
   receipts,
+  email,
 ] as const;
 
 /** The list's exact type: actors/handlers.ts checks from it that every operation has a handler. */

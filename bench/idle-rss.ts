@@ -73,7 +73,7 @@ async function measure(dataDir: string): Promise<Figures> {
     ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'],
     {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '' },
+      env: { ...process.env, PORT: '0', SMTP_PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '' },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );

@@ -23,6 +23,13 @@ function header(description: string, schema: JsonSchema = { type: 'string' }) {
 const RETRY_AFTER = header('Seconds to wait before asking again.', { type: 'integer' });
 
 /** server/app.ts: `health()`, from server/health-probe.ts. */
+/** /health shows where the SMTP door listens (SMTP_PORT=0 picks a port). */
+const SMTP_PORT = {
+  type: 'integer',
+  description:
+    'The port of the SMTP door (the email-only interface); absent when this process runs none (SMTP_PORT=off).',
+} as const;
+
 const health: PathItem = {
   get: {
     operationId: 'health',
@@ -38,7 +45,11 @@ const health: PathItem = {
             schema: {
               type: 'object',
               required: ['status', 'service_version'],
-              properties: { status: { const: 'ok' }, service_version: { type: 'string' } },
+              properties: {
+                status: { const: 'ok' },
+                service_version: { type: 'string' },
+                smtp_port: SMTP_PORT,
+              },
               additionalProperties: false,
             },
           },
@@ -57,6 +68,7 @@ const health: PathItem = {
                 status: { const: 'degraded' },
                 database: { const: 'unreachable' },
                 service_version: { type: 'string' },
+                smtp_port: SMTP_PORT,
               },
               additionalProperties: false,
             },

@@ -11,6 +11,8 @@ import { CHAT_OPERATIONS } from './chat.ts';
 import { DEALS_OPERATIONS } from './deals.ts';
 import { PAYMENTS_OPERATIONS } from './payments.ts';
 import { SERVICE_KEYS_OPERATIONS } from './service-keys.ts';
+import { NOTIFICATIONS_OPERATIONS } from './notifications.ts';
+import { MAILGATE_OPERATIONS } from './mailgate.ts';
 import type { Operation } from './operation.ts';
 
 /**
@@ -31,6 +33,8 @@ export const OPERATIONS = {
   ...DEALS_OPERATIONS,
   ...PAYMENTS_OPERATIONS,
   ...SERVICE_KEYS_OPERATIONS,
+  ...NOTIFICATIONS_OPERATIONS,
+  ...MAILGATE_OPERATIONS,
 } as const;
 
 export type Operations = typeof OPERATIONS;

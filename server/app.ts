@@ -9,7 +9,7 @@ import { OPERATION_LIST } from '../protocol/operations.ts';
 import { STORAGE_LINK_PREFIX } from '../protocol/storage-links.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import { openStorage, type Driver } from '../storage/open.ts';
-import { chainSettings, type Config } from './config.ts';
+import { chainSettings, mailSettings, type Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import { HealthProbe } from './health-probe.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
@@ -22,6 +22,8 @@ import { routeNotFound, Router } from './http/router.ts';
 import { agentForToken } from './invoke.ts';
 import { TEST_OPERATIONS } from './http/test-operations.ts';
 import { createUwsEngine, loadUws } from './http/uws-engine.ts';
+import { startMailDoor, type MailDoor } from './mail/door.ts';
+import { mailRouter } from './mail/mailgate.ts';
 import { createMcpDoor } from './mcp/door.ts';
 import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket/door.ts';
@@ -31,6 +33,8 @@ export interface RunningService {
   port: number;
   baseUrl: string;
   engine: 'uws' | 'node';
+  /** The SMTP door's port (SMTP_PORT=0 picks one); null when it runs none (SMTP_PORT=off). */
+  smtpPort: number | null;
   services: Services;
   scheduler: Scheduler;
   /** HTTP requests taken and not yet answered or aborted (tests: none is left behind). */
@@ -150,15 +154,27 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   };
 
   // A load balancer stops sending traffic on 503; the service reconnects by itself meanwhile.
-  const healthy = jsonResponse(200, { status: 'ok', service_version: SERVICE_VERSION });
-  const degraded = jsonResponse(503, {
-    status: 'degraded',
-    database: 'unreachable',
-    service_version: SERVICE_VERSION,
-  });
-  degraded.headers['retry-after'] = '5';
+  // smtp_port is known once the SMTP door listens (before `ready`).
+  let smtpPort: number | null = null;
+  const healthAnswers = () => {
+    const shown = smtpPort === null ? {} : { smtp_port: smtpPort };
+    const healthy = jsonResponse(200, {
+      status: 'ok',
+      service_version: SERVICE_VERSION,
+      ...shown,
+    });
+    const degraded = jsonResponse(503, {
+      status: 'degraded',
+      database: 'unreachable',
+      service_version: SERVICE_VERSION,
+      ...shown,
+    });
+    degraded.headers['retry-after'] = '5';
+    return { healthy, degraded };
+  };
+  let answers = healthAnswers();
   // From the background probe, never behind agents' work: within 100 ms, always.
-  const health = async () => ((await healthProbe.reachable()) ? healthy : degraded);
+  const health = async () => ((await healthProbe.reachable()) ? answers.healthy : answers.degraded);
   const callerIsOperator = async (request: EngineRequest) => {
     try {
       return (await agentForToken(services, bearerToken(request.headers))).principal.isOperator;
@@ -184,6 +200,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     config.baseUrl ??
     `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const baseUrl = links.baseUrl;
+  const mail = mailSettings(config, baseUrl);
 
   const services = new Services(
     driver,
@@ -192,7 +209,8 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       operatorName: config.operatorName,
       termsUrl: config.termsUrl ?? `${baseUrl}/terms`,
       privacyUrl: config.privacyUrl ?? `${baseUrl}/privacy`,
-      mailJoinAddress: config.mailJoinAddress ?? `join@${new URL(baseUrl).hostname}`,
+      mailJoinAddress: mail.joinAddress,
+      mail,
       actorCapacity: config.actorCapacity,
       clock: config.clock,
       storageQuotaBytes: config.storageQuotaBytes,
@@ -273,6 +291,18 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     log: config.log,
   });
   await scheduler.start();
+  // The email door: sign-ups, commands and replies by SMTP (server/mail/).
+  let mailDoor: MailDoor | null = null;
+  if (config.smtpPort !== null) {
+    mailDoor = await startMailDoor(services, {
+      host: config.smtpHost,
+      port: config.smtpPort,
+      router: mailRouter(services, config.log),
+      log: config.log,
+    });
+    smtpPort = mailDoor.port;
+    answers = healthAnswers();
+  }
   healthProbe.start();
   ready = true;
 
@@ -280,11 +310,13 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     port,
     baseUrl,
     engine: engine.name,
+    smtpPort,
     services,
     scheduler,
     openHttpRequests: () => engine.openRequests,
     async close() {
       stopping = true;
+      await mailDoor?.close();
       io.disconnectSockets(true);
       // The engine first: on node:http, io.close() closes the HTTP server, which would wait for
       // open connections (a parked long-poll) instead of ending them.

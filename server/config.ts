@@ -15,6 +15,22 @@ export interface Config {
   termsUrl: string | undefined;
   privacyUrl: string | undefined;
   mailJoinAddress: string | undefined;
+  /** The SMTP door (email-only interface, replies): `null` runs none (SMTP_PORT=off). */
+  smtpHost: string;
+  /** 0 picks a free port (shown in /health as smtp_port); null: no SMTP door in this process. */
+  smtpPort: number | null;
+  /** The domain of private agent addresses and the sign-up address; default BASE_URL's host. */
+  mailDomain: string | undefined;
+  /** Where outgoing mail goes (`smtp://user:pass@host:port`); unset: the outbox table only. */
+  smtpUrl: string | undefined;
+  /** The largest message the SMTP door takes (bytes; refused at DATA past it). */
+  mailMaxMessageBytes: number;
+  /** DNS servers (`host` or `host:port`) for SPF, DKIM and DMARC checks; empty: the system's. */
+  mailDnsServers: string[];
+  /** How long one DNS look-up of those checks may take; past it the check is `temperror`. */
+  mailDnsTimeoutMs: number;
+  /** Sign-ups by email one sender address may start in an hour (0: no limit). */
+  mailSignUpLimitPerHour: number;
   actorCapacity: number;
   /** Requests per minute from one address (all routes but documents and /health). */
   rateLimitPerMinute: number;
@@ -171,6 +187,38 @@ function rpcUrls(env: NodeJS.ProcessEnv): string[] {
   return urls;
 }
 
+/** SMTP_URL: an smtp:// or smtps:// URL, or unset (mail stays in the outbox table). */
+function smtpUrl(value: string | undefined): string | undefined {
+  const text = value?.trim() ?? '';
+  if (text === '') return undefined;
+  let protocol = '';
+  try {
+    protocol = new URL(text).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol !== 'smtp:' && protocol !== 'smtps:')
+    throw new Error('SMTP_URL takes smtp://user:pass@host:port (or smtps://), not that value');
+  return text;
+}
+
+/**
+ * What the email capability is told (its MailSettings, actors/email/settings.ts): the domain
+ * and the sign-up address default to BASE_URL's host.
+ */
+export function mailSettings(config: Config, baseUrl: string) {
+  const domain = (config.mailDomain ?? new URL(baseUrl).hostname).toLowerCase();
+  return {
+    domain,
+    joinAddress: (config.mailJoinAddress ?? `join@${domain}`).toLowerCase(),
+    smtpUrl: config.smtpUrl ?? null,
+    maxMessageBytes: config.mailMaxMessageBytes,
+    dnsServers: config.mailDnsServers,
+    dnsTimeoutMs: config.mailDnsTimeoutMs,
+    signUpLimitPerHour: config.mailSignUpLimitPerHour,
+  };
+}
+
 /**
  * What the payments capability is told of the chain (its ChainSettings,
  * actors/payments/chain/clients.ts, which the doors do not import).
@@ -218,6 +266,25 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     termsUrl: env.TERMS_URL || undefined,
     privacyUrl: env.PRIVACY_URL || undefined,
     mailJoinAddress: env.MAIL_JOIN_ADDRESS || undefined,
+    smtpHost: env.SMTP_HOST || '127.0.0.1',
+    smtpPort: env.SMTP_PORT === 'off' ? null : integer(env.SMTP_PORT, 2525, 'SMTP_PORT'),
+    mailDomain: env.MAIL_DOMAIN?.trim() || undefined,
+    smtpUrl: smtpUrl(env.SMTP_URL),
+    mailMaxMessageBytes: positive(
+      env.MAIL_MAX_MESSAGE_BYTES,
+      25 * 1024 * 1024,
+      'MAIL_MAX_MESSAGE_BYTES',
+    ),
+    mailDnsServers: (env.MAIL_DNS_SERVERS ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+    mailDnsTimeoutMs: positive(env.MAIL_DNS_TIMEOUT_MS, 2000, 'MAIL_DNS_TIMEOUT_MS'),
+    mailSignUpLimitPerHour: integer(
+      env.MAIL_SIGNUP_LIMIT_PER_HOUR,
+      5,
+      'MAIL_SIGNUP_LIMIT_PER_HOUR',
+    ),
     actorCapacity: integer(env.ACTOR_CAPACITY, 10_000, 'ACTOR_CAPACITY'),
     rateLimitPerMinute: integer(env.RATE_LIMIT_PER_MINUTE, 1200, 'RATE_LIMIT_PER_MINUTE'),
     signUpLimitPerHour: integer(env.SIGNUP_LIMIT_PER_HOUR, 30, 'SIGNUP_LIMIT_PER_HOUR'),

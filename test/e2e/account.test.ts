@@ -114,7 +114,11 @@ test('feedback with a token records feedback.received in the sender feed', async
 test('health answers ok with the service version', async ({ server }) => {
   const response = await server.get('/health');
   assert.is(response.status, 200);
-  assert.equal(await response.json(), { status: 'ok', service_version: SERVICE_VERSION });
+  assert.equal(await response.json(), {
+    status: 'ok',
+    service_version: SERVICE_VERSION,
+    smtp_port: server.smtpPort,
+  });
 });
 
 test('the operator agent exists from the first start under its configured name', async ({

@@ -37,6 +37,8 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     signUpLimitPerHour: 0,
     // A code an operation does not declare, or event data its schema refuses, fails the test.
     strictProtocol: true,
+    // Each test server's SMTP door on a free port of its own.
+    smtpPort: 0,
     ...overrides,
   };
   const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite', {

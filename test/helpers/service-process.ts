@@ -37,6 +37,7 @@ export async function startServiceProcess(
     env: {
       ...process.env,
       PORT: '0',
+      SMTP_PORT: '0',
       HOST: '127.0.0.1',
       BASE_URL: '',
       // Tests sign up faster than an address may; 0 lifts the limits.

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { insertOutboxMail } from '../../storage/email-outbox.ts';
+import type { Queryable } from '../../storage/driver.ts';
+import type { Services } from '../kernel/services.ts';
+import { serviceAddress } from './settings.ts';
+
+/** A message to send, as the capability's parts write it; outbox.ts builds and queues it. */
+export interface MailDraft {
+  /** What it is, for the outbox and the logs: answer, sign_up_code, digest, invite, change... */
+  kind: string;
+  /** The agent it concerns, when there is one. */
+  agentId?: string | null;
+  /** One address. Never one the message's own input named without a confirmation first. */
+  to: string;
+  subject: string;
+  /** Plain text; every message has it. Text other agents wrote stays inside marked fields. */
+  text: string;
+  html?: string;
+  /** Defaults to the service's own address (service@MAIL_DOMAIN). */
+  from?: string;
+  replyTo?: string;
+  /** Threading: the Message-ID (with angle brackets) this answers. */
+  inReplyTo?: string;
+  references?: string[];
+  /**
+   * The Message-ID's local part when the message must be queued at most once (a change pushed
+   * by two processes: `change-<event_id>`); random otherwise.
+   */
+  idKey?: string;
+  /** Marks automatic mail (RFC 3834): `auto-replied` for answers, else `auto-generated`. */
+  autoSubmitted?: 'auto-replied' | 'auto-generated';
+  /** An unsubscribe URL: the List-Unsubscribe and List-Unsubscribe-Post (one-click) headers. */
+  unsubscribeUrl?: string;
+  attachments?: { filename: string; content: Uint8Array; contentType?: string }[];
+}
+
+/** What was queued: its Message-ID (angle brackets included), and false when already queued. */
+export interface QueuedMail {
+  messageId: string;
+  queued: boolean;
+}
+
+/**
+ * Builds the whole message (headers, body, Message-ID, Date) and queues it in `db`, in the
+ * caller's transaction when it has one: a message leaves only if what it tells was committed.
+ * The sender (sender.ts) takes it from there.
+ */
+export async function enqueueMail(
+  db: Queryable,
+  services: Services,
+  draft: MailDraft,
+): Promise<QueuedMail> {
+  const settings = services.config.mail!;
+  const from = draft.from ?? serviceAddress(settings);
+  const localPart = draft.idKey ?? randomUUID();
+  const messageId = `<${localPart}@${settings.domain}>`;
+  const now = new Date(services.clock.now());
+  const headers: Record<string, string> = {
+    'Auto-Submitted': draft.autoSubmitted ?? 'auto-generated',
+  };
+  if (draft.unsubscribeUrl) {
+    headers['List-Unsubscribe'] = `<${draft.unsubscribeUrl}>`;
+    headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+  }
+  const raw = await new MailComposer({
+    from,
+    to: draft.to,
+    subject: draft.subject,
+    text: draft.text,
+    ...(draft.html === undefined ? {} : { html: draft.html }),
+    ...(draft.replyTo === undefined ? {} : { replyTo: draft.replyTo }),
+    ...(draft.inReplyTo === undefined ? {} : { inReplyTo: draft.inReplyTo }),
+    ...(draft.references === undefined ? {} : { references: draft.references }),
+    messageId,
+    date: now,
+    headers,
+    attachments: (draft.attachments ?? []).map((attachment) => ({
+      filename: attachment.filename,
+      content: Buffer.from(attachment.content),
+      ...(attachment.contentType === undefined ? {} : { contentType: attachment.contentType }),
+    })),
+    // Addresses and headers are encoded by the composer; nothing written by a caller becomes a
+    // header of its own (a CR or LF in a subject is folded into the subject, not a new line).
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  })
+    .compile()
+    .build();
+  const queued = await insertOutboxMail(db, {
+    mailId: randomUUID(),
+    messageId: messageId.slice(1, -1),
+    kind: draft.kind,
+    agentId: draft.agentId ?? null,
+    envelopeFrom: serviceAddress(settings),
+    recipient: draft.to,
+    raw,
+    createdAt: now,
+  });
+  if (queued) services.mailSender?.kick();
+  return { messageId, queued };
+}
