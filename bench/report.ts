@@ -12,6 +12,7 @@ import {
   WARM_UP_ROUNDS,
 } from './index-sql.ts';
 import { LOAD_GENERATOR, type LoadResult } from './load.ts';
+import { emailLines, emailRatios, type EmailFigure } from './email.ts';
 import { paymentsLines, paymentsRatios, type PaymentsFigure } from './payments.ts';
 import { emptySamples, type PushSamples } from './push-latency.ts';
 import { REPUTATION_DEALS, type ReputationFigure, type ReputationFixture } from './reputation.ts';
@@ -60,6 +61,9 @@ export function emptyResults() {
     /** The payment watcher on anvil (payments.ts), and why it did not run, when it did not. */
     payments: [] as PaymentsFigure[],
     paymentsSkipped: null as string | null,
+    /** Commands by email beside a bare smtp-server (email.ts). */
+    email: null as EmailFigure | null,
+    emailSkipped: null as string | null,
     notes: [] as string[],
     /** What the servers logged as internal errors (first lines only). */
     serverLog: [] as string[],
@@ -730,6 +734,7 @@ export function report(results: Results): void {
   lines.push(...storeSection(results), ...chatSection(results));
   lines.push(...reputationSection(results));
   lines.push(...paymentsLines(results.payments, results.paymentsSkipped));
+  lines.push(...emailLines(results.email, results.emailSkipped));
   const loadAfter = (loadavg()[0] ?? 0).toFixed(2);
   lines.push(
     '',
@@ -747,6 +752,7 @@ export function report(results: Results): void {
       ...chatRatios(results),
       ...reputationRatios(results),
       ...paymentsRatios(results.payments),
+      ...emailRatios(results.email),
     ].map((line) => `- ${line}`),
     '',
     `1-minute load average: ${results.loadBefore.toFixed(2)} before, ${loadAfter} after ` +

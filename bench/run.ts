@@ -6,7 +6,7 @@
  * fails: a run that breaks or overruns prints what it has and exits 0.
  *
  * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
- * index-sql, store, chat, reputation, sql-timeouts, payments) runs only those sections; BENCH_EXPLAIN=1 prints the
+ * index-sql, store, chat, reputation, sql-timeouts, payments, email) runs only those sections; BENCH_EXPLAIN=1 prints the
  * index queries' plans.
  */
 import { execSync } from 'node:child_process';
@@ -24,6 +24,7 @@ import {
   type DriverKind,
 } from './commands.ts';
 import { crowdSkipReason, openCrowd, openFloor, type Crowd, type Floor } from './fan-out.ts';
+import { measureEmail } from './email.ts';
 import { measureFiles } from './files.ts';
 import { idleRssAvailable, measureIdleRss } from './idle-rss-section.ts';
 import {
@@ -85,6 +86,7 @@ const SECTIONS = [
   'reputation',
   'sql-timeouts',
   'payments',
+  'email',
 ] as const;
 type SectionName = (typeof SECTIONS)[number];
 const only = new Set(
@@ -379,6 +381,13 @@ async function payments(): Promise<void> {
   );
 }
 
+/** 1,000 whoami commands by email over one SMTP connection, beside a bare smtp-server (email.ts). */
+async function email(): Promise<void> {
+  await section('commands by email, 1,000 whoami over one SMTP connection', async () => {
+    results.email = await measureEmail(stop.signal);
+  });
+}
+
 /** Prints what there is and leaves; the bench reports problems, it never fails a run. */
 function bail(note: string): void {
   results.notes.push(note);
@@ -420,6 +429,7 @@ if (wanted('store') || wanted('chat')) await storeAndChat();
 if (wanted('reputation')) await reputation();
 if (wanted('sql-timeouts')) await sqlTimeouts();
 if (wanted('payments')) await payments();
+if (wanted('email')) await email();
 // Last: loading 100,000 files takes its time on each driver.
 if (wanted('index-sql')) await indexSql();
 await closeTestResources();

@@ -196,6 +196,7 @@ export const listDeals = defineOperation({
 
 export const agree = defineOperation({
   name: 'agree',
+  binds: true,
   method: 'POST',
   path: '/deals/agree',
   auth: 'agent',
@@ -229,6 +230,7 @@ export const agree = defineOperation({
 
 export const deliver = defineOperation({
   name: 'deliver',
+  binds: true,
   method: 'POST',
   path: '/deals/deliver',
   auth: 'agent',
@@ -257,6 +259,7 @@ export const deliver = defineOperation({
 
 export const rate = defineOperation({
   name: 'rate',
+  binds: true,
   method: 'POST',
   path: '/deals/rate',
   auth: 'agent',

@@ -66,6 +66,12 @@ export interface Operation<
    * whoever sends the same key and body again, and the replay store would have to keep it.
    */
   mintsSecret?: boolean;
+  /**
+   * It commits its caller to something another agent relies on (agreeing, delivering, rating,
+   * asking for money). The email door never runs it from one message: it answers with a
+   * confirmation request, and the reply to that carries it out, once (server/mail/).
+   */
+  binds?: boolean;
 }
 
 /** The largest JSON body an operation takes when it declares no `maxBodyBytes`. */

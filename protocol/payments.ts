@@ -208,6 +208,7 @@ export const getPayoutAddress = defineOperation({
 
 export const requestPayment = defineOperation({
   name: 'request_payment',
+  binds: true,
   method: 'POST',
   path: '/payments',
   auth: 'agent',

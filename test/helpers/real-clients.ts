@@ -43,6 +43,13 @@ export const AZURE_CLI: ExternalClient = {
   debian: 'azure-cli',
 };
 
+/** Debian's swaks, an SMTP client independent of the service's own mail code. */
+export const SWAKS: ExternalClient = {
+  name: 'swaks',
+  probe: ['swaks', '--version'],
+  debian: 'swaks',
+};
+
 const skippedClientSuites: string[] = [];
 
 /** Suites declared with clientSuite that did not run because their client is not installed. */
