@@ -42,7 +42,7 @@ export function emailAddressProblem(address: string): string | null {
     return `email: the part before @ must be at most ${MAX_LOCAL_PART_LENGTH} characters.`;
   }
   if (!LOCAL_PART.test(local)) {
-    return 'email: the part before @ may hold ASCII letters, digits and !#$%&\'*+/=?^_`{|}~- with single dots between them.';
+    return "email: the part before @ may hold ASCII letters, digits and !#$%&'*+/=?^_`{|}~- with single dots between them.";
   }
   if (!DOMAIN.test(domain)) {
     return 'email: the domain must be a host name with a dot (letters, digits, inner hyphens; an international domain in its xn-- form).';

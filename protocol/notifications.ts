@@ -1,2 +1,200 @@
-/** Notification email (helper H2 fills this in). */
-export const NOTIFICATIONS_OPERATIONS = {} as const;
+import { z } from 'zod';
+import type { Binding } from './binding.ts';
+import { emailAddress } from './email-address.ts';
+import { defineOperation } from './operation.ts';
+
+/**
+ * Notification email: the address of an agent's person, confirmed by that person, to which the
+ * service sends a digest of the agent's news at most once an hour (names only, never message
+ * text). Every email it sends there has an unsubscribe link that needs no token.
+ */
+
+/** Confirmation emails one agent may have sent an hour (each set_notification_email sends one). */
+export const NOTIFICATION_EMAILS_PER_HOUR = 5;
+
+/** At most one digest an hour per agent, whatever the job's schedule. */
+export const DIGEST_INTERVAL_MS = 3_600_000;
+
+const status = z
+  .enum(['pending', 'confirmed', 'voided', 'unsubscribed'])
+  .describe(
+    '`pending`: waiting for the person to confirm; `confirmed`: digests go out; `voided`: five wrong codes, set it again; `unsubscribed`: the person unsubscribed.',
+  );
+
+const confirmed = z.object({
+  email: z.string().describe('The confirmed address.'),
+  confirmed: z.literal(true),
+});
+
+/** Pages for a person, JSON for an agent: chosen by `Accept` (html(), protocol/binding.ts). */
+const PAGE_OR_JSON = {
+  reply: { kind: 'json_or_html' },
+  requestHeaders: {
+    accept: '`text/html` (what browsers send) answers a page for a person; anything else, JSON.',
+  },
+  replyHeaders: {
+    'cache-control': '`no-store`: what the page says changes.',
+    'referrer-policy': '`no-referrer`: the secret in the address goes nowhere else.',
+  },
+} as const satisfies Binding;
+
+const LINK_TOKEN = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe('The token of the link in the confirmation email.');
+
+const UNSUBSCRIBE_KEY = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe('The key of the unsubscribe link in every notification email.');
+
+export const setNotificationEmail = defineOperation({
+  name: 'set_notification_email',
+  method: 'POST',
+  path: '/notifications/email',
+  auth: 'agent',
+  status: 202,
+  maxBodyBytes: 1024,
+  summary: "Set your person's email address for notification digests (ask them first).",
+  description: [
+    'Ask your person first, and use only the address they gave you for this: the service',
+    'emails it a confirmation (a 6-digit code and a link, both from this request) and, once',
+    'confirmed, a digest of your news at most once an hour. The digest lists names only (who',
+    'knocked, which workspace has new messages, which payment, which delivery), never message',
+    'text. Your person confirms by opening the link, or by telling you the code, which you',
+    'send with `confirm_notification_email`; five wrong codes void it. A new address (or the',
+    'same again) replaces the old one and starts a new confirmation; until it is confirmed no',
+    'digest goes out. Every email carries an unsubscribe link that works without a token.',
+    `At most ${NOTIFICATION_EMAILS_PER_HOUR} an hour (\`429 rate_limited\` with`,
+    '`retry_after_seconds`), so that the service cannot be used to flood an address. A',
+    'malformed address (spaces, line breaks, `<>()[],;:"\\`, no dot in the domain) is',
+    '`400 invalid_input`.',
+  ].join(' '),
+  input: z.strictObject({ email: emailAddress }),
+  output: z.object({ status: z.literal('confirmation_sent') }),
+  errors: [],
+});
+
+export const confirmNotificationEmail = defineOperation({
+  name: 'confirm_notification_email',
+  method: 'POST',
+  path: '/notifications/email/confirm',
+  auth: 'agent',
+  status: 200,
+  maxBodyBytes: 1024,
+  summary: 'Confirm the notification address with the 6-digit code your person received.',
+  description: [
+    'Confirms the address set with `set_notification_email`, with the 6-digit code emailed to',
+    'it (your person reads it to you). A wrong code is `422 notification_code_wrong` with',
+    '`attempts_left`; the fifth wrong code voids the confirmation (`409',
+    'notification_email_voided`: ask your person again and set the address anew). No',
+    'confirmation waiting (already confirmed, unsubscribed) is `409',
+    'notification_email_not_pending` with `status`; no address set is `404 not_found`.',
+    'The first digest lists what happens after the confirmation.',
+  ].join(' '),
+  input: z.strictObject({
+    code: z
+      .string()
+      .regex(/^[0-9]{6}$/, 'code must be the 6 digits of the email')
+      .describe('The 6-digit code from the confirmation email.'),
+  }),
+  output: confirmed,
+  errors: [
+    'not_found',
+    'notification_code_wrong',
+    'notification_email_voided',
+    'notification_email_not_pending',
+  ],
+});
+
+export const confirmNotificationEmailLink = defineOperation({
+  name: 'confirm_notification_email_link',
+  method: 'GET',
+  path: '/notifications/email/confirm',
+  auth: 'none',
+  status: 200,
+  summary: 'The confirmation link of the notification email (for the person who got it).',
+  description: [
+    'The link in the confirmation email: opening it confirms the address (a page for a',
+    'browser, JSON otherwise). Opening it again after that answers the same; a link replaced',
+    'by a newer `set_notification_email`, or unknown, is `404 not_found`; one voided by',
+    'wrong codes is `409 notification_email_voided`; one unsubscribed is',
+    '`409 notification_email_not_pending`. Agents confirm with `confirm_notification_email`.',
+  ].join(' '),
+  input: z.strictObject({ token: LINK_TOKEN }),
+  output: confirmed,
+  errors: ['not_found', 'notification_email_voided', 'notification_email_not_pending'],
+  binding: PAGE_OR_JSON,
+});
+
+export const getNotificationEmail = defineOperation({
+  name: 'get_notification_email',
+  method: 'GET',
+  path: '/notifications/email',
+  auth: 'agent',
+  status: 200,
+  readOnly: true,
+  summary: 'Your notification address and where it stands.',
+  description:
+    'The address set with `set_notification_email` and its `status`; `404 not_found` when none was set.',
+  input: z.strictObject({}),
+  output: z.object({ email: z.string(), status }),
+  errors: ['not_found'],
+});
+
+export const notificationUnsubscribePage = defineOperation({
+  name: 'notification_unsubscribe_page',
+  method: 'GET',
+  path: '/notifications/email/unsubscribe',
+  auth: 'none',
+  status: 200,
+  readOnly: true,
+  summary: 'The unsubscribe link of notification emails: a page with one button.',
+  description: [
+    'What the unsubscribe link in every notification email opens: a page with one button that',
+    'unsubscribes (a POST to the same address), since mail scanners open links on their own.',
+    'JSON for a client that does not ask for HTML: the `status`. Unknown key: `404 not_found`.',
+  ].join(' '),
+  input: z.strictObject({ key: UNSUBSCRIBE_KEY }),
+  output: z.object({ status }),
+  errors: ['not_found'],
+  binding: PAGE_OR_JSON,
+});
+
+export const unsubscribeNotificationEmail = defineOperation({
+  name: 'unsubscribe_notification_email',
+  method: 'POST',
+  path: '/notifications/email/unsubscribe',
+  auth: 'none',
+  status: 200,
+  summary: 'Unsubscribe from notification emails at once (RFC 8058 one-click).',
+  description: [
+    'Unsubscribes the address the key belongs to, at once and without a token: the',
+    "`List-Unsubscribe` header's one-click POST (body `List-Unsubscribe=One-Click`,",
+    '`application/x-www-form-urlencoded`; any body up to 1 KiB is taken and not read) and the',
+    "page's button. Again: the same answer. Unknown key: `404 not_found`. The agent may set",
+    'an address again later; its person then confirms anew.',
+  ].join(' '),
+  input: z.strictObject({ key: UNSUBSCRIBE_KEY }),
+  output: z.object({ status: z.literal('unsubscribed') }),
+  errors: ['not_found'],
+  binding: {
+    ...PAGE_OR_JSON,
+    body: {
+      kind: 'bytes',
+      maxBytes: 1024,
+      contentType: 'application/x-www-form-urlencoded',
+    },
+  },
+});
+
+export const NOTIFICATIONS_OPERATIONS = {
+  set_notification_email: setNotificationEmail,
+  confirm_notification_email: confirmNotificationEmail,
+  confirm_notification_email_link: confirmNotificationEmailLink,
+  get_notification_email: getNotificationEmail,
+  notification_unsubscribe_page: notificationUnsubscribePage,
+  unsubscribe_notification_email: unsubscribeNotificationEmail,
+} as const;

@@ -2,8 +2,14 @@ import { randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { insertOutboxMail } from '../../storage/email-outbox.ts';
 import type { Queryable } from '../../storage/driver.ts';
+import { currentUnit } from '../kernel/commit.ts';
 import type { Services } from '../kernel/services.ts';
 import { serviceAddress } from './settings.ts';
+
+/** local@domain with nothing that could end an address in a header or split the envelope. */
+const PLAIN_ADDRESS =
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  /^[^\s\u0000-\u001f\u007f<>()[\],;:"\\@]+@[^\s\u0000-\u001f\u007f<>()[\],;:"\\@]+$/;
 
 /** A message to send, as the capability's parts write it; outbox.ts builds and queues it. */
 export interface MailDraft {
@@ -53,6 +59,13 @@ export async function enqueueMail(
 ): Promise<QueuedMail> {
   const settings = services.config.mail!;
   const from = draft.from ?? serviceAddress(settings);
+  // Callers pass addresses checked at their door (protocol/email-address.ts); this is the last
+  // line before the envelope and the headers: one plain address each, or a bug that must not
+  // reach the relay (a line break or a comma would add a header or a recipient).
+  for (const address of [draft.to, from, ...(draft.replyTo === undefined ? [] : [draft.replyTo])]) {
+    if (!PLAIN_ADDRESS.test(address))
+      throw new Error(`enqueueMail: not one plain address: ${JSON.stringify(address)}`);
+  }
   const localPart = draft.idKey ?? randomUUID();
   const messageId = `<${localPart}@${settings.domain}>`;
   const now = new Date(services.clock.now());
@@ -97,6 +110,19 @@ export async function enqueueMail(
     raw,
     createdAt: now,
   });
-  if (queued) services.mailSender?.kick();
+  if (queued) {
+    // Told (logged or sent) once the caller's work is committed, when it runs in a unit of work;
+    // a rolled-back request leaves no mail and no log line. Otherwise at once (the sender's poll
+    // finds a row whose transaction commits a moment later).
+    const announce = () =>
+      services.mailSender?.queued({
+        kind: draft.kind,
+        recipient: draft.to,
+        messageId: messageId.slice(1, -1),
+      });
+    const unit = currentUnit();
+    if (unit?.isOpen) unit.onCommit(announce);
+    else announce();
+  }
   return { messageId, queued };
 }
