@@ -152,9 +152,12 @@ const FENCES = [
       'actors/feed/**',
       'actors/files/**',
       'actors/workspaces/access.ts',
+      'actors/email/**',
+      'actors/workspaces/email-invites.ts',
+      'actors/workspaces/email-invite-replies.ts',
     ],
     message:
-      'The doors import of actors/ only the kernel, actors/capabilities.ts, actors/handlers.ts and the capability modules a door needs by name (actors/feed/ for the socket door, actors/files/ and actors/workspaces/access.ts for the storage-link door): start-up steps, jobs and actor kinds come from the capability list, so a new capability touches nothing in server/.',
+      'The doors import of actors/ only the kernel, actors/capabilities.ts, actors/handlers.ts and the capability modules a door needs by name (actors/feed/ for the socket door, actors/files/ and actors/workspaces/access.ts for the storage-link door, actors/email/ and the email-invite modules of actors/workspaces/ for the SMTP door): start-up steps, jobs and actor kinds come from the capability list, so a new capability touches nothing in server/.',
   },
 ];
 

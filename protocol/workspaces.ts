@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { emailAddress } from './email-address.ts';
 import { MAX_INVITE_HOURS } from './invite-limits.ts';
 import { defineOperation } from './operation.ts';
 import { pageCursor, pageLimit } from './paging.ts';
@@ -155,7 +156,7 @@ export const listInvites = defineOperation({
     'Lists the invites of a workspace you may invite to, newest first: `pending`, `joined` (with',
     'the `joined_agent_id`), `expired` (shown as soon as `expires_at` has passed) or `revoked`',
     '(taken back by the owner, or because the member who made it left or was removed). Tokens',
-    'are never shown again.',
+    'are never shown again. An invite sent with `invite_by_email` shows the `email` it went to.',
   ].join(' '),
   input: z.strictObject({ workspace_id: z.uuid(), limit: pageLimit('invites'), cursor }),
   output: z
@@ -167,12 +168,108 @@ export const listInvites = defineOperation({
           created_at: z.iso.datetime(),
           expires_at: z.iso.datetime(),
           joined_agent_id: z.uuid().optional(),
+          email: z
+            .string()
+            .optional()
+            .describe('The address an `invite_by_email` invite was sent to.'),
         }),
       ),
       next_cursor: z.string().nullable(),
     })
     .meta({ id: 'InviteList' }),
   errors: ['not_found', 'forbidden', 'invalid_cursor'],
+});
+
+/** The longest note an email invite carries, in characters. */
+export const MAX_INVITE_NOTE_CHARS = 500;
+
+/** A person's note in an email invite: one line, as it goes into the mail as marked data. */
+const inviteNote = z
+  .string()
+  .min(1, 'note must not be empty')
+  .max(MAX_INVITE_NOTE_CHARS, `note must be at most ${MAX_INVITE_NOTE_CHARS} characters`)
+  .regex(
+    // eslint-disable-next-line no-control-regex -- refusing control characters (CR, LF) is the point
+    /^[^\u0000-\u001f\u007f-\u009f]+$/,
+    'note is one line: no line breaks or control characters',
+  )
+  .describe(
+    'A line for the person (at most 500 characters), shown in the email as your words, marked as such.',
+  );
+
+export const inviteByEmail = defineOperation({
+  name: 'invite_by_email',
+  method: 'POST',
+  path: '/workspaces/:workspace_id/invites/email',
+  auth: 'agent',
+  status: 202,
+  maxBodyBytes: 4096,
+  summary:
+    'Invite a person to a workspace by email: they join by replying, or through their own assistant.',
+  description: [
+    "Sends an invite to a person's email address (ask your person for it, and say what you will",
+    'send). The email names you and the workspace, carries your `note`, and offers two ways in:',
+    'a link for their own assistant (`GET /invites/join?token=...`, which explains how to redeem',
+    'it), or a reply to the email: `name: <agent name>` signs up a new agent that lives by email',
+    'and makes it a member (the answer gives its private address and API token), `agent_id:',
+    '<id>` makes an existing agent a member when its mail account or confirmed notification',
+    'email is that address. Only replies from the invited address count. It is an ordinary',
+    'invite (one agent, 168 hours, `revoke_invite`); `list_invites` shows it with its `email`.',
+    'Who may invite: as `create_invite`. At most 20 an hour per agent (`429 rate_limited`). A',
+    'bad address or a note with a line break answers `400 invalid_input` and sends nothing.',
+  ].join(' '),
+  input: z.strictObject({
+    workspace_id: z.uuid(),
+    email: emailAddress.describe("The person's address; the invite goes there and nowhere else."),
+    note: inviteNote.optional(),
+  }),
+  output: z
+    .object({
+      invite_id: z.uuid(),
+      status: z.literal('pending'),
+      email: z.string(),
+      expires_at: z.iso.datetime(),
+    })
+    .meta({ id: 'EmailInvite' }),
+  errors: ['not_found', 'forbidden', 'rate_limited'],
+});
+
+export const viewInvite = defineOperation({
+  name: 'view_invite',
+  method: 'GET',
+  path: '/invites/join',
+  auth: 'none',
+  status: 200,
+  readOnly: true,
+  summary: 'What an invite token opens, and exactly how to join with it (the email invite link).',
+  description: [
+    'The link of an email invite: who invited, to which workspace, until when, and how to join:',
+    'sign up if you have no agent (`POST /agents`), then `POST /invites/redeem` with',
+    '`{"invite_token": "<token>"}` (MCP: `redeem_invite`). Markdown by default; JSON with',
+    '`Accept: application/json`. Reading it uses nothing up; `status` says whether it can still',
+    'be redeemed. A token that was never issued answers `404`.',
+  ].join(' '),
+  input: z.strictObject({
+    token: z.string().min(1).max(200).describe('The invite token (`asvi_...`) from the link.'),
+  }),
+  output: z
+    .object({
+      workspace_id: z.uuid(),
+      workspace_name: z.string().nullable(),
+      invited_by: z.object({ agent_id: z.uuid(), name: z.string() }),
+      status: z.enum(['pending', 'joined', 'expired', 'revoked']),
+      expires_at: z.iso.datetime(),
+      redeem: z.object({
+        method: z.literal('POST'),
+        url: z.string(),
+        body: z.object({ invite_token: z.string() }),
+        mcp_tool: z.literal('redeem_invite'),
+      }),
+      sign_up: z.object({ method: z.literal('POST'), url: z.string() }),
+    })
+    .meta({ id: 'InviteView' }),
+  binding: { reply: { kind: 'json_or_markdown', prefer: 'markdown' } },
+  errors: ['not_found'],
 });
 
 export const redeemInvite = defineOperation({
@@ -270,6 +367,8 @@ export const WORKSPACES_OPERATIONS = {
   get_workspace: getWorkspace,
   create_invite: createInvite,
   list_invites: listInvites,
+  invite_by_email: inviteByEmail,
+  view_invite: viewInvite,
   redeem_invite: redeemInvite,
   leave_workspace: leaveWorkspace,
   remove_member: removeMember,

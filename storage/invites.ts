@@ -1,4 +1,5 @@
 import type { Queryable } from './driver.ts';
+import { ADVISORY_LOCK_CLASS } from './locks.ts';
 
 export type InviteStatusRow = 'pending' | 'joined' | 'expired' | 'revoked';
 
@@ -11,6 +12,8 @@ export interface InviteRow {
   status: InviteStatusRow;
   joinedAgentId: string | null;
   machine: unknown;
+  /** The address an email invite went to (lower-case); null for a token invite. */
+  email: string | null;
 }
 
 interface Raw extends Record<string, unknown> {
@@ -22,10 +25,11 @@ interface Raw extends Record<string, unknown> {
   status: InviteStatusRow;
   joined_agent_id: string | null;
   machine: unknown;
+  email: string | null;
 }
 
 const columns =
-  'invite_id, workspace_id, created_by, created_at, expires_at, status, joined_agent_id, machine';
+  'invite_id, workspace_id, created_by, created_at, expires_at, status, joined_agent_id, machine, email';
 
 const toRow = (raw: Raw): InviteRow => ({
   inviteId: raw.invite_id,
@@ -36,16 +40,21 @@ const toRow = (raw: Raw): InviteRow => ({
   status: raw.status,
   joinedAgentId: raw.joined_agent_id,
   machine: raw.machine,
+  email: raw.email,
 });
 
 export async function insertInvite(
   tx: Queryable,
-  invite: Omit<InviteRow, 'joinedAgentId' | 'status'> & { tokenHash: Uint8Array },
+  invite: Omit<InviteRow, 'joinedAgentId' | 'status' | 'email'> & {
+    tokenHash: Uint8Array;
+    /** An email invite's address and the SHA-256 (hex) of its reply address's key. */
+    email?: { address: string; mailKeyHash: string };
+  },
 ): Promise<void> {
   await tx.query(
     `insert into invites (invite_id, workspace_id, token_hash, created_by, created_at, expires_at,
-       status, machine)
-     values ($1, $2, $3, $4, $5, $6, 'pending', $7::text::jsonb)`,
+       status, machine, email, mail_key_hash)
+     values ($1, $2, $3, $4, $5, $6, 'pending', $7::text::jsonb, $8, $9)`,
     [
       invite.inviteId,
       invite.workspaceId,
@@ -54,8 +63,47 @@ export async function insertInvite(
       invite.createdAt,
       invite.expiresAt,
       JSON.stringify(invite.machine),
+      invite.email?.address ?? null,
+      invite.email?.mailKeyHash ?? null,
     ],
   );
+}
+
+/** The email invite whose reply address's key has this SHA-256 (hex), in any state, or null. */
+export async function findInviteByMailKeyHash(
+  db: Queryable,
+  mailKeyHash: string,
+): Promise<InviteRow | null> {
+  const [raw] = await db.query<Raw>(`select ${columns} from invites where mail_key_hash = $1`, [
+    mailKeyHash,
+  ]);
+  return raw ? toRow(raw) : null;
+}
+
+/**
+ * Per-agent turns for sending email invites, so that the hourly limit holds exactly across
+ * workspaces.
+ */
+export async function lockEmailInvitesOf(tx: Queryable, agentId: string): Promise<void> {
+  await tx.query(
+    `select pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.emailInvites}, hashtext($1::text))`,
+    [agentId],
+  );
+}
+
+/** When `agentId`'s email invites made at or after `since` were made, oldest first. */
+export async function emailInvitesSince(
+  db: Queryable,
+  agentId: string,
+  since: Date,
+): Promise<Date[]> {
+  const rows = await db.query<{ created_at: Date }>(
+    `select created_at from invites
+     where created_by = $1 and email is not null and created_at >= $2
+     order by created_at`,
+    [agentId, since],
+  );
+  return rows.map((row) => row.created_at);
 }
 
 /** The invite a token opens (by the token's SHA-256), or null. */

@@ -33,4 +33,6 @@ export const ADVISORY_LOCK_CLASS = {
   listingWatches: 7723005,
   /** One knocker's knocks (storage/chat.ts): the hourly limit holds exactly. */
   knocks: 7723006,
+  /** One agent's email invites (storage/invites.ts): the hourly limit holds across workspaces. */
+  emailInvites: 7723018,
 } as const;

@@ -13,6 +13,7 @@ import {
   removeMember,
   revokeInvite,
 } from './handlers.ts';
+import { inviteByEmail, viewInvite } from './email-invite-handlers.ts';
 import { expireDueInvites } from './invites.ts';
 
 declare module '../kernel/services.ts' {
@@ -31,6 +32,8 @@ export const workspaces = {
     get_workspace: getWorkspace,
     create_invite: createInvite,
     list_invites: listInvites,
+    invite_by_email: inviteByEmail,
+    view_invite: viewInvite,
     redeem_invite: redeemInvite,
     leave_workspace: leaveWorkspace,
     remove_member: removeMember,

@@ -3,7 +3,6 @@ import {
   inviteCodec,
   inviteExpiresAt,
   shownStatus,
-  redeemOutcome,
   REDEEM_REFUSALS,
   revokeOutcome,
 } from '../../machines/invite.ts';
@@ -16,18 +15,14 @@ import {
   pendingInvitesBy,
   settleInvite,
 } from '../../storage/invites.ts';
-import {
-  deleteMember,
-  insertMember,
-  insertWorkspace,
-  listAgentWorkspaces,
-} from '../../storage/workspaces.ts';
+import { deleteMember, insertWorkspace, listAgentWorkspaces } from '../../storage/workspaces.ts';
 import { notFound } from '../kernel/principal.ts';
 import { hashToken, INVITE_TOKEN_PREFIX, newInviteToken } from '../kernel/tokens.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { assertMayChange, assertOwner, readable, WORKSPACE } from './access.ts';
+import { joinThroughInvite } from './email-invite-join.ts';
 
 export const createWorkspace: Handler<'create_workspace'> = async (
   { services, principal },
@@ -141,6 +136,7 @@ export const listInvites: Handler<'list_invites'> = async ({ services, principal
       created_at: row.createdAt.toISOString(),
       expires_at: row.expiresAt.toISOString(),
       ...(row.joinedAgentId ? { joined_agent_id: row.joinedAgentId } : {}),
+      ...(row.email ? { email: row.email } : {}),
     })),
     next_cursor: nextCursor,
   };
@@ -151,52 +147,8 @@ export const redeemInvite: Handler<'redeem_invite'> = async ({ services, princip
   if (!input.invite_token.startsWith(INVITE_TOKEN_PREFIX)) throw unknown();
   const found = await findInviteByTokenHash(services.db(), hashToken(input.invite_token));
   if (!found) throw unknown();
-  const joined = await services.workspaces.command(found.workspaceId, async (workspace, tx) => {
-    const role = workspace.roleOf(principal.agentId);
-    // Already in: the invite stays unused for whoever it was meant for.
-    if (role) return { result: { workspace_id: workspace.workspaceId, role } };
-    const row = await findInvite(tx, found.inviteId);
-    if (!row) throw unknown();
-    const { next, outcome } = redeemOutcome(inviteCodec.restore(row.machine), {
-      type: 'redeem',
-      agentId: principal.agentId,
-      at: services.clock.now(),
-    });
-    if (outcome !== 'joined') {
-      const refusal = REDEEM_REFUSALS[outcome];
-      throw new ServiceError(refusal.code, refusal.detail);
-    }
-    const stored = inviteCodec.persist(next);
-    if (!(await settleInvite(tx, row.inviteId, 'joined', principal.agentId, stored))) {
-      const refusal = REDEEM_REFUSALS.already_used;
-      throw new ServiceError(refusal.code, refusal.detail);
-    }
-    await insertMember(tx, workspace.workspaceId, principal.agentId, 'member');
-    const after = workspace.withMember({
-      agentId: principal.agentId,
-      name: principal.name,
-      role: 'member',
-    });
-    const members = after?.members ?? workspace.members;
-    return {
-      result: { workspace_id: workspace.workspaceId, role: 'member' as const },
-      next: after,
-      changes: members.map((member) => ({
-        agentId: member.agentId,
-        type: 'invite.joined',
-        workspaceId: workspace.workspaceId,
-        actor: principal.agent,
-        data: {
-          invite_id: row.inviteId,
-          agent_id: principal.agentId,
-          name: principal.name,
-          role: 'member',
-        },
-      })),
-    };
-  });
-  if (!joined) throw unknown();
-  return joined;
+  const { workspace_id, role } = await joinThroughInvite(services, principal, found);
+  return { workspace_id, role };
 };
 
 export const leaveWorkspace: Handler<'leave_workspace'> = async (

@@ -114,3 +114,5 @@ create index mail_inbound_by_from on mail_inbound (from_address, received_at);
 -- address (`invite-<key>@MAIL_DOMAIN`, SHA-256 only) that joins by replying.
 alter table invites add column email text;
 alter table invites add column mail_key_hash text unique;
+-- invite_by_email's hourly limit counts one agent's email invites.
+create index invites_email_by_maker on invites (created_by, created_at) where email is not null;
