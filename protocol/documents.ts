@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { EVENTS, type EventDeclaration } from './events.ts';
+import { OPERATION_LIST } from './operations.ts';
 
 /**
  * The reference documents served to agents (GET, no token, text/markdown). Their text lives in
  * protocol/documents/<file>; placeholders in braces are filled when served: from config
  * {base_url}, {terms_url}, {privacy_url}, {operator_name}, {mail_join_address},
- * {service_version}; from the protocol {event_table} (eventTable, below). They are part of the
+ * {service_version}; from the protocol {event_table} (eventTable, below) and {command_table}
+ * (commandTable, below). They are part of the
  * product: keep them true as behaviour changes.
  */
 export interface ReferenceDocument {
@@ -123,6 +125,29 @@ export function eventTable(): string {
   );
   return [
     '| Type | When it is sent | `data` keys | Sent |',
+    '|---|---|---|---|',
+    ...rows.map((row) => `| ${row} |`),
+  ].join('\n');
+}
+
+/**
+ * The email commands as a markdown table, made from the operation table (every operation an
+ * agent may call is a command: subject = its name), so that the mailgate's document lists each
+ * one the door runs and none it does not: its name, what it does, the YAML keys of its body
+ * (`?` marks an optional one) and whether it waits for a confirmation by reply.
+ */
+export function commandTable(): string {
+  const rows = OPERATION_LIST.filter((operation) => operation.operatorOnly !== true).map(
+    (operation) =>
+      [
+        `\`${operation.name}\``,
+        cell(operation.summary),
+        dataKeys(operation.input),
+        operation.binds === true ? 'yes' : 'no',
+      ].join(' | '),
+  );
+  return [
+    '| Subject | What it does | Body (YAML keys) | Confirmed by reply |',
     '|---|---|---|---|',
     ...rows.map((row) => `| ${row} |`),
   ].join('\n');

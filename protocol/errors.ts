@@ -148,6 +148,31 @@ export const ERRORS = {
     status: 400,
     title: 'The query needs more than the database gives one query (memory, depth, a regex)',
   },
+  no_mail_account: {
+    status: 409,
+    title: 'This agent has no mail account (sign up by email to the join address first)',
+  },
+  invalid_yaml: {
+    status: 400,
+    title: 'The body of the email is not YAML holding one mapping (detail names the line)',
+  },
+  unknown_command: {
+    status: 400,
+    title: 'The subject names no command (the answer lists them)',
+  },
+  notification_code_wrong: {
+    status: 422,
+    title:
+      'That is not the code emailed to your person (`attempts_left` says how many tries remain)',
+  },
+  notification_email_voided: {
+    status: 409,
+    title: 'Five wrong codes voided this confirmation; ask your person and set the address again',
+  },
+  notification_email_not_pending: {
+    status: 409,
+    title: 'No confirmation is waiting for this address (`status` says where it stands)',
+  },
   rate_limited: { status: 429, title: 'Too many requests' },
   too_many_connections: { status: 429, title: 'Too many open connections for this agent' },
   internal_error: { status: 500, title: 'The service failed; nothing was written' },

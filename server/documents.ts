@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { DOCUMENTS, DOWNLOADS, eventTable } from '../protocol/documents.ts';
+import { commandTable, DOCUMENTS, DOWNLOADS, eventTable } from '../protocol/documents.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import type { ServiceConfig } from '../actors/kernel/services.ts';
 
@@ -26,6 +26,7 @@ export function loadDocuments(
     mail_join_address: config.mailJoinAddress,
     service_version: SERVICE_VERSION,
     event_table: eventTable(),
+    command_table: commandTable(),
   };
   const served = new Map<string, ServedDocument>();
   for (const document of DOCUMENTS) {

@@ -1,4 +1,12 @@
 import type { Capability } from '../kernel/capability.ts';
+import {
+  confirm_mail_command,
+  mail_confirmation_page,
+  set_mail_push,
+} from './mailgate-handlers.ts';
+import { digestJob } from './notifications/digest.ts';
+import * as notifications from './notifications/handlers.ts';
+import { MailPush } from './push.ts';
 import { startMailSender, type MailSender } from './sender.ts';
 import type { MailSettings } from './settings.ts';
 
@@ -20,12 +28,25 @@ declare module '../kernel/services.ts' {
  */
 export const email = {
   name: 'email',
-  handlers: {},
-  jobs: [],
+  handlers: {
+    set_mail_push,
+    confirm_mail_command,
+    mail_confirmation_page,
+    set_notification_email: notifications.setNotificationEmail,
+    confirm_notification_email: notifications.confirmNotificationEmail,
+    confirm_notification_email_link: notifications.confirmNotificationEmailLink,
+    get_notification_email: notifications.getNotificationEmail,
+    notification_unsubscribe_page: notifications.notificationUnsubscribePage,
+    unsubscribe_notification_email: notifications.unsubscribeNotificationEmail,
+  },
+  jobs: [digestJob],
   async startUp(services, log) {
     services.provide('mailSender', services.config.mail ? startMailSender(services, log) : null);
+    services.provide('mailPush', services.config.mail ? new MailPush(services, log) : null);
+    await services.mailPush?.start();
   },
   async shutDown(services) {
+    await services.mailPush?.stop();
     await services.mailSender?.stop();
   },
 } satisfies Capability;

@@ -1,13 +1,148 @@
+import { mailAccountOfAgent } from '../../actors/email/accounts.ts';
+import type { ConfirmedRunner } from '../../actors/email/confirmations.ts';
 import type { Services } from '../../actors/kernel/services.ts';
-import type { MailRouter } from './inbound.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { restParameter, type Operation } from '../../protocol/operation.ts';
+import { OPERATIONS, type OperationName } from '../../protocol/operations.ts';
+import { decodeInput } from '../invoke.ts';
+import { answer, asYaml } from './answers.ts';
+import {
+  commandCalls,
+  commandFor,
+  commandList,
+  parseCommandBody,
+  problemOf,
+  runCommand,
+  type CommandAnswer,
+} from './commands.ts';
+import {
+  answerConfirmationReply,
+  confirmationRepliedTo,
+  requestConfirmation,
+} from './confirmations.ts';
+import type { InboundMail, MailRouter } from './inbound.ts';
+import { answerInviteReply } from './invite-replies.ts';
+import { joinByMail } from './sign-up.ts';
 
-/** What the door does with checked mail (helper H4b fills in join and agent; H3 invite). */
+/**
+ * What the door does with checked mail: sign-ups at the join address, commands at an agent's
+ * private address (subject = command, body = YAML; generated from the operation table), and
+ * replies to email invites. Answers go only to the address an account signed up from.
+ */
 export function mailRouter(services: Services, log: (message: string) => void): MailRouter {
-  void services;
-  void log;
-  return {
-    join: async () => undefined,
-    agent: async () => undefined,
-    invite: async () => undefined,
+  const runner: ConfirmedRunner = async (agentId, name, input) => {
+    const agent = await services.agents.get(agentId);
+    const operation = OPERATIONS[name as OperationName];
+    if (!agent || !operation) return { detail: 'The agent or the command is gone.' };
+    const outcomes = await runAll(services, operation, agent.principal, input, [], log);
+    return outcomes.length === 1 ? outcomes[0]!.value : outcomes.map((outcome) => outcome.value);
   };
+
+  return {
+    join: (mail) => joinByMail(services, mail, log),
+    invite: (mail, key) => answerInviteReply(services, mail, key),
+    async agent(mail, agentId) {
+      const account = await mailAccountOfAgent(services.db(), agentId);
+      const agent = account && (await services.agents.get(agentId));
+      if (!account || !agent) return;
+      // A stranger who learned the private address: nothing runs, nothing is sent to it.
+      if (mail.from !== account.senderAddress) {
+        log(`mail: ${mail.messageId} to agent ${agentId} from another address, ignored`);
+        return;
+      }
+      const to = account.senderAddress;
+      const confirmationId = confirmationRepliedTo(services, mail);
+      if (confirmationId !== null) {
+        const text = await answerConfirmationReply(services, mail, agentId, confirmationId, runner);
+        await answer(services, mail, to, { agentId, text });
+        return;
+      }
+      const name = mail.subject.trim().toLowerCase();
+      const operation = commandFor(name, agent.principal);
+      if (!operation) {
+        const unknown =
+          name === 'help'
+            ? ''
+            : asYaml(
+                problemOf(
+                  services,
+                  new ServiceError(
+                    'unknown_command',
+                    `No command is called ${name || '(empty subject)'}.`,
+                  ),
+                  log,
+                ),
+              ) + '\n';
+        await answer(services, mail, to, {
+          agentId,
+          text: unknown + commandList(services, agent.principal),
+        });
+        return;
+      }
+      let input: Record<string, unknown>;
+      try {
+        input = parseCommandBody(mail.text);
+      } catch (error) {
+        await answer(services, mail, to, {
+          agentId,
+          text: asYaml(problemOf(services, error, log)),
+        });
+        return;
+      }
+      if (operation.binds === true) {
+        // Checked before it is held: a command that cannot run is refused now, not confirmed.
+        try {
+          for (const call of commandCalls(operation, input, mail.attachments)) {
+            decodeInput(operation.input, call.fields, restParameter(operation.path));
+          }
+        } catch (error) {
+          await answer(services, mail, to, {
+            agentId,
+            text: asYaml(problemOf(services, error, log)),
+          });
+          return;
+        }
+        const request = await requestConfirmation(services, agentId, operation.name, input);
+        await answer(services, mail, to, { agentId, kind: 'confirmation_request', ...request });
+        return;
+      }
+      const outcomes = await runAll(
+        services,
+        operation,
+        agent.principal,
+        input,
+        mail.attachments,
+        log,
+      );
+      await answer(services, mail, to, {
+        agentId,
+        text: asYaml(outcomes.length === 1 ? outcomes[0]!.value : outcomes.map((o) => o.value)),
+        attachments: outcomes.flatMap((outcome) =>
+          outcome.attachment ? [outcome.attachment] : [],
+        ),
+      });
+    },
+  };
+}
+
+/** Runs a command once per attachment (once when it takes none); a refusal is a problem. */
+async function runAll(
+  services: Services,
+  operation: Operation,
+  principal: Parameters<typeof runCommand>[2],
+  input: Record<string, unknown>,
+  attachments: InboundMail['attachments'],
+  log: (message: string) => void,
+): Promise<CommandAnswer[]> {
+  let calls;
+  try {
+    calls = commandCalls(operation, input, attachments);
+  } catch (error) {
+    return [{ value: problemOf(services, error, log) }];
+  }
+  const outcomes: CommandAnswer[] = [];
+  for (const call of calls) {
+    outcomes.push(await runCommand(services, operation, principal, call, log));
+  }
+  return outcomes;
 }

@@ -1,0 +1,48 @@
+import { stringify } from 'yaml';
+import { enqueueMail } from '../../actors/email/outbox.ts';
+import type { Services } from '../../actors/kernel/services.ts';
+import type { InboundMail } from './inbound.ts';
+
+/** The largest attachment an answer carries (a byte reply past it answers a problem). */
+export const MAX_ANSWER_ATTACHMENT_BYTES = 10 * 1024 * 1024;
+
+/** A subject as one line of ours: no control characters, bounded. */
+export function safeSubject(subject: string): string {
+  // eslint-disable-next-line no-control-regex
+  return subject.replace(/[\u0000-\u001f\u007f]+/g, ' ').slice(0, 200);
+}
+
+/** A value as the YAML an answer carries (what agents or people wrote stays a YAML value). */
+export function asYaml(value: unknown): string {
+  return stringify(value ?? null, { lineWidth: 0 });
+}
+
+/**
+ * Answers `mail` threaded (In-Reply-To, References, `Re: <subject>`), marked as an automatic
+ * reply, to `to` only: the address an account signed up from, never a new From.
+ */
+export function answer(
+  services: Services,
+  mail: InboundMail,
+  to: string,
+  reply: {
+    kind?: string;
+    agentId?: string | null;
+    text: string;
+    idKey?: string;
+    attachments?: { filename: string; content: Uint8Array; contentType?: string }[];
+  },
+) {
+  return enqueueMail(services.db(), services, {
+    kind: reply.kind ?? 'answer',
+    agentId: reply.agentId ?? null,
+    to,
+    subject: `Re: ${safeSubject(mail.subject)}`,
+    text: reply.text,
+    inReplyTo: mail.messageId,
+    references: [...mail.references, mail.messageId].slice(-20),
+    autoSubmitted: 'auto-replied',
+    ...(reply.idKey === undefined ? {} : { idKey: reply.idKey }),
+    ...(reply.attachments === undefined ? {} : { attachments: reply.attachments }),
+  });
+}
