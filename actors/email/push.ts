@@ -35,8 +35,16 @@ export class MailPush {
     private readonly log: (message: string) => void,
   ) {}
 
+  /**
+   * Listens for every agent with pushing on, and sends at once what came while no process
+   * listened (a restart). The hub also carries other processes' changes, so the process where
+   * pushing was switched on covers them all; every process listens again after its restart.
+   */
   async start(): Promise<void> {
-    for (const agentId of await pushingAgents(this.services.db())) this.listen(agentId);
+    for (const agentId of await pushingAgents(this.services.db())) {
+      this.listen(agentId);
+      this.kick(agentId);
+    }
   }
 
   /** Switches pushing; false when the agent has no mail account. */

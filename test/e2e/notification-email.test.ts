@@ -127,7 +127,9 @@ test('a link replaced by a newer address confirms nothing', async ({ server, sin
     email: second.toLowerCase(),
     status: 'pending',
   });
-  const unknown = await fetch(server.url('/notifications/email/confirm?token=not-a-token'));
+  const unknown = await fetch(server.url('/notifications/email/confirm?token=not-a-token'), {
+    method: 'GET',
+  });
   assert.is(unknown.status, 404);
 });
 
@@ -275,6 +277,10 @@ test('the unsubscribe link shows a button page, and its one-click POST unsubscri
     body: 'List-Unsubscribe=One-Click',
   });
   assert.is(unknown.status, 404);
+  const unknownPage = await fetch(server.url('/notifications/email/unsubscribe?key=nope'), {
+    method: 'GET',
+  });
+  assert.is(unknownPage.status, 404);
 });
 
 test('the confirmation email itself unsubscribes: the person who never asked stops it', async ({
