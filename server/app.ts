@@ -299,6 +299,8 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       port: config.smtpPort,
       router: mailRouter(services, config.log),
       log: config.log,
+      // Per address, as the HTTP doors count requests.
+      messagesPerMinute: config.rateLimitPerMinute,
     });
     smtpPort = mailDoor.port;
     answers = healthAnswers();

@@ -39,6 +39,9 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     strictProtocol: true,
     // Each test server's SMTP door on a free port of its own.
     smtpPort: 0,
+    // Sender checks of test mail ask DNS: tests that need answers run a stub
+    // (test/helpers/dns-stub.ts); the others must not wait long for a resolver that is away.
+    mailDnsTimeoutMs: 500,
     ...overrides,
   };
   const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite', {
