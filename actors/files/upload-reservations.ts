@@ -117,7 +117,7 @@ export class UploadReservation {
   async settle(saved: boolean): Promise<void> {
     const unit = currentUnit();
     if (unit?.isOpen) {
-      const cleanUp = () => void this.cleanUp().catch(() => undefined);
+      const cleanUp = () => this.cleanUp().catch(() => undefined);
       unit.onRollback(cleanUp);
       if (!saved) unit.onCommit(cleanUp);
       return;

@@ -50,8 +50,8 @@ export class UnitOfWork {
   private done: Promise<void> | null = null;
   private finish!: (commit: boolean) => void;
   private readonly closing = new Promise<boolean>((resolve) => (this.finish = resolve));
-  private readonly committed: (() => void)[] = [];
-  private readonly rolledBack: (() => void)[] = [];
+  private readonly committed: UnitHook[] = [];
+  private readonly rolledBack: UnitHook[] = [];
   private last: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -93,29 +93,41 @@ export class UnitOfWork {
     return run;
   }
 
-  onCommit(hook: () => void): void {
+  onCommit(hook: UnitHook): void {
     this.committed.push(hook);
   }
 
-  onRollback(hook: () => void): void {
+  onRollback(hook: UnitHook): void {
     this.rolledBack.push(hook);
   }
 
-  /** Commits (when `commit` and something was written) or rolls back, then runs the hooks. */
+  /**
+   * Commits (when `commit` and something was written) or rolls back, then runs the hooks and
+   * waits for those that return a promise, so the request is answered after them (a refused
+   * upload's bytes are gone by then).
+   */
   async end(commit: boolean): Promise<void> {
     this.finish(commit);
     try {
       if (this.done) await this.done;
     } catch (error) {
-      for (const hook of this.rolledBack) hook();
+      await runHooks(this.rolledBack);
       if (error instanceof RolledBack) return;
       throw error;
     }
-    for (const hook of commit ? this.committed : this.rolledBack) hook();
+    await runHooks(commit ? this.committed : this.rolledBack);
   }
 }
 
 class RolledBack extends Error {}
+
+/** What runs after a unit ends; a promise it returns is waited for (it must not reject). */
+export type UnitHook = () => void | Promise<void>;
+
+async function runHooks(hooks: readonly UnitHook[]): Promise<void> {
+  const pending = hooks.map((hook) => hook()).filter((result) => result instanceof Promise);
+  if (pending.length > 0) await Promise.all(pending);
+}
 
 const units = new AsyncLocalStorage<UnitOfWork>();
 

@@ -52,7 +52,12 @@ test('writes answer 503 storage_unavailable and /health degraded; both recover o
   assert.is(health.status, 503);
   assert.equal(
     { ...((await health.json()) as Record<string, unknown>), service_version: undefined },
-    { status: 'degraded', database: 'unreachable', service_version: undefined },
+    {
+      status: 'degraded',
+      database: 'unreachable',
+      service_version: undefined,
+      smtp_port: server.smtpPort,
+    },
   );
   const signUp = await server.post('/agents', { name: 'while down' });
   assert.is(signUp.status, 503);
