@@ -7,13 +7,14 @@
  * same messages to a bare smtp-server that only accepts mail (time to its `250`).
  *
  * The agent's mail account is a fixture (createMailAccount on the running service), so the run
- * measures commands, not the sign-up by email.
+ * measures commands, not the sign-up by email. DNS for the sender checks is a local stub.
  */
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createTransport, type Transporter } from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { createMailAccount, privateAddress } from '../actors/email/accounts.ts';
+import { startDnsStub } from '../test/helpers/dns-stub.ts';
 import { startTestServer } from '../test/helpers/server.ts';
 import { ms, summarize, type LatencySummary } from './stats.ts';
 
@@ -39,6 +40,8 @@ async function bareSmtp(onMessage: (raw: Buffer) => void): Promise<{
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
+    // No reverse DNS look-up of each client (smtp-server's default): it can wait a second.
+    disableReverseLookup: true,
     logger: false,
     onData(stream, _session, callback) {
       const chunks: Buffer[] = [];
@@ -105,7 +108,16 @@ export async function measureEmail(signal: AbortSignal): Promise<EmailFigure> {
     answered.set(id, performance.now());
     waiting.get(id)?.();
   });
-  const server = await startTestServer({ smtpUrl: `smtp://127.0.0.1:${sink.port}` });
+  // The sender checks ask DNS for every message: a local stub answers (SPF and DMARC published,
+  // no DKIM signature), so the figures are the service's and not a resolver's.
+  const dns = await startDnsStub({
+    'bench.example': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
+    '_dmarc.bench.example': { TXT: ['v=DMARC1; p=none'] },
+  });
+  const server = await startTestServer({
+    smtpUrl: `smtp://127.0.0.1:${sink.port}`,
+    mailDnsServers: [dns.server],
+  });
   const agent = await server.signUp('email bench');
   const account = await createMailAccount(server.services.driver, server.services, {
     agentId: agent.agent_id,
@@ -137,6 +149,7 @@ export async function measureEmail(signal: AbortSignal): Promise<EmailFigure> {
   client.close();
   await server.close();
   await sink.close();
+  await dns.close();
   return {
     commands: samples.length + missing,
     perSecond: samples.length / seconds,

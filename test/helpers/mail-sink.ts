@@ -40,6 +40,8 @@ export async function startMailSink(
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
+    // No reverse DNS look-up of each client (smtp-server's default): it can wait a second.
+    disableReverseLookup: true,
     logger: false,
     onRcptTo(address, _session, callback) {
       const refused = options.refuse?.(address.address.toLowerCase());
