@@ -19,13 +19,24 @@ export interface InboundRow {
   outcome: string;
 }
 
-/** Records the message; false when a row of that key is there already (a repeat: run nothing). */
-export async function insertInbound(db: Queryable, row: InboundRow): Promise<boolean> {
+/**
+ * Records the message; false when a row of that key is there already (a repeat: run nothing).
+ * A row still `dispatching` since before `staleBefore` was left by a process that stopped
+ * half-way (the sender got no answer, so it retries): the retry takes it over and runs.
+ */
+export async function insertInbound(
+  db: Queryable,
+  row: InboundRow,
+  staleBefore: Date,
+): Promise<boolean> {
   const rows = await db.query(
     `insert into mail_inbound (message_id, received_at, recipient, from_address, envelope_from,
        remote_ip, auth, agent_id, subject, outcome)
      values ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8, $9, $10)
-     on conflict (message_id) do nothing
+     on conflict (message_id) do update
+       set received_at = excluded.received_at, auth = excluded.auth,
+         remote_ip = excluded.remote_ip, outcome = excluded.outcome
+       where mail_inbound.outcome = 'dispatching' and mail_inbound.received_at < $11
      returning message_id`,
     [
       row.key,
@@ -38,6 +49,7 @@ export async function insertInbound(db: Queryable, row: InboundRow): Promise<boo
       row.agentId,
       row.subject,
       row.outcome,
+      staleBefore,
     ],
   );
   return rows.length === 1;

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createMailAccount } from '../../actors/email/accounts.ts';
+import { inboundLog, STALE_DISPATCH_MS } from '../../actors/email/inbound-log.ts';
 import type { InboundMail, MailRouter } from '../../server/mail/inbound.ts';
 import { startMailDoor, type MailDoor } from '../../server/mail/door.ts';
 import { sendToService } from '../helpers/mail-client.ts';
@@ -285,6 +286,52 @@ test('a retried delivery (the same Message-ID) is handed on once; another recipi
     handed.filter((entry) => entry.mail.messageId === id).map((entry) => entry.kind),
     ['agent', 'join'],
   );
+});
+
+test('a message left dispatching by a process that stopped half-way runs when its sender retries; a recent one does not', async ({
+  server,
+  door,
+  handed,
+}) => {
+  const { address } = await mailAgent(server);
+  const stale = uniqueId();
+  const recent = uniqueId();
+  const now = Date.now();
+  // What a process that died mid-dispatch leaves: its row, `dispatching`, and no 250 sent.
+  for (const [id, receivedAt] of [
+    [stale, now - STALE_DISPATCH_MS - 60_000],
+    [recent, now - 60_000],
+  ] as const) {
+    await inboundLog.record(server.services, {
+      key: `${id} ${address}`,
+      receivedAt: new Date(receivedAt),
+      recipient: address,
+      fromAddress: 'person@people.example.com',
+      envelopeFrom: 'person@people.example.com',
+      remoteIp: '127.0.0.1',
+      auth: { spf: 'none', dkim: 'none', dmarc: 'none', aligned: false },
+      agentId: null,
+      subject: 'whoami',
+      outcome: 'dispatching',
+    });
+  }
+  for (const id of [stale, recent]) {
+    const { response } = await sendToService(door.port, {
+      from: 'person@people.example.com',
+      to: address,
+      subject: 'whoami',
+      text: '',
+      messageId: id,
+    });
+    assert.match(response, /^250/);
+  }
+  assert.is(handed.filter((entry) => entry.mail.messageId === stale).length, 1, 'taken over');
+  assert.is(handed.filter((entry) => entry.mail.messageId === recent).length, 0, 'still running');
+  const rows = await recorded(server, address);
+  assert.equal(Object.fromEntries(rows.map((row) => [row.message_id.split(' ')[0], row.outcome])), {
+    [stale]: 'dispatched',
+    [recent]: 'dispatching',
+  });
 });
 
 test('a message without a Message-ID is known by its bytes: its retry runs nothing', async ({
