@@ -17,6 +17,9 @@ declare module '../kernel/services.ts' {
   }
 }
 
+/** How often each process reads which agents push changes (pushing switched on elsewhere). */
+const RESYNC_MS = 60_000;
+
 /** Changes one pass mails at most (the next signal, or the next pass, sends the rest). */
 const BATCH = 50;
 
@@ -35,15 +38,36 @@ export class MailPush {
     private readonly log: (message: string) => void,
   ) {}
 
+  /** Looks again for agents whose pushing another process switched on (or off). */
+  private resync: NodeJS.Timeout | null = null;
+
   /**
    * Listens for every agent with pushing on, and sends at once what came while no process
-   * listened (a restart). The hub also carries other processes' changes, so the process where
-   * pushing was switched on covers them all; every process listens again after its restart.
+   * listened (a restart). The hub also carries other processes' changes, so any one process
+   * listening covers an agent; each looks again every minute, so an agent whose pushing was
+   * switched on in a process that has since stopped is taken up by the others.
    */
   async start(): Promise<void> {
-    for (const agentId of await pushingAgents(this.services.db())) {
+    await this.sync();
+    this.resync = setInterval(() => {
+      this.sync().catch((error: unknown) =>
+        this.log(`mail: the agents that push changes could not be read: ${String(error)}`),
+      );
+    }, RESYNC_MS).unref();
+  }
+
+  /** Listens for the agents that push now, and stops listening for those that no longer do. */
+  async sync(): Promise<void> {
+    const pushing = new Set(await pushingAgents(this.services.db()));
+    for (const agentId of pushing) {
+      if (this.listening.has(agentId)) continue;
       this.listen(agentId);
       this.kick(agentId);
+    }
+    for (const [agentId, stop] of this.listening) {
+      if (pushing.has(agentId)) continue;
+      stop();
+      this.listening.delete(agentId);
     }
   }
 
@@ -66,6 +90,8 @@ export class MailPush {
   }
 
   async stop(): Promise<void> {
+    if (this.resync) clearInterval(this.resync);
+    this.resync = null;
     for (const stop of this.listening.values()) stop();
     this.listening.clear();
     await this.idle();
