@@ -55,7 +55,6 @@ let sequence = 0;
 /** Sends to the join address and answers the verdict the door recorded for it. */
 async function verdictOf(server: TestServer, mail: Partial<OutgoingMail>) {
   const messageId = `<auth-${process.pid}-${++sequence}@people.example.com>`;
-  const started = performance.now();
   await sendToService(server.smtpPort!, {
     from: 'alice@people.example.com',
     to: `join@${DOMAIN}`,
@@ -64,7 +63,6 @@ async function verdictOf(server: TestServer, mail: Partial<OutgoingMail>) {
     messageId,
     ...mail,
   });
-  const elapsedMs = performance.now() - started;
   const rows = await server.services
     .db()
     .query<{ auth: { spf: string; dkim: string; dmarc: string; aligned: boolean } }>(
@@ -72,7 +70,7 @@ async function verdictOf(server: TestServer, mail: Partial<OutgoingMail>) {
       [`${messageId} join@${DOMAIN}`],
     );
   assert.is(rows.length, 1, 'the verdict is recorded with the message');
-  return { ...rows[0]!.auth, elapsedMs };
+  return rows[0]!.auth;
 }
 
 test('mail DKIM-signed by the From domain, whose DMARC the DNS serves, is aligned', async ({
@@ -130,7 +128,7 @@ test('a signature the From domain published key does not verify fails, and is no
   assert.is(verdict.aligned, false);
 });
 
-test('a DNS that never answers gives temperror within about one MAIL_DNS_TIMEOUT_MS, never a pass', async ({
+test('a DNS that never answers gives temperror after one look-up that asked it, never a pass', async ({
   server,
   dns,
   person,
@@ -150,11 +148,10 @@ test('a DNS that never answers gives temperror within about one MAIL_DNS_TIMEOUT
     assert.is(verdict.spf, 'temperror');
     assert.is(verdict.dmarc, 'temperror');
     assert.is(verdict.aligned, false);
-    // One look-up's time limit, not one per look-up (three at least), plus the SMTP exchange.
-    assert.ok(
-      verdict.elapsedMs < DNS_TIMEOUT_MS * 2.5,
-      `the whole check took ${Math.round(verdict.elapsedMs)} ms`,
-    );
+    // Once one look-up has timed out the others fail at once, without asking (mailauth asks
+    // one after another: DKIM's key, then SPF, then DMARC): a dead DNS costs one time limit,
+    // not one per look-up. Counted, not timed.
+    assert.equal(dns.questions.slice(asked), ['TXT mail._domainkey.people.example.com']);
   } finally {
     dns.mode = 'answer';
   }
