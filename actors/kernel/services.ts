@@ -13,6 +13,7 @@ import {
 } from '../../storage/kernel/changes.ts';
 import type { Driver, Queryable, Transaction } from '../../storage/driver.ts';
 import type { Capability } from './capability.ts';
+import { AgentCounts, COUNTS_NOTICE_KIND, type AccountCounts } from './agent-counts.ts';
 import { ChangeHub } from './change-hub.ts';
 import { realClock, type Clock } from './clock.ts';
 import { assertChangesDeclared, currentUnit, type CommitWork } from './commit.ts';
@@ -74,6 +75,11 @@ export class Services {
   /** PostgreSQL: the agents' pool logs in as a reader role of its own (no role to switch). */
   indexReaderLogin = false;
   readonly tokens: TokenResolver;
+  /**
+   * Each agent's account figures (`whoami`) as last computed; forgotten after every commit that
+   * changes them, here or in another process (agent-counts.ts).
+   */
+  readonly counts: AgentCounts<AccountCounts>;
   /** This process, as named in its notifications to other processes. */
   private readonly instance = randomUUID();
   /** The operator agent's id; set at start-up by ensureOperator, before any request. */
@@ -88,6 +94,7 @@ export class Services {
     this.storageQuotaBytes = config.storageQuotaBytes ?? 1024 ** 3;
     this.sqlTimeoutMs = config.sqlTimeoutMs || (driver.kind === 'pglite' ? 500 : 2000);
     this.hub = new ChangeHub(this.clock);
+    this.counts = new AgentCounts(config.actorCapacity);
     for (const capability of capabilities) {
       for (const actorKind of capability.actors ?? []) {
         if (this.#registries.has(actorKind.kind) || actorKind.registry in this) {
@@ -159,6 +166,11 @@ export class Services {
 
   private afterCommit(outcome: CommitWork<unknown>, stored: StoredChangeRow[]): void {
     outcome.afterCommit?.();
+    // What changes an agent's account figures either reaches its feed or says so by notice.
+    for (const change of stored) this.counts.forget(change.agentId);
+    for (const notice of outcome.notices ?? []) {
+      if (notice.kind === COUNTS_NOTICE_KIND) this.counts.forget(notice.id);
+    }
     this.hub.publish(stored);
   }
 
@@ -171,12 +183,14 @@ export class Services {
     await this.driver.listen?.(CHANGES_CHANNEL, (payload) => {
       const [sender, agentId, seq] = payload.split(' ');
       if (sender === this.instance || !agentId || !seq) return;
+      this.counts.forget(agentId);
       this.hub.signal(agentId, Number(seq));
     });
     await this.driver.listen?.(ACTOR_CHANNEL, (payload) => {
       const notice = parseActorNotice(payload);
       if (!notice || notice.sender === this.instance) return;
       if (notice.kind === TOKEN_NOTICE_KIND) this.tokens.forgetAgent(notice.id);
+      else if (notice.kind === COUNTS_NOTICE_KIND) this.counts.forget(notice.id);
       else this.#registries.get(notice.kind)?.invalidate(notice.id, notice.version);
     });
   }
@@ -185,6 +199,19 @@ export class Services {
   async noticeTokenChange(tx: Queryable, agentId: string): Promise<void> {
     if (!this.driver.listen) return;
     await notifyActors(tx, this.instance, [{ kind: TOKEN_NOTICE_KIND, id: agentId, version: 0 }]);
+  }
+
+  /**
+   * For a write committed outside `commit` (one autocommitted statement) that changed an
+   * agent's account figures: forgets them here and tells other processes to. Call it after the
+   * write resolved.
+   */
+  async countsChanged(agentId: string): Promise<void> {
+    this.counts.forget(agentId);
+    if (!this.driver.listen) return;
+    await notifyActors(this.driver, this.instance, [
+      { kind: COUNTS_NOTICE_KIND, id: agentId, version: 0 },
+    ]);
   }
 
   /** Whether the database answers now (for /health). */
