@@ -13,16 +13,25 @@ export interface MessageRow {
   sentAt: Date;
 }
 
-/** Records a message as its workspace's next (the caller holds the workspace's turn). */
+/**
+ * Records a message as its workspace's next (the caller holds the workspace's turn), and counts
+ * it unread for every other member in the same statement (migration 026).
+ */
 export async function insertMessage(
   tx: Queryable,
   row: Omit<MessageRow, 'seq' | 'senderName'>,
 ): Promise<number> {
   const [stored] = await tx.query<{ seq: number }>(
-    `insert into messages (message_id, workspace_id, seq, sender_id, text, sent_at)
-     values ($1, $2, (select coalesce(max(seq), 0) + 1 from messages where workspace_id = $2),
-       $3, $4, $5)
-     returning seq`,
+    `with sent as (
+       insert into messages (message_id, workspace_id, seq, sender_id, text, sent_at)
+       values ($1, $2, (select coalesce(max(seq), 0) + 1 from messages where workspace_id = $2),
+         $3, $4, $5)
+       returning seq
+     ), counted as (
+       update workspace_members set unread_messages = unread_messages + 1
+       where workspace_id = $2 and agent_id <> $3
+     )
+     select seq from sent`,
     [row.messageId, row.workspaceId, row.senderId, row.text, row.sentAt],
   );
   return stored?.seq ?? 0;
@@ -70,7 +79,7 @@ export async function readMessageRows(
   }));
 }
 
-/** Moves the reader's mark forward (never back). */
+/** Moves the reader's mark forward (never back), and counts its unread messages from there. */
 export async function markRead(
   tx: Queryable,
   agentId: string,
@@ -78,30 +87,18 @@ export async function markRead(
   seq: number,
 ): Promise<void> {
   await tx.query(
-    `insert into message_reads (agent_id, workspace_id, read_seq) values ($1, $2, $3)
-     on conflict (agent_id, workspace_id)
-     do update set read_seq = greatest(message_reads.read_seq, excluded.read_seq)`,
+    `with mark as (
+       insert into message_reads (agent_id, workspace_id, read_seq) values ($1, $2, $3)
+       on conflict (agent_id, workspace_id)
+       do update set read_seq = greatest(message_reads.read_seq, excluded.read_seq)
+       returning read_seq
+     )
+     update workspace_members set unread_messages = (
+       select count(*)::int from messages m, mark
+       where m.workspace_id = $2 and m.seq > mark.read_seq and m.sender_id <> $1)
+     where workspace_id = $2 and agent_id = $1`,
     [agentId, workspaceId, seq],
   );
-}
-
-/** Messages from others, in the agent's workspaces, after its read marks; and pending knocks. */
-export async function unreadCounts(
-  db: Queryable,
-  agentId: string,
-  now: Date,
-): Promise<{ messages: number; knocks: number }> {
-  const [row] = await db.query<{ messages: number; knocks: number }>(
-    `select
-       (select count(*)::int from messages m
-        join workspace_members wm on wm.workspace_id = m.workspace_id and wm.agent_id = $1
-        left join message_reads r on r.agent_id = $1 and r.workspace_id = m.workspace_id
-        where m.seq > coalesce(r.read_seq, 0) and m.sender_id <> $1) as messages,
-       (select count(*)::int from knocks k
-        where k.to_agent = $1 and k.status = 'pending' and k.expires_at > $2) as knocks`,
-    [agentId, now],
-  );
-  return { messages: row?.messages ?? 0, knocks: row?.knocks ?? 0 };
 }
 
 export interface KnockRow {

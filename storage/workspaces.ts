@@ -59,8 +59,14 @@ export async function insertMember(
   agentId: string,
   role: Role,
 ): Promise<void> {
+  // A member joins with the workspace's messages from others after its read mark (kept from
+  // an earlier membership, if any) counted unread (migration 026).
   await tx.query(
-    'insert into workspace_members (workspace_id, agent_id, role) values ($1, $2, $3)',
+    `insert into workspace_members (workspace_id, agent_id, role, unread_messages)
+     values ($1, $2, $3, (
+       select count(*)::int from messages m
+       left join message_reads r on r.agent_id = $2 and r.workspace_id = $1
+       where m.workspace_id = $1 and m.seq > coalesce(r.read_seq, 0) and m.sender_id <> $2))`,
     [workspaceId, agentId, role],
   );
 }

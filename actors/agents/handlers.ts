@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { nameProblem } from '../../protocol/agent-name.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { directKnocksOf, unreadCounts } from '../../storage/chat.ts';
 import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { insertAgent } from '../../storage/agents.ts';
-import { readStorageUse } from '../../storage/files.ts';
+import { readAccountCounts } from '../../storage/account-counts.ts';
 import { looksLikeItContains } from './name.ts';
 import { QUOTA_RULE } from '../files/quota.ts';
 import { hashToken, newToken } from '../kernel/tokens.ts';
 import type { Handler } from '../kernel/handler.ts';
+import type { AccountCounts, Counted } from '../kernel/agent-counts.ts';
+import type { Services } from '../kernel/services.ts';
 
 /**
  * The operator's name may stand in no other agent's name, in any case and in no look-alike
@@ -52,33 +53,59 @@ export const signUp: Handler<'sign_up'> = async ({ services }, { name }) => {
   return { agent_id: agentId, name, api_token: apiToken };
 };
 
+/**
+ * The caller's account, from memory on the warm path: the agent actor (loaded by the door) and
+ * its account figures (services.counts), which are computed in one statement from kept counts
+ * and then held until a commit changes them or the first thing they count expires.
+ */
 export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
   // The door has just loaded the caller: it is in memory (peek), unless evicted meanwhile.
   const agent =
     services.agents.peek(principal.agentId) ?? (await services.agents.get(principal.agentId));
   if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
   const head = services.hub.head(agent.agentId) ?? agent.readSeq;
-  const now = new Date(services.clock.now());
-  const use = await readStorageUse(services.db(), agent.agentId, now);
-  const directKnocks = (await directKnocksOf(services.db(), agent.agentId)) ?? 'everyone';
+  const now = services.clock.now();
+  const counts = await services.counts.get(agent.agentId, now, () =>
+    countAccount(services, agent.agentId, now),
+  );
+  const { storage } = counts;
   return {
     agent_id: agent.agentId,
     name: agent.name,
     created_at: agent.createdAt,
     unread: {
       changes: Math.max(0, head - agent.readSeq),
-      ...(await unreadCounts(services.db(), agent.agentId, now)),
+      messages: counts.unreadMessages,
+      knocks: counts.pendingKnocks,
     },
     storage: {
-      used_bytes: use.kept + use.staged + use.reserved,
+      used_bytes: storage.kept + storage.staged + storage.reserved,
       quota_bytes: services.storageQuotaBytes,
-      current_files_bytes: use.current,
-      older_versions_bytes: use.kept - use.current,
-      staged_blocks_bytes: use.staged,
-      uploads_in_progress_bytes: use.reserved,
+      current_files_bytes: storage.current,
+      older_versions_bytes: storage.kept - storage.current,
+      staged_blocks_bytes: storage.staged,
+      uploads_in_progress_bytes: storage.reserved,
       rule: QUOTA_RULE,
     },
     service_version: SERVICE_VERSION,
-    knock_settings: { direct_knocks: directKnocks },
+    knock_settings: { direct_knocks: counts.directKnocks },
   };
 };
+
+async function countAccount(
+  services: Services,
+  agentId: string,
+  now: number,
+): Promise<Counted<AccountCounts>> {
+  const row = await readAccountCounts(services.db(), agentId, new Date(now));
+  if (!row) throw new ServiceError('unauthorized', 'That API token is not known.');
+  return {
+    value: {
+      storage: { kept: row.kept, current: row.current, staged: row.staged, reserved: row.reserved },
+      unreadMessages: row.unreadMessages,
+      pendingKnocks: row.pendingKnocks,
+      directKnocks: row.directKnocks,
+    },
+    validUntil: row.firstExpiry ? row.firstExpiry.getTime() : Infinity,
+  };
+}

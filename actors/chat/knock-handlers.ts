@@ -32,6 +32,7 @@ import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readable } from '../workspaces/access.ts';
+import { countsNotice } from '../kernel/agent-counts.ts';
 
 /**
  * Knocks: asking a public workspace's owner, or an agent directly, to talk. Each answer is a
@@ -321,6 +322,8 @@ async function answerKnock(
     return {
       result: { status, workspaceId },
       changes: knockChanges(row, principal, status, workspaceId),
+      // The knocked agent's pending count falls, whatever the answer (its feed may not say so).
+      notices: [countsNotice(row.toAgent)],
     };
   });
   if (!done) throw new ServiceError('unauthorized', 'That API token is not known.');
@@ -401,7 +404,7 @@ export const setKnockSettings: Handler<'set_knock_settings'> = async (
 ) => {
   await services.agents.command(principal.agentId, async (_agent, tx) => {
     await setDirectKnocks(tx, principal.agentId, input.direct_knocks);
-    return { result: undefined };
+    return { result: undefined, notices: [countsNotice(principal.agentId)] };
   });
   return { direct_knocks: input.direct_knocks };
 };

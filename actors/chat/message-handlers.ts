@@ -6,6 +6,7 @@ import { readPage } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readable } from '../workspaces/access.ts';
+import { countsNotice } from '../kernel/agent-counts.ts';
 
 /**
  * Messages inside a workspace: numbered in the workspace's order (its row lock), read marks per
@@ -84,7 +85,7 @@ export const readMessages: Handler<'read_messages'> = async ({ services, princip
   if (last) {
     await services.agents.command(principal.agentId, async (_agent, tx) => {
       await markRead(tx, principal.agentId, workspace.workspaceId, last.seq);
-      return { result: undefined };
+      return { result: undefined, notices: [countsNotice(principal.agentId)] };
     });
   }
   return {

@@ -23,6 +23,7 @@ import type { Handler } from '../kernel/handler.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { assertMayChange, assertOwner, readable, WORKSPACE } from './access.ts';
 import { joinThroughInvite } from './email-invite-join.ts';
+import { countsNotice } from '../kernel/agent-counts.ts';
 
 export const createWorkspace: Handler<'create_workspace'> = async (
   { services, principal },
@@ -173,6 +174,8 @@ export const leaveWorkspace: Handler<'leave_workspace'> = async (
     return {
       result: { workspace_id: workspace.workspaceId, left: true as const },
       next,
+      // The agent's unread messages there are gone with its place (its feed does not say so).
+      notices: [countsNotice(principal.agentId)],
       changes: (next?.members ?? []).map((member) => ({
         agentId: member.agentId,
         type: 'workspace.left',

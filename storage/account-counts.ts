@@ -1,0 +1,74 @@
+import type { Queryable } from './driver.ts';
+
+/** An agent's account figures as `whoami` shows them, and the first time one of them expires. */
+export interface AccountCountsRow {
+  kept: number;
+  current: number;
+  staged: number;
+  reserved: number;
+  unreadMessages: number;
+  pendingKnocks: number;
+  directKnocks: 'everyone' | 'nobody';
+  /** The first expiry among what was counted (staged blocks, reservations, pending knocks). */
+  firstExpiry: Date | null;
+}
+
+/**
+ * Every figure in one statement, each from a kept count or an indexed set bounded by the
+ * agent's own quota and knocks: storage use (storage_usage), staged blocks and upload
+ * reservations not yet expired, unread messages (workspace_members.unread_messages, migration
+ * 026), pending knocks to the agent. Null when there is no such agent.
+ */
+export async function readAccountCounts(
+  db: Queryable,
+  agentId: string,
+  now: Date,
+): Promise<AccountCountsRow | null> {
+  const [row] = await db.query<{
+    kept: number;
+    current: number;
+    staged: number;
+    reserved: number;
+    unread_messages: number;
+    pending_knocks: number;
+    direct_knocks: 'everyone' | 'nobody';
+    first_expiry: Date | null;
+  }>(
+    `with staged as (
+       select coalesce(sum(size), 0)::int8 as bytes, min(expires_at) as first
+       from staged_blocks where agent_id = $1 and expires_at > $2
+     ), reserved as (
+       select coalesce(sum(bytes), 0)::int8 as bytes, min(expires_at) as first
+       from upload_reservations where agent_id = $1 and expires_at > $2
+     ), knocks as (
+       select count(*)::int as pending, min(expires_at) as first
+       from knocks where to_agent = $1 and status = 'pending' and expires_at > $2
+     )
+     select
+       coalesce(u.used_bytes, 0)::int8 as kept,
+       coalesce(u.current_bytes, 0)::int8 as current,
+       staged.bytes as staged,
+       reserved.bytes as reserved,
+       (select coalesce(sum(unread_messages), 0)::int from workspace_members
+         where agent_id = $1) as unread_messages,
+       knocks.pending as pending_knocks,
+       a.direct_knocks,
+       least(staged.first, reserved.first, knocks.first) as first_expiry
+     from agents a
+     cross join staged cross join reserved cross join knocks
+     left join storage_usage u on u.agent_id = a.agent_id
+     where a.agent_id = $1`,
+    [agentId, now],
+  );
+  if (!row) return null;
+  return {
+    kept: row.kept,
+    current: row.current,
+    staged: row.staged,
+    reserved: row.reserved,
+    unreadMessages: row.unread_messages,
+    pendingKnocks: row.pending_knocks,
+    directKnocks: row.direct_knocks,
+    firstExpiry: row.first_expiry,
+  };
+}
