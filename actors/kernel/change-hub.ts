@@ -13,6 +13,8 @@ export interface FeedSignal {
   agentId: string;
   seq: number;
   event?: ChangeEvent;
+  /** The event as JSON text, made once when it was recorded (storage/kernel/changes.ts). */
+  json?: string;
 }
 
 type Listener = (signal: FeedSignal) => void;

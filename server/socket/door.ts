@@ -10,6 +10,27 @@ import { agentForToken } from '../invoke.ts';
 
 const REPLAY_PAGE = 500;
 
+/**
+ * A `change` event as socket.io's own parser encodes it (an EVENT packet on the main namespace,
+ * no ack id), around the event's JSON made once when it was recorded. A fan-out to 1,000
+ * watchers then serialises each event once, not once more per socket with socket.io's
+ * JSON.stringify and its scan for binary data.
+ */
+const encodedChange = (json: string) => `2["change",${json}]`;
+
+/** socket.io's packet writer, as its adapters use it to send packets encoded beforehand. */
+interface PacketWriter {
+  packet?: (packets: string[], options: { preEncoded: true }) => void;
+}
+
+/** Sends one recorded change: pre-encoded when its JSON is at hand, else through `emit`. */
+function sendChange(socket: Socket, change: FeedSignal): void {
+  const writer = socket as unknown as PacketWriter;
+  if (change.json !== undefined && typeof writer.packet === 'function') {
+    writer.packet([encodedChange(change.json)], { preEncoded: true });
+  } else socket.emit('change', change.event);
+}
+
 /** A refused connection: the client's `connect_error` carries the problem as `data`. */
 export function socketRefusal(error: ServiceError, baseUrl: string): Error & { data: Problem } {
   const problem = toProblem(error, baseUrl);
@@ -97,7 +118,7 @@ export function attachSocketDoor(
     const unsubscribe = services.hub.subscribe(agentId, (change: FeedSignal) => {
       if (change.event && !pumping && change.seq === sent + 1) {
         sent = change.seq;
-        socket.emit('change', change.event);
+        sendChange(socket, change);
       } else if (change.seq > sent) {
         void pump();
       }

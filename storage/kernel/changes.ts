@@ -19,6 +19,11 @@ export interface StoredChangeRow {
   agentId: string;
   seq: number;
   event: ChangeEvent;
+  /**
+   * The event as JSON text, when just recorded: made once from the text the write stored, so
+   * that pushing it to a socket serialises nothing again.
+   */
+  json?: string;
 }
 
 interface ChangeRow extends Record<string, unknown> {
@@ -45,10 +50,42 @@ function toStored(row: ChangeRow): StoredChangeRow {
   return { agentId: row.agent_id, seq: row.seq, event };
 }
 
+/** What the insert hands back: the rest of each event is already in memory. */
+interface NumberedRow extends Record<string, unknown> {
+  event_id: string;
+  seq: number;
+  at: Date;
+}
+
+/** A draft as recorded: its event object and JSON text, from the texts sent to the insert. */
+function recorded(
+  draft: ChangeDraft<string>,
+  eventId: string,
+  actorJson: string | null,
+  dataJson: string,
+  row: NumberedRow,
+): StoredChangeRow {
+  const cursor = encodeCursor(row.seq);
+  const at = row.at.toISOString();
+  const event: ChangeEvent = { event_id: eventId, cursor, type: draft.type, at, data: draft.data };
+  let json = `{"event_id":"${eventId}","cursor":"${cursor}","type":${JSON.stringify(draft.type)},"at":"${at}","data":${dataJson}`;
+  if (draft.workspaceId) {
+    event.workspace_id = draft.workspaceId;
+    json += `,"workspace_id":${JSON.stringify(draft.workspaceId)}`;
+  }
+  if (draft.actor && actorJson) {
+    event.actor = draft.actor;
+    json += `,"actor":${actorJson}`;
+  }
+  return { agentId: draft.agentId, seq: row.seq, event, json: `${json}}` };
+}
+
 /**
- * Numbers and inserts changes: one statement for one change, two for many (a listing that
- * reaches 1,000 watchers is not 1,000 round trips). Feed heads are locked in agent-id order,
- * so that two writes touching the same agents cannot deadlock.
+ * Numbers and inserts changes in one statement, however many (a listing that reaches 1,000
+ * watchers is one round trip, as is a single change). With several agents, their feed heads
+ * are locked in agent-id order first, so that two writes touching the same agents cannot
+ * deadlock: `locked` takes the locks sorted, and `heads` updates nothing before the whole of
+ * `locked` has run (its count is a one-time filter, evaluated before the update scans).
  */
 export async function appendChanges(
   tx: Queryable,
@@ -59,63 +96,72 @@ export async function appendChanges(
   const ordered = [...drafts].sort((a, b) =>
     a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0,
   );
-  const agents = [...new Set(ordered.map((d) => d.agentId))];
-  const locked = await tx.query<{ agent_id: string }>(
-    'select agent_id from feed_heads where agent_id = any($1::uuid[]) order by agent_id for update',
-    [agents],
-  );
-  if (locked.length !== agents.length) throw new Error('no feed head for some agent');
-  const rows = await tx.query<ChangeRow>(
-    `with input as (
+  const eventIds = ordered.map(() => randomUUID());
+  const actors = ordered.map((d) => (d.actor ? JSON.stringify(d.actor) : null));
+  const data = ordered.map((d) => JSON.stringify(d.data));
+  const rows = await tx.query<NumberedRow>(
+    `with locked as materialized (
+       select agent_id from feed_heads where agent_id = any($1::uuid[])
+       order by agent_id for update
+     ), input as (
        select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::text[])
          with ordinality as t(agent_id, event_id, type, workspace_id, actor, data, ord)
      ), counts as (
        select agent_id, count(*)::bigint as n from input group by agent_id
      ), heads as (
        update feed_heads h set last_seq = h.last_seq + c.n from counts c
-       where h.agent_id = c.agent_id returning h.agent_id, h.last_seq, c.n
+       where h.agent_id = c.agent_id and (select count(*) from locked) > 0
+       returning h.agent_id, h.last_seq, c.n
      )
      insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
      select i.agent_id,
        heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord),
        i.event_id, i.type, i.workspace_id, i.actor::jsonb, i.data::jsonb
      from input i join heads on heads.agent_id = i.agent_id
-     returning agent_id, seq, event_id, type, at, workspace_id, actor, data`,
+     returning event_id, seq, at`,
     [
       ordered.map((d) => d.agentId),
-      ordered.map(() => randomUUID()),
+      eventIds,
       ordered.map((d) => d.type),
       ordered.map((d) => d.workspaceId ?? null),
-      ordered.map((d) => (d.actor ? JSON.stringify(d.actor) : null)),
-      ordered.map((d) => JSON.stringify(d.data)),
+      actors,
+      data,
     ],
   );
-  if (rows.length !== ordered.length) throw new Error('not every change was recorded');
-  return rows
-    .map(toStored)
-    .sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : a.seq - b.seq));
+  // A missing feed head leaves its agent's changes out: nothing may be half-recorded.
+  if (rows.length !== ordered.length) throw new Error('no feed head for some agent');
+  const numbered = new Map(rows.map((row) => [row.event_id, row]));
+  const stored = ordered.map((draft, i) => {
+    const row = numbered.get(eventIds[i] as string);
+    if (!row) throw new Error('not every change was recorded');
+    return recorded(
+      draft,
+      eventIds[i] as string,
+      actors[i] as string | null,
+      data[i] as string,
+      row,
+    );
+  });
+  // Sorted by agent already; within an agent, the drafts' order is the sequence's.
+  return stored;
 }
 
 async function appendOne(tx: Queryable, draft: ChangeDraft<string>): Promise<StoredChangeRow> {
+  const eventId = randomUUID();
+  const actor = draft.actor ? JSON.stringify(draft.actor) : null;
+  const data = JSON.stringify(draft.data);
   // Numbering and inserting in one statement.
-  const [row] = await tx.query<ChangeRow>(
+  const [row] = await tx.query<NumberedRow>(
     `with head as (
        update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq
      )
      insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
      select $1, head.last_seq, $2, $3, $4, $5::text::jsonb, $6::text::jsonb from head
-     returning agent_id, seq, event_id, type, at, workspace_id, actor, data`,
-    [
-      draft.agentId,
-      randomUUID(),
-      draft.type,
-      draft.workspaceId ?? null,
-      draft.actor ? JSON.stringify(draft.actor) : null,
-      JSON.stringify(draft.data),
-    ],
+     returning event_id, seq, at`,
+    [draft.agentId, eventId, draft.type, draft.workspaceId ?? null, actor, data],
   );
   if (!row) throw new Error(`no feed head for agent ${draft.agentId}`);
-  return toStored(row);
+  return recorded(draft, eventId, actor, data, row);
 }
 
 export async function readChanges(
