@@ -21,6 +21,9 @@ export class AgentActor extends MachineActor<typeof agentMachine> {
     readonly lastSeqAtLoad: number,
   ) {
     super(agentCodec, snapshot, record.version);
+    // The stored snapshot is in `snapshot` now: the row's copy would be held twice per
+    // resident agent (bench/resident-agents.ts).
+    record.machine = null;
     this.principal = principalOf(record);
     this.createdAt = record.createdAt.toISOString();
   }

@@ -76,6 +76,9 @@ interface Entry<A> {
   stale: boolean;
 }
 
+/** The tail of an empty mailbox: one settled promise shared by every entry (memory per resident actor). */
+const NOTHING_SENT: Promise<unknown> = Promise.resolve();
+
 /** The actor's row is gone (deleted meanwhile): the command finds nothing. */
 class ActorGone extends Error {}
 
@@ -293,7 +296,7 @@ export class ActorRegistry<A extends PersistentActor> {
           if (!actor) return false;
           this.entries.set(id, {
             actor,
-            tail: Promise.resolve(),
+            tail: NOTHING_SENT,
             pins: 0,
             fresh: true,
             stale: false,

@@ -32,10 +32,21 @@ const { dataDir } = workerData as { dataDir: string };
 if (!parentPort) throw new Error('pglite-worker must run as a worker thread');
 const port = parentPort;
 
+/**
+ * PostgreSQL's shared memory is resident from the start in PGlite: it lives in the
+ * WebAssembly memory, which is written through when PostgreSQL sets it up, and WebAssembly
+ * memory never shrinks. initdb's 128 MB of shared buffers cost ~120 MB of RSS at idle
+ * (bench/idle-rss.ts); 16 MB holds the hot pages of the service's own tables, and a page
+ * outside them is one read from the operating system's file cache. (max_connections
+ * stays: with max_locks_per_transaction it sizes the lock table a migration's transaction needs.)
+ */
+const MEMORY_SETTINGS = ['-c', 'shared_buffers=16MB'];
+
 // int8 as a JS number, as the postgres.js driver does: every int8 the service keeps (sequence
 // numbers, byte counts) stays far below 2^53.
 const db = await PGlite.create(dataDir, {
   parsers: { [types.INT8]: (value: string) => Number(value) },
+  startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS],
 });
 
 const statements = new PreparedStatements(db);

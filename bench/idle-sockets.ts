@@ -1,0 +1,189 @@
+/**
+ * Idle sockets: the real service (its own process, PGlite, a new DATA_DIR) takes SOCKETS
+ * socket.io connections of one agent, all opened at once, while /health is asked every 20 ms;
+ * then the same for a bare socket.io server on node:http (the baseline). Prints the RSS the
+ * sockets added, per socket, and /health p99 while they connected, beside the targets
+ * (10,000 idle sockets under 100 MB; /health under 200 ms). Never fails: when the file
+ * descriptor limit is too low for both ends of every socket, it says so and measures fewer.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Server } from 'socket.io';
+import { io, type Socket } from 'socket.io-client';
+
+const WANTED = Number(process.env.IDLE_SOCKETS ?? 10_000);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Both ends of every socket live on this machine; this process holds the client ends. */
+function socketsAllowed(): { count: number; why?: string } {
+  const limits = readFileSync('/proc/self/limits', 'utf8');
+  const soft = Number(/Max open files\s+(\d+)/.exec(limits)?.[1] ?? 1024);
+  const room = soft - 200;
+  if (room >= WANTED) return { count: WANTED };
+  return {
+    count: Math.max(room, 0),
+    why: `ulimit -n is ${soft} here (a process cannot raise its own soft limit from Node.js): ${room} sockets measured; run with ulimit -n ${WANTED + 500} for all`,
+  };
+}
+
+const rssMb = (pid: number) =>
+  Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+/** Asks /health every 20 ms until `done`; resolves with the latencies. */
+async function healthTimes(baseUrl: string, done: Promise<unknown>): Promise<number[]> {
+  const times: number[] = [];
+  let finished = false;
+  void done.finally(() => (finished = true));
+  while (!finished) {
+    const started = performance.now();
+    await fetch(`${baseUrl}/health`).then(
+      (response) => response.arrayBuffer(),
+      () => undefined,
+    );
+    times.push(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return times;
+}
+
+async function connectAll(
+  baseUrl: string,
+  count: number,
+  auth: Record<string, string>,
+): Promise<Socket[]> {
+  const sockets = Array.from({ length: count }, () =>
+    io(baseUrl, { transports: ['websocket'], auth, reconnection: false, forceNew: true }),
+  );
+  // A connection the listen backlog dropped is counted, not fatal: the figures say how many.
+  const connected = await Promise.all(
+    sockets.map(
+      (socket) =>
+        new Promise<boolean>((resolve) => {
+          socket.once('connect', () => resolve(true));
+          socket.once('connect_error', () => resolve(false));
+        }),
+    ),
+  );
+  return sockets.filter((_, index) => connected[index]);
+}
+
+interface Figures {
+  idleMb: number;
+  withSocketsMb: number;
+  healthP99Ms: number;
+  healthSamples: number;
+  connected: number;
+}
+
+async function measure(
+  pid: number,
+  baseUrl: string,
+  count: number,
+  auth: Record<string, string>,
+): Promise<Figures> {
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const idleMb = rssMb(pid);
+  const connecting = connectAll(baseUrl, count, auth);
+  const times = await healthTimes(baseUrl, connecting);
+  const sockets = await connecting;
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const withSocketsMb = rssMb(pid);
+  for (const socket of sockets) socket.disconnect();
+  return {
+    idleMb,
+    withSocketsMb,
+    healthP99Ms: percentile(times, 99),
+    healthSamples: times.length,
+    connected: sockets.length,
+  };
+}
+
+function listening(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let log = '';
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      log += chunk;
+      const url = /listening on (http:\/\/\S+)/.exec(log)?.[1];
+      if (url) resolve(url);
+    });
+    child.once('exit', (code) => reject(new Error(`the service exited (${code}): ${log}`)));
+  });
+}
+
+async function service(count: number): Promise<Figures> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'agent-service-idle-sockets-'));
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: '0',
+        SMTP_PORT: 'off',
+        DATA_DIR: dataDir,
+        DATABASE_URL: '',
+        SOCKETS_PER_AGENT: String(count + 1),
+        RATE_LIMIT_PER_MINUTE: '0',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  try {
+    const baseUrl = await listening(child);
+    const signUp = await fetch(`${baseUrl}/agents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'idle sockets bench' }),
+    });
+    const { api_token: token } = (await signUp.json()) as { api_token: string };
+    return await measure(child.pid as number, baseUrl, count, { token });
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function bare(count: number): Promise<Figures> {
+  const http = createServer((request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+  });
+  const server = new Server(http, { serveClient: false });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as { port: number };
+  try {
+    return await measure(process.pid, `http://127.0.0.1:${port}`, count, {});
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const { count, why } = socketsAllowed();
+if (why) console.log(`idle sockets: ${why}`);
+if (count > 0) {
+  const real = await service(count);
+  const raw = await bare(count);
+  const added = (figures: Figures) => figures.withSocketsMb - figures.idleMb;
+  console.log(
+    `idle sockets: ${real.connected.toLocaleString('en')} of ${count.toLocaleString('en')} connected on the service add ${added(real).toFixed(0)} MB RSS ` +
+      `(${((added(real) * 1048576) / Math.max(real.connected, 1) / 1024).toFixed(1)} KiB each; target: 10,000 under 100 MB), ` +
+      `bare socket.io ${added(raw).toFixed(0)} MB for ${raw.connected.toLocaleString('en')} (this process, client ends included)`,
+  );
+  console.log(
+    `idle sockets: /health p99 ${real.healthP99Ms.toFixed(0)} ms while all connected at once ` +
+      `(${real.healthSamples} asks; target under 200 ms), bare ${raw.healthP99Ms.toFixed(0)} ms ` +
+      `(both include this process's own delay: it opens the client ends too)`,
+  );
+}
