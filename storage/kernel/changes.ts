@@ -86,6 +86,9 @@ function recorded(
  * are locked in agent-id order first, so that two writes touching the same agents cannot
  * deadlock: `locked` takes the locks sorted, and `heads` updates nothing before the whole of
  * `locked` has run (its count is a one-time filter, evaluated before the update scans).
+ *
+ * Drafts that tell several agents the same thing (same actor and data) share one payload row
+ * (migration 029): a listing reaching 1,000 watchers writes its ~1 KB once, not 1,000 times.
  */
 export async function appendChanges(
   tx: Queryable,
@@ -97,15 +100,34 @@ export async function appendChanges(
     a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0,
   );
   const eventIds = ordered.map(() => randomUUID());
-  const actors = ordered.map((d) => (d.actor ? JSON.stringify(d.actor) : null));
-  const data = ordered.map((d) => JSON.stringify(d.data));
+  // Each distinct (actor, data) once: drafts built from one object serialise it once too.
+  const payloads = new Map<string, { id: string; actor: string | null; data: string }>();
+  const texts = new Map<object, string>();
+  const jsonOf = (value: object) => {
+    let text = texts.get(value);
+    if (text === undefined) texts.set(value, (text = JSON.stringify(value)));
+    return text;
+  };
+  const payloadOf = ordered.map((draft) => {
+    const actor = draft.actor ? jsonOf(draft.actor) : null;
+    const data = jsonOf(draft.data);
+    const key = `${actor ?? ''}\u0000${data}`;
+    let payload = payloads.get(key);
+    if (!payload) payloads.set(key, (payload = { id: randomUUID(), actor, data }));
+    return payload;
+  });
+  const shared = [...payloads.values()];
   const rows = await tx.query<NumberedRow>(
     `with locked as materialized (
        select agent_id from feed_heads where agent_id = any($1::uuid[])
        order by agent_id for update
+     ), payloads as (
+       insert into change_payloads (payload_id, actor, data)
+       select id, actor::jsonb, data::jsonb from unnest($6::uuid[], $7::text[], $8::text[])
+         as p(id, actor, data)
      ), input as (
-       select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::text[])
-         with ordinality as t(agent_id, event_id, type, workspace_id, actor, data, ord)
+       select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::uuid[])
+         with ordinality as t(agent_id, event_id, type, workspace_id, payload_id, ord)
      ), counts as (
        select agent_id, count(*)::bigint as n from input group by agent_id
      ), heads as (
@@ -113,10 +135,10 @@ export async function appendChanges(
        where h.agent_id = c.agent_id and (select count(*) from locked) > 0
        returning h.agent_id, h.last_seq, c.n
      )
-     insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
+     insert into changes (agent_id, seq, event_id, type, workspace_id, payload_id)
      select i.agent_id,
        heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord),
-       i.event_id, i.type, i.workspace_id, i.actor::jsonb, i.data::jsonb
+       i.event_id, i.type, i.workspace_id, i.payload_id
      from input i join heads on heads.agent_id = i.agent_id
      returning event_id, seq, at`,
     [
@@ -124,8 +146,10 @@ export async function appendChanges(
       eventIds,
       ordered.map((d) => d.type),
       ordered.map((d) => d.workspaceId ?? null),
-      actors,
-      data,
+      payloadOf.map((p) => p.id),
+      shared.map((p) => p.id),
+      shared.map((p) => p.actor),
+      shared.map((p) => p.data),
     ],
   );
   // A missing feed head leaves its agent's changes out: nothing may be half-recorded.
@@ -134,13 +158,8 @@ export async function appendChanges(
   const stored = ordered.map((draft, i) => {
     const row = numbered.get(eventIds[i] as string);
     if (!row) throw new Error('not every change was recorded');
-    return recorded(
-      draft,
-      eventIds[i] as string,
-      actors[i] as string | null,
-      data[i] as string,
-      row,
-    );
+    const payload = payloadOf[i] as { actor: string | null; data: string };
+    return recorded(draft, eventIds[i] as string, payload.actor, payload.data, row);
   });
   // Sorted by agent already; within an agent, the drafts' order is the sequence's.
   return stored;
@@ -171,8 +190,10 @@ export async function readChanges(
   limit: number,
 ): Promise<StoredChangeRow[]> {
   const rows = await db.query<ChangeRow>(
-    `select agent_id, seq, event_id, type, at, workspace_id, actor, data from changes
-     where agent_id = $1 and seq > $2 order by seq limit $3`,
+    `select c.agent_id, c.seq, c.event_id, c.type, c.at, c.workspace_id,
+       coalesce(c.actor, p.actor) as actor, coalesce(c.data, p.data) as data
+     from changes c left join change_payloads p on p.payload_id = c.payload_id
+     where c.agent_id = $1 and c.seq > $2 order by c.seq limit $3`,
     [agentId, afterSeq, limit],
   );
   return rows.map(toStored);
