@@ -121,20 +121,23 @@ export async function updateDeal(
 
 /**
  * What was agreed changed: its parties join the deal's parties. None leaves: a party of any
- * agreed version stays counted (deals-protocol.md, "Parties for good").
+ * agreed version stays counted (deals-protocol.md, "Parties for good"). Answers the parties that
+ * joined now (the reputation counts them: storage/reputation-counts.ts countPartiesJoined).
  */
 export async function addDealParties(
   tx: Queryable,
   dealId: string,
   parties: readonly string[],
   at: Date,
-): Promise<void> {
-  await tx.query(
+): Promise<string[]> {
+  const added = await tx.query<{ agent_id: string }>(
     `insert into deal_parties (deal_id, agent_id, agreed_at)
      select $1, unnest($2::uuid[]), $3
-     on conflict (deal_id, agent_id) do nothing`,
+     on conflict (deal_id, agent_id) do nothing
+     returning agent_id`,
     [dealId, parties, at],
   );
+  return added.map((row) => row.agent_id);
 }
 
 export interface AgreementRow {
@@ -267,16 +270,25 @@ export interface RatingRow {
   receipt: unknown;
 }
 
+/** A standing rating a new one superseded: its id, and its score the reputation uncounts. */
+export interface SupersededRating {
+  ratingId: string;
+  score: number | null;
+}
+
 /**
  * Records a rating; the standing one of the same rater, ratee and deal (if any) is superseded
- * by it, and stays on record. Answers the superseded rating's id.
+ * by it, and stays on record. Answers the superseded rating.
  */
-export async function insertRating(tx: Queryable, row: RatingRow): Promise<string | null> {
+export async function insertRating(
+  tx: Queryable,
+  row: RatingRow,
+): Promise<SupersededRating | null> {
   // The foreign key of superseded_by is checked at commit: the new row comes next.
-  const [old] = await tx.query<{ rating_id: string }>(
+  const [old] = await tx.query<{ rating_id: string; score: number | null }>(
     `update deal_ratings set superseded_by = $4
      where deal_id = $1 and rater_id = $2 and ratee_id = $3 and superseded_by is null
-     returning rating_id`,
+     returning rating_id, score`,
     [row.dealId, row.raterId, row.rateeId, row.ratingId],
   );
   await tx.query(
@@ -297,7 +309,7 @@ export async function insertRating(tx: Queryable, row: RatingRow): Promise<strin
       JSON.stringify(row.receipt),
     ],
   );
-  return old?.rating_id ?? null;
+  return old ? { ratingId: old.rating_id, score: old.score } : null;
 }
 
 type RatingRecord = {
@@ -338,55 +350,42 @@ export async function listRatings(db: Queryable, dealId: string): Promise<Rating
   return rows.map(toRating);
 }
 
-/**
- * What an agent's record counts, as SQL over `agent` (an SQL expression naming its id): the full
- * record (reputationOf) and the store's summaries (reputationCounts) both count with these, so
- * the two cannot disagree. A deal counts once however many rounds were agreed; only standing
- * ratings count.
- */
-const dealsAgreedOf = (agent: string) =>
-  `(select count(*)::int from deal_parties p where p.agent_id = ${agent})`;
-// A rating is payment-backed when its deal has a final on-chain payment, whenever that turned
-// final: counted when read, so a rating made before the payment was final counts once it is.
-const paymentBackedRatingsOf = (agent: string) =>
-  `(select count(*)::int from deal_ratings r where r.ratee_id = ${agent}
-      and r.superseded_by is null
-      and exists (select 1 from payments p where p.deal_id = r.deal_id and p.status = 'final'))`;
+/** How many counterparties and standing ratings the record lists (most deals, newest first). */
+const LISTED = 100;
 
-/** Counts of an agent's record and its counterparties (deals-protocol.md, "Reputation"). */
+/**
+ * An agent's record (deals-protocol.md, "Reputation"), read from the counts kept as it changed
+ * (storage/reputation-counts.ts): no read scans the agent's history. The counterparties with
+ * most deals first, and the newest standing ratings, each with whether its deal has a final
+ * payment now (a rating made before the payment turned final is backed once it is).
+ */
 export async function reputationOf(db: Queryable, agentId: string) {
   const [row] = await db.query<{
-    deals_agreed: number;
-    distinct_counterparties: number;
-    payment_backed_ratings: number;
-    scored_ratings: number;
+    deals_agreed: number | null;
+    distinct_counterparties: number | null;
+    payment_backed_ratings: number | null;
+    scored_ratings: number | null;
     average_score: number | null;
+    payments_made: number | null;
+    payments_received: number | null;
+    offchain_payments_confirmed: number | null;
     counterparties:
       { agent_id: string; name: string; deals_agreed: number; payments_final: number }[] | null;
   }>(
-    `with mine as (select deal_id from deal_parties where agent_id = $1),
-     others as (
-       select o.agent_id, count(*)::int as deals_agreed
-       from deal_parties o join mine on mine.deal_id = o.deal_id
-       where o.agent_id <> $1 group by o.agent_id)
-     select
-       ${dealsAgreedOf('$1')} as deals_agreed,
-       (select count(*)::int from others) as distinct_counterparties,
-       ${paymentBackedRatingsOf('$1')} as payment_backed_ratings,
-       s.scored_ratings, s.average_score,
-       (select jsonb_agg(jsonb_build_object('agent_id', t.agent_id, 'name', t.name,
-          'deals_agreed', t.deals_agreed,
-          'payments_final', (select count(*)::int from payments p where p.status = 'final'
-             and ((p.payer_agent_id = $1 and p.payee_agent_id = t.agent_id)
-               or (p.payee_agent_id = $1 and p.payer_agent_id = t.agent_id))))
-          order by t.deals_agreed desc, t.agent_id)
-        from (select o.agent_id, a.name, o.deals_agreed from others o
-              join agents a on a.agent_id = o.agent_id
-              order by o.deals_agreed desc, o.agent_id limit 100) t) as counterparties
-     from (select count(r.score)::int as scored_ratings,
-             round(avg(r.score), 2)::float8 as average_score
-           from deal_ratings r
-           where r.ratee_id = $1 and r.superseded_by is null and r.score is not null) s`,
+    `select k.deals_agreed, k.distinct_counterparties, k.payment_backed_ratings,
+       k.scored_ratings,
+       round(k.score_total::numeric / nullif(k.scored_ratings, 0), 2)::float8 as average_score,
+       c.payments_made, c.payments_received, c.offchain_payments_confirmed,
+       (select jsonb_agg(jsonb_build_object('agent_id', t.counterparty_id, 'name', t.name,
+          'deals_agreed', t.deals_agreed, 'payments_final', t.payments_final)
+          order by t.deals_agreed desc, t.counterparty_id)
+        from (select p.counterparty_id, a.name, p.deals_agreed, p.payments_final
+              from agent_counterparties p join agents a on a.agent_id = p.counterparty_id
+              where p.agent_id = me.agent_id and p.deals_agreed > 0
+              order by p.deals_agreed desc, p.counterparty_id limit ${LISTED}) t) as counterparties
+     from (select $1::uuid as agent_id) me
+     left join agent_reputation k on k.agent_id = me.agent_id
+     left join agent_payment_counts c on c.agent_id = me.agent_id`,
     [agentId],
   );
   const counts = {
@@ -394,48 +393,65 @@ export async function reputationOf(db: Queryable, agentId: string) {
     distinct_counterparties: row?.distinct_counterparties ?? 0,
     payment_backed_ratings: row?.payment_backed_ratings ?? 0,
   };
+  const payments = {
+    payments_made: row?.payments_made ?? 0,
+    payments_received: row?.payments_received ?? 0,
+    offchain_payments_confirmed: row?.offchain_payments_confirmed ?? 0,
+  };
   // The mean of the standing ratings' scores (those with one), payment-backed or not.
   const scores = { scored: row?.scored_ratings ?? 0, average: row?.average_score ?? null };
-  const counterparties = row?.counterparties ?? [];
-  const ratings = await db.query<RatingRecord & { rater_name: string }>(
-    `select r.*, a.name as rater_name from deal_ratings r join agents a on a.agent_id = r.rater_id
-     where r.ratee_id = $1 and r.superseded_by is null order by r.rated_at desc limit 100`,
+  const ratings = await db.query<RatingRecord & { rater_name: string; payment_final: boolean }>(
+    `select r.rating_id, r.deal_id, r.rater_id, r.ratee_id, r.delivered_can, r.accepted_on_need,
+       r.score, r.comment, r.payment_backed, r.rated_at, r.superseded_by, null as receipt,
+       a.name as rater_name, d.payment_final
+     from deal_ratings r
+     join agents a on a.agent_id = r.rater_id
+     join deals d on d.deal_id = r.deal_id
+     where r.ratee_id = $1 and r.superseded_by is null
+     order by r.rated_at desc, r.rating_id desc limit ${LISTED}`,
     [agentId],
   );
   return {
-    counts: counts ?? { deals_agreed: 0, distinct_counterparties: 0, payment_backed_ratings: 0 },
+    counts,
+    payments,
     scores,
-    counterparties,
-    ratings: ratings.map((r) => ({ ...toRating(r), raterName: r.rater_name })),
+    counterparties: row?.counterparties ?? [],
+    ratings: ratings.map((r) => ({
+      ...toRating(r),
+      raterName: r.rater_name,
+      backedNow: r.payment_final,
+    })),
   };
 }
 
+/** The counts of an agent's record the store shows beside each of its listings. */
+export type ReputationCounts = {
+  deals_agreed: number;
+  payments_made: number;
+  payments_received: number;
+  payment_backed_ratings: number;
+};
+
 /**
- * The counts of reputationOf that the store shows beside each listing, for every agent of
- * `agentIds` in one statement (a page of listings names many authors); an agent with nothing on
- * record counts 0.
+ * The kept counts the store shows beside each listing, for every agent of `agentIds` in one
+ * statement (a page of listings names many authors); an agent with nothing on record counts 0.
  */
 export async function reputationCounts(
   db: Queryable,
   agentIds: readonly string[],
-): Promise<Map<string, { deals_agreed: number; payment_backed_ratings: number }>> {
+): Promise<Map<string, ReputationCounts>> {
   if (agentIds.length === 0) return new Map();
-  const rows = await db.query<{
-    agent_id: string;
-    deals_agreed: number;
-    payment_backed_ratings: number;
-  }>(
-    `select a.agent_id, ${dealsAgreedOf('a.agent_id')} as deals_agreed,
-            ${paymentBackedRatingsOf('a.agent_id')} as payment_backed_ratings
-     from unnest($1::uuid[]) as a(agent_id)`,
+  const rows = await db.query<ReputationCounts & { agent_id: string }>(
+    `select me.agent_id, coalesce(k.deals_agreed, 0) as deals_agreed,
+       coalesce(c.payments_made, 0) as payments_made,
+       coalesce(c.payments_received, 0) as payments_received,
+       coalesce(k.payment_backed_ratings, 0) as payment_backed_ratings
+     from unnest($1::uuid[]) as me(agent_id)
+     left join agent_reputation k on k.agent_id = me.agent_id
+     left join agent_payment_counts c on c.agent_id = me.agent_id`,
     [[...new Set(agentIds)]],
   );
-  return new Map(
-    rows.map((row) => [
-      row.agent_id,
-      { deals_agreed: row.deals_agreed, payment_backed_ratings: row.payment_backed_ratings },
-    ]),
-  );
+  return new Map(rows.map(({ agent_id, ...counts }) => [agent_id, counts]));
 }
 
 /** One line of an agent's list of deals. */

@@ -28,6 +28,7 @@ import {
 import type { Queryable } from '../../storage/driver.ts';
 import { findFile, findKeptVersion } from '../../storage/files.ts';
 import { dealsWithFinalPayment } from '../../storage/payments.ts';
+import { countPartiesJoined, countRatingChange } from '../../storage/reputation-counts.ts';
 import { dealPayments } from '../payments/payment-view.ts';
 import { lockWorkspace } from '../../storage/workspaces.ts';
 import type { DealActor } from './actor.ts';
@@ -157,7 +158,11 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
     const agreedNow =
       next.context.agreed?.version === input.version &&
       deal.state.context.agreed?.version !== input.version;
-    if (agreedNow) await addDealParties(tx, dealId, next.context.parties, now);
+    if (agreedNow) {
+      const joined = await addDealParties(tx, dealId, next.context.parties, now);
+      // The reputation counts them in this transaction: no read recounts the deals.
+      await countPartiesJoined(tx, dealId, joined);
+    }
     return {
       result: { deal_id: dealId, status: dealStatus(next), agreement: receipt },
       next,
@@ -323,7 +328,7 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
       ratee: input.agent_id,
     });
     // Backed when a payment of the deal is final on-chain now (a rating made before that is
-    // counted as backed once it is: the reputation reads it from the payments).
+    // counted as backed once it is: the payment's move counts it, countDealPaymentFinal).
     const paymentBacked = (await dealsWithFinalPayment(tx, [row.dealId])).has(row.dealId);
     const ratingId = randomUUID();
     const receipt = await appendReceipt(tx, services.files.signingKeys, row.workspaceId, {
@@ -341,7 +346,7 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
       agent_name: principal.name,
       at: now.toISOString(),
     });
-    const supersedes = await insertRating(tx, {
+    const superseded = await insertRating(tx, {
       ratingId,
       dealId: row.dealId,
       raterId: principal.agentId,
@@ -355,6 +360,12 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
       supersededBy: null,
       receipt,
     });
+    // The ratee's kept record loses the superseded rating and gains this one, in this
+    // transaction (storage/reputation-counts.ts).
+    await countRatingChange(tx, row.dealId, input.agent_id, superseded, {
+      score: input.score ?? null,
+    });
+    const supersedes = superseded?.ratingId ?? null;
     return {
       result: { rating_id: ratingId, payment_backed: paymentBacked, supersedes, receipt },
       next,

@@ -1,12 +1,7 @@
 import { findAgent } from '../../storage/agents.ts';
 import { formatUsdc } from '../../protocol/payments-money.ts';
 import { reputationCounts, reputationOf } from '../../storage/deals.ts';
-import {
-  dealsWithFinalPayment,
-  paymentCounts,
-  paymentCountsOf,
-  paymentsOfAgent,
-} from '../../storage/payments.ts';
+import { paymentsOfAgent } from '../../storage/payments.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 
@@ -22,25 +17,22 @@ export interface ReputationSummary {
 }
 
 /**
- * The summaries of `agentIds` (the authors of a page of listings) in one query, counted as
- * `reputation` counts them; an agent not asked for, or with nothing on record, counts 0.
+ * The summaries of `agentIds` (the authors of a page of listings) in one query of the counts
+ * kept as they changed, the same `reputation` shows; an agent not asked for, or with nothing on
+ * record, counts 0.
  */
 export async function reputationSummaries(
   services: Services,
   agentIds: readonly string[],
 ): Promise<(agentId: string) => ReputationSummary> {
   const counts = await reputationCounts(services.db(), agentIds);
-  const payments = await paymentCountsOf(services.db(), agentIds);
-  return (agentId) => {
-    const found = counts.get(agentId);
-    const paid = payments.get(agentId);
-    return {
-      deals_agreed: found?.deals_agreed ?? 0,
-      payments_made: paid?.payments_made ?? 0,
-      payments_received: paid?.payments_received ?? 0,
-      payment_backed_ratings: found?.payment_backed_ratings ?? 0,
+  return (agentId) =>
+    counts.get(agentId) ?? {
+      deals_agreed: 0,
+      payments_made: 0,
+      payments_received: 0,
+      payment_backed_ratings: 0,
     };
-  };
 }
 
 /** The agent, with its record; an agent that is not signed up is not found. */
@@ -48,7 +40,7 @@ async function recordOf(services: Services, agentId: string) {
   const agent = await findAgent(services.db(), agentId);
   if (!agent) throw notFound('agent');
   const record = await reputationOf(services.db(), agentId);
-  const payments = await paymentCounts(services.db(), agentId);
+  const { payments } = record;
   return {
     agent_id: agent.agentId,
     name: agent.name,
@@ -73,10 +65,6 @@ async function recordOf(services: Services, agentId: string) {
  */
 export async function reputation(services: Services, agentId: string) {
   const { record, ...agent } = await recordOf(services, agentId);
-  const backed = await dealsWithFinalPayment(
-    services.db(),
-    record.ratings.map((r) => r.dealId),
-  );
   const payments = await paymentsOfAgent(services.db(), agentId, PAYMENTS_LISTED);
   return {
     ...agent,
@@ -90,7 +78,7 @@ export async function reputation(services: Services, agentId: string) {
       score: r.score,
       comment: r.comment,
       // Backed when its deal has a final payment, also one that turned final after the rating.
-      payment_backed: backed.has(r.dealId),
+      payment_backed: r.backedNow,
       at: r.ratedAt.toISOString(),
     })),
     payments: payments.map((p) => ({

@@ -35,6 +35,7 @@ import type { EventType } from '../../protocol/events.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import { appendWorkspaceLog, countFinalPayment, releaseCredit } from '../../storage/payments.ts';
+import { countDealPaymentFinal } from '../../storage/reputation-counts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { PaymentActor, PaymentRecord } from './actor.ts';
 import { issueFinalReceipt } from './receipts.ts';
@@ -95,6 +96,11 @@ export async function applyPaymentEvent(
         // The proof of the payment, signed and chained in the deal's workspace with the move.
         const evidence = next.context.evidence;
         if (evidence) await issueFinalReceipt(tx, services, payment.record, evidence, at);
+        // After the receipt took the workspace's lock, as deal commands take it before the
+        // deal's row: the kept reputation counts the payment between the two and, on the
+        // deal's first, its standing ratings as payment-backed.
+        const { dealId, payerAgentId, payeeAgentId } = payment.record;
+        await countDealPaymentFinal(tx, dealId, payerAgentId, payeeAgentId);
       }
       const kind = event.type === 'REORGED' ? 'payment.reorged' : `payment.${after}`;
       const txHash =
