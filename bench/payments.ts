@@ -37,6 +37,7 @@ import { insertPayment } from '../storage/payments.ts';
 import { startAnvil, type TestChain } from '../test/helpers/chain.ts';
 import { startTestServer, type TestServer } from '../test/helpers/server.ts';
 import { newWorkspace } from '../test/helpers/workspaces.ts';
+import { rebuildReputationCounts } from '../storage/reputation-counts.ts';
 
 export const PAYMENTS_AWAITED = 10_000;
 export const TRANSFERS_IN_BLOCK = 1_000;
@@ -211,6 +212,8 @@ async function loadFixture(server: TestServer, chain: TestChain): Promise<Fixtur
     ),
     workspaceId,
   ]);
+  // Deals loaded by SQL, not agreed through a command: the kept reputation counts catch up.
+  await driver.transaction((tx) => rebuildReputationCounts(tx));
   const now = Date.now();
   const expiresAt = now + 7 * 24 * 3_600_000;
   const paid: Address[] = [];
