@@ -10,6 +10,7 @@ import type uWS from '@trufflesuite/uws-js-unofficial';
 import { loadUws } from '../server/http/uws-engine.ts';
 import { onTestsEnd } from '../test/helpers/resources.ts';
 import { startTestServer } from '../test/helpers/server.ts';
+import type { Driver, Row, Transaction, TransactionOptions } from '../storage/driver.ts';
 import type { Baseline } from './baselines.ts';
 
 const MIB = 1024 * 1024;
@@ -43,6 +44,54 @@ export interface FileBench {
   firstLargePut?: { serviceMb: number; sinkMb: number };
   /** RSS samples taken during the shortest sampled PUT (proof the sampler kept up). */
   fewestRssSamples?: number;
+  /**
+   * SQL statements the service ran per 1 MiB PUT that replaces a file (the median of
+   * STATEMENT_RUNS saves, counted at the driver: autocommitted and in transactions alike), and
+   * the transactions among them.
+   */
+  statementsPerSave?: { statements: number; transactions: number };
+}
+
+const STATEMENT_RUNS = 5;
+
+/** Counts the statements and transactions `driver` runs while `run` goes. */
+async function countStatements(
+  driver: Driver,
+  run: () => Promise<void>,
+): Promise<{ statements: number; transactions: number }> {
+  const counted = { statements: 0, transactions: 0 };
+  const countIn = (tx: Transaction): Transaction => ({
+    query: (text, params) => {
+      counted.statements++;
+      return tx.query(text, params);
+    },
+    queryTable: (text, params) => {
+      counted.statements++;
+      return tx.queryTable(text, params);
+    },
+    script: (text) => tx.script(text),
+    savepoint: (work) => tx.savepoint((inner) => work(countIn(inner))),
+  });
+  const { query, transaction } = driver;
+  const patched = driver as { -readonly [K in keyof Driver]: Driver[K] };
+  patched.query = <T extends Row = Row>(text: string, params?: readonly unknown[]) => {
+    counted.statements++;
+    return query.call(driver, text, params) as Promise<T[]>;
+  };
+  patched.transaction = <T>(
+    work: (tx: Transaction) => Promise<T>,
+    options?: TransactionOptions,
+  ) => {
+    counted.transactions++;
+    return transaction.call(driver, (tx) => work(countIn(tx)), options) as Promise<T>;
+  };
+  try {
+    await run();
+  } finally {
+    patched.query = query;
+    patched.transaction = transaction;
+  }
+  return counted;
 }
 
 /** The body the client streams: one random chunk, repeated, with a stamp so no two are equal. */
@@ -276,6 +325,7 @@ export async function measureFiles(
   const figures = new Figures();
   let firstLargePut: FileBench['firstLargePut'];
   let fewestSamples = Infinity;
+  let statementsPerSave: FileBench['statementsPerSave'];
   const sampled = async <T>(run: () => Promise<T>) => {
     const result = await withPeakRss(run);
     fewestSamples = Math.min(fewestSamples, result.samples);
@@ -355,6 +405,16 @@ export async function measureFiles(
         figures.add('service GET (uWS)', bytes, await timed(bytes, () => serviceGet(name, bytes)));
       }
       log(`files: ${label} done`);
+      if (!large) {
+        const counts = [];
+        for (let run = 0; run < STATEMENT_RUNS; run++) {
+          counts.push(await countStatements(server.services.driver, () => servicePut(name, bytes)));
+        }
+        statementsPerSave = {
+          statements: median(counts.map((count) => count.statements)),
+          transactions: median(counts.map((count) => count.transactions)),
+        };
+      }
 
       const source = join(directory, `source-${bytes}`);
       await writeSource(source, bytes);
@@ -378,6 +438,7 @@ export async function measureFiles(
       figures: figures.list(),
       ...(firstLargePut ? { firstLargePut } : {}),
       ...(Number.isFinite(fewestSamples) ? { fewestRssSamples: fewestSamples } : {}),
+      ...(statementsPerSave ? { statementsPerSave } : {}),
     };
   } finally {
     agent.destroy();

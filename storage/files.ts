@@ -50,6 +50,64 @@ export async function findFile(db: Queryable, workspaceId: string, path: string)
   return raw ? toFile(raw) : null;
 }
 
+/**
+ * What a save needs of its path, in one statement: the current version, the last number, and
+ * the versions whose bytes the save lets go (rule `every_kept_byte`: every version the index
+ * did not read keeps its bytes only while it is current; all of them are older than the save).
+ * The letting go is written here: a save refused after this rolls it back with its transaction.
+ */
+export interface SaveState {
+  current: { version: number; sha256: string; size: number; savedAt: Date; savedBy: string } | null;
+  /** The highest version number the path has had (0: none), deletes included. */
+  lastVersion: number;
+  letGo: LetGoVersion[];
+}
+
+export async function beginSave(
+  tx: Queryable,
+  workspaceId: string,
+  path: string,
+): Promise<SaveState> {
+  const [row] = await tx.query<{
+    last_version: number;
+    version: number | null;
+    sha256: string | null;
+    size: number | null;
+    saved_at: Date | null;
+    saved_by: string | null;
+    let_go: RawLetGo[] | null;
+  }>(
+    `with let_go as (
+       update file_versions v set bytes_kept = false
+       where v.workspace_id = $1 and v.path = $2 and v.bytes_kept
+         and not exists (select 1 from indexed_versions i
+           where i.workspace_id = v.workspace_id and i.path = v.path and i.version = v.version)
+       returning v.agent_id, v.size, v.sha256
+     )
+     select (select coalesce(max(v.version), 0) from file_versions v
+         where v.workspace_id = $1 and v.path = $2)::int8 as last_version,
+       f.version, f.sha256, f.size, f.saved_at, f.saved_by,
+       (select json_agg(let_go) from let_go) as let_go
+     from (select 1) one left join files f on f.workspace_id = $1 and f.path = $2`,
+    [workspaceId, path],
+  );
+  const current =
+    row && row.sha256 !== null
+      ? {
+          version: row.version ?? 0,
+          sha256: row.sha256,
+          size: row.size ?? 0,
+          savedAt: row.saved_at ?? new Date(0),
+          savedBy: row.saved_by ?? '',
+        }
+      : null;
+  return {
+    current,
+    lastVersion: row?.last_version ?? 0,
+    letGo: (row?.let_go ?? []).map((raw) => toLetGo({ ...raw, size: Number(raw.size) })),
+  };
+}
+
 /** What Azure clients keep beside a version's bytes (migration 019). */
 export interface VersionProperties {
   /** Base64 of the MD5 of the bytes; null for versions saved before it was kept. */
@@ -183,15 +241,27 @@ export async function insertFileVersion(
     contentMd5?: string | null;
     metadata?: Record<string, string> | null;
   },
+  /**
+   * A save's row in `files` (the path's current version, saved by `version.agentId`), written in
+   * the same statement; a delete passes none.
+   */
+  current?: { contentType: string; indexError: string | null },
 ): Promise<void> {
   const metadata =
     version.metadata && Object.keys(version.metadata).length > 0
       ? JSON.stringify(version.metadata)
       : null;
+  const insertVersion = `insert into file_versions (workspace_id, path, version, action, sha256,
+       size, bytes_kept, agent_id, saved_at, receipt, content_md5, metadata)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12::text::jsonb)`;
   await tx.query(
-    `insert into file_versions (workspace_id, path, version, action, sha256, size, bytes_kept,
-       agent_id, saved_at, receipt, content_md5, metadata)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12::text::jsonb)`,
+    current
+      ? `with saved as (${insertVersion})
+         insert into files (workspace_id, path, version, sha256, size, content_type, saved_at,
+           saved_by, index_error)
+         values ($1, $2, $3, $5, $6, $13, $9, $8, $14)
+         ${UPSERT_FILE}`
+      : insertVersion,
     [
       version.workspaceId,
       version.path,
@@ -205,9 +275,15 @@ export async function insertFileVersion(
       JSON.stringify(version.receipt),
       version.contentMd5 ?? null,
       metadata,
+      ...(current ? [current.contentType, current.indexError] : []),
     ],
   );
 }
+
+const UPSERT_FILE = `on conflict (workspace_id, path) do update set version = excluded.version,
+       sha256 = excluded.sha256, size = excluded.size, content_type = excluded.content_type,
+       saved_at = excluded.saved_at, saved_by = excluded.saved_by,
+       index_error = excluded.index_error`;
 
 /** A version whose bytes were let go: whose quota gets them back, and which blob may go. */
 export interface LetGoVersion {
@@ -227,27 +303,6 @@ const toLetGo = (row: RawLetGo): LetGoVersion => ({
   size: row.size,
   sha256: row.sha256,
 });
-
-/**
- * Lets go of the bytes of the versions of a path older than `newVersion` that the index did not
- * read (rule `every_kept_byte`: such a version keeps its bytes only while it is current).
- */
-export async function forgetUnindexedVersions(
-  tx: Queryable,
-  workspaceId: string,
-  path: string,
-  newVersion: number,
-): Promise<LetGoVersion[]> {
-  const rows = await tx.query<RawLetGo>(
-    `update file_versions v set bytes_kept = false
-     where v.workspace_id = $1 and v.path = $2 and v.version < $3 and v.bytes_kept
-       and not exists (select 1 from indexed_versions i
-         where i.workspace_id = v.workspace_id and i.path = v.path and i.version = v.version)
-     returning v.agent_id, v.size, v.sha256`,
-    [workspaceId, path, newVersion],
-  );
-  return rows.map(toLetGo);
-}
 
 /** Lets go of the bytes of every version of a path (a delete). */
 export async function forgetAllVersions(
@@ -282,10 +337,7 @@ export async function upsertFile(
     `insert into files (workspace_id, path, version, sha256, size, content_type, saved_at, saved_by,
        index_error)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     on conflict (workspace_id, path) do update set version = excluded.version,
-       sha256 = excluded.sha256, size = excluded.size, content_type = excluded.content_type,
-       saved_at = excluded.saved_at, saved_by = excluded.saved_by,
-       index_error = excluded.index_error`,
+     ${UPSERT_FILE}`,
     [
       file.workspaceId,
       file.path,
@@ -344,24 +396,6 @@ export async function addStorageUse(
     [agentId, delta.kept, delta.current],
   );
   return row?.used_bytes ?? 0;
-}
-
-/**
- * The bytes a save of `path` by `agentId` gives back: the current version's, if the agent saved
- * it and the index did not read it (then it is let go; a version the index read stays kept).
- */
-export async function givenBackBySave(
-  db: Queryable,
-  at: { workspaceId: string; path: string; agentId: string },
-): Promise<number> {
-  const [row] = await db.query<{ size: number }>(
-    `select f.size from files f
-     where f.workspace_id = $1 and f.path = $2 and f.saved_by = $3
-       and not exists (select 1 from indexed_versions i
-         where i.workspace_id = f.workspace_id and i.path = f.path and i.version = f.version)`,
-    [at.workspaceId, at.path, at.agentId],
-  );
-  return row?.size ?? 0;
 }
 
 /** Everything that counts against an agent's quota at `now`, by kind, in one round trip. */

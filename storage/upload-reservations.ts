@@ -2,6 +2,7 @@
  * Room reserved by uploads in progress (migrations/014_every_kept_byte.sql), and what counts
  * against an agent's quota: its kept versions, its staged blocks and its reservations.
  */
+import { ADVISORY_LOCK_CLASS } from './locks.ts';
 import type { Queryable } from './driver.ts';
 
 export interface Reservation {
@@ -70,6 +71,66 @@ export async function readHeldBytes(
   return row ?? { kept: 0, staged: 0, reserved: 0 };
 }
 
+/**
+ * Takes or grows a reservation in one statement, if the room left allows `total` bytes: the
+ * room is the quota less what the agent holds (but for this reservation and the block it
+ * replaces), plus what a save of `givesBackFor` would give back (the agent's own current
+ * version there, if the index did not read it: it is let go). Reserves `wanted` bytes, or the
+ * room if less; answers the bytes reserved, or null when `total` does not fit (nothing written).
+ * Call it after `lockStorageUse`, in a statement of its own (see `readHeldBytes`).
+ */
+export async function reserveWithinRoom(
+  tx: Queryable,
+  reservation: Reservation & {
+    now: Date;
+    quota: number;
+    total: number;
+    exceptBlock?: { workspaceId: string; path: string; blockId: string } | undefined;
+    givesBackFor?: { workspaceId: string; path: string } | undefined;
+  },
+): Promise<number | null> {
+  const block = reservation.exceptBlock;
+  const [row] = await tx.query<{ bytes: number }>(
+    `with held as (
+       select
+         coalesce((select used_bytes from storage_usage where agent_id = $1), 0)::int8
+         + coalesce((select sum(size) from staged_blocks
+             where agent_id = $1 and expires_at > $2
+               and ($4::uuid is null or not (workspace_id = $4 and path = $5 and block_id = $6))),
+             0)::int8
+         + coalesce((select sum(bytes) from upload_reservations
+             where agent_id = $1 and expires_at > $2 and reservation_id <> $3), 0)::int8
+         as bytes,
+         coalesce((select f.size from files f
+           where f.workspace_id = $7::uuid and f.path = $8 and f.saved_by = $1
+             and not exists (select 1 from indexed_versions i
+               where i.workspace_id = f.workspace_id and i.path = f.path
+                 and i.version = f.version)), 0)::int8 as gives_back
+     ),
+     room as (select $9::int8 - held.bytes + held.gives_back as bytes from held)
+     insert into upload_reservations (reservation_id, agent_id, bytes, expires_at)
+     select $3, $1, least($10::int8, room.bytes), $11 from room where room.bytes >= $12::int8
+     on conflict (reservation_id) do update set bytes = excluded.bytes,
+       expires_at = excluded.expires_at
+     returning bytes`,
+    [
+      reservation.agentId,
+      reservation.now,
+      reservation.reservationId,
+      block?.workspaceId ?? null,
+      block?.path ?? '',
+      block?.blockId ?? '',
+      reservation.givesBackFor?.workspaceId ?? null,
+      reservation.givesBackFor?.path ?? '',
+      reservation.quota,
+      reservation.bytes,
+      reservation.expiresAt,
+      reservation.total,
+    ],
+  );
+  return row ? row.bytes : null;
+}
+
 /** Takes or changes a reservation's room. */
 export async function reserve(tx: Queryable, reservation: Reservation): Promise<void> {
   await tx.query(
@@ -81,7 +142,11 @@ export async function reserve(tx: Queryable, reservation: Reservation): Promise<
   );
 }
 
-/** Names the upload's blob (the caller holds the blob's lock), reserving no room if none was. */
+/**
+ * Names the upload's blob, reserving no room if none was, under the blob's advisory lock taken
+ * in the same statement (storage/blob-references.ts): the collector and the discard of let-go
+ * bytes decide under that lock, so they either see the name or are done before it is written.
+ */
 export async function nameReservedBlob(
   tx: Queryable,
   reservation: Reservation,
@@ -89,7 +154,8 @@ export async function nameReservedBlob(
 ): Promise<void> {
   await tx.query(
     `insert into upload_reservations (reservation_id, agent_id, bytes, expires_at, sha256)
-     values ($1, $2, $3, $4, $5)
+     select $1, $2, $3, $4, $5
+     from (select pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.blobs}, hashtext($5))) blob_lock
      on conflict (reservation_id) do update set sha256 = excluded.sha256`,
     [
       reservation.reservationId,
@@ -101,8 +167,16 @@ export async function nameReservedBlob(
   );
 }
 
-export async function dropReservation(db: Queryable, reservationId: string): Promise<void> {
-  await db.query('delete from upload_reservations where reservation_id = $1', [reservationId]);
+/** Drops a reservation; answers the blob it named, or null (none, or the row was gone). */
+export async function dropReservation(
+  db: Queryable,
+  reservationId: string,
+): Promise<string | null> {
+  const [row] = await db.query<{ sha256: string | null }>(
+    'delete from upload_reservations where reservation_id = $1 returning sha256',
+    [reservationId],
+  );
+  return row?.sha256 ?? null;
 }
 
 /** Drops reservations past their time (left by a process that stopped); answers how many. */

@@ -23,6 +23,7 @@ import {
   type SaveOptions,
   type UploadedFile,
 } from './versions.ts';
+import { countsNotice } from '../kernel/agent-counts.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import { quotaExceeded } from './quota.ts';
 import type { FileReceipt } from '../receipts/receipts.ts';
@@ -96,7 +97,6 @@ export async function stageBlock(
     if (contentMd5 !== undefined && !md5Matches(contentMd5, md5.digest())) throw md5Mismatch();
     replaced = await services.workspaces.command(workspace.workspaceId, async (current, tx) => {
       assertMayChange(current, principal, 'write to');
-      await holdBlob(tx, services.files.blobs, stored.sha256);
       const at = new Date(services.clock.now());
       // The agent's usage row, locked: its stages, saves and reservations take turns here.
       await lockStorageUse(tx, principal.agentId);
@@ -116,10 +116,16 @@ export async function stageBlock(
         stagedAt: at,
         expiresAt: new Date(at.getTime() + STAGED_BLOCK_LIFETIME_MS),
       });
-      await reservation.releaseIn(tx);
+      // Named by the reservation until now, the bytes are there; else make sure (blob-collector.ts).
+      if (!(await reservation.releaseIn(tx)))
+        await holdBlob(tx, services.files.blobs, stored.sha256);
       // No next state: staging changes no member (the command holds the workspace's row
       // lock all the same), so the row's version stays put and copies elsewhere stay current.
-      return { result: before === null ? [] : [before] };
+      return {
+        result: before === null ? [] : [before],
+        // Staged bytes count in the agent's account figures; staging is in no one's feed.
+        notices: [countsNotice(principal.agentId)],
+      };
     });
   } finally {
     await reservation.settle(replaced !== null);

@@ -15,13 +15,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../storage/driver.ts';
-import { lockBlob } from '../../storage/blob-references.ts';
 import {
   dropReservation,
   lockStorageUse,
   nameReservedBlob,
-  readHeldBytes,
-  reserve,
+  reserveWithinRoom,
 } from '../../storage/upload-reservations.ts';
 import { discardUnusedBlobs } from './blob-collector.ts';
 import { currentUnit } from '../kernel/commit.ts';
@@ -38,8 +36,12 @@ const GROW_AHEAD_MIN_BYTES = 256 * 1024;
 export interface ReservationOptions {
   /** The most this upload may take, whatever the room (its size cap). */
   cap: number;
-  /** Bytes the upload gives back if saved (the caller's own file it replaces and lets go). */
-  givesBack?: number;
+  /**
+   * The path the upload saves to: the caller's own current version there, which the save lets
+   * go (if the index did not read it), gives its bytes back, so it does not count against the
+   * room (read in the reservation's own statement).
+   */
+  givesBackFor?: { workspaceId: string; path: string };
   /** A staged block the upload replaces: its bytes do not count against the room. */
   replacesBlock?: { workspaceId: string; path: string; blockId: string };
 }
@@ -65,23 +67,19 @@ export class UploadReservation {
     await this.transaction(async (tx) => {
       await lockStorageUse(tx, this.agentId);
       const now = new Date(this.services.clock.now());
-      const held = await readHeldBytes(tx, {
-        agentId: this.agentId,
+      // What the agent holds, the room, and the reservation, in one statement after the lock.
+      const bytes = await reserveWithinRoom(tx, {
+        ...this.row(wanted, now),
         now,
-        exceptReservation: this.id,
+        quota: this.services.storageQuotaBytes,
+        total,
         exceptBlock: this.options.replacesBlock,
+        givesBackFor: this.options.givesBackFor,
       });
-      const room =
-        this.services.storageQuotaBytes -
-        held.kept -
-        held.staged -
-        held.reserved +
-        (this.options.givesBack ?? 0);
-      if (room < total) throw quotaExceeded(this.services);
-      const bytes = Math.min(wanted, room);
-      await reserve(tx, this.row(bytes, now));
+      if (bytes === null) throw quotaExceeded(this.services);
       this.bytes = bytes;
     });
+    await this.countsChanged();
   }
 
   /** Reserves as the bytes of a body of unknown length arrive (`seen`: bytes so far). */
@@ -92,20 +90,22 @@ export class UploadReservation {
 
   /** The blob store's `onHashed`: names the blob before it becomes visible. */
   readonly hashed = async (blob: { sha256: string }): Promise<void> => {
-    await this.transaction(async (tx) => {
-      await lockBlob(tx, blob.sha256);
-      await nameReservedBlob(
-        tx,
-        this.row(this.bytes, new Date(this.services.clock.now())),
-        blob.sha256,
-      );
-    });
+    const row = this.row(this.bytes, new Date(this.services.clock.now()));
+    // One statement, under the blob's lock (taken in it): autocommitted, or a step of the unit.
+    const unit = currentUnit();
+    if (unit?.isOpen) await unit.step((tx) => nameReservedBlob(tx, row, blob.sha256));
+    else await nameReservedBlob(this.services.driver, row, blob.sha256);
     this.sha256 = blob.sha256;
   };
 
-  /** Gives the room back inside the transaction that commits the upload's row. */
-  async releaseIn(tx: Transaction): Promise<void> {
-    await dropReservation(tx, this.id);
+  /**
+   * Gives the room back inside the transaction that commits the upload's row. Answers whether
+   * the reservation still named the upload's blob: then nothing can have deleted the blob since
+   * it became visible (a name is a use the collector respects), and the commit need not look.
+   */
+  async releaseIn(tx: Transaction): Promise<boolean> {
+    const named = await dropReservation(tx, this.id);
+    return this.sha256 !== null && named === this.sha256;
   }
 
   /**
@@ -128,7 +128,18 @@ export class UploadReservation {
   /** The room given back and the bytes deleted if no row uses them; the collector is the net. */
   private async cleanUp(): Promise<void> {
     await dropReservation(this.services.driver, this.id);
+    await this.services.countsChanged(this.agentId);
     if (this.sha256) await discardUnusedBlobs(this.services, [this.sha256]);
+  }
+
+  /**
+   * The reserved bytes count in the agent's account figures (whoami): forgets them once the
+   * reservation is visible to other readers, at once or when the request's unit commits.
+   */
+  private async countsChanged(): Promise<void> {
+    const unit = currentUnit();
+    if (unit?.isOpen) unit.onCommit(() => void this.services.countsChanged(this.agentId));
+    else await this.services.countsChanged(this.agentId);
   }
 
   private row(bytes: number, now: Date) {

@@ -13,18 +13,17 @@ import {
   addStorageUse,
   findFile,
   forgetAllVersions,
-  forgetUnindexedVersions,
-  givenBackBySave,
   removeFile,
   insertFileVersion,
   replaceCurrentMetadata,
   lastVersion,
-  upsertFile,
+  beginSave,
   type LetGoVersion,
   type UseDelta,
 } from '../../storage/files.ts';
 import { readHeldBytes } from '../../storage/upload-reservations.ts';
 import { discardUnusedBlobs, holdBlob } from './blob-collector.ts';
+import { countsNotice } from '../kernel/agent-counts.ts';
 import { currentUnit } from '../kernel/commit.ts';
 import { contentMd5Mismatch, md5Matches, Md5Watch } from './content-md5.ts';
 import { contentTypeOf } from './content-type.ts';
@@ -125,6 +124,14 @@ function giveBack(deltas: UseDeltas, letGo: readonly LetGoVersion[]): void {
 }
 
 /**
+ * The counts notices of a write that moved storage use (and released `saver`'s reservation):
+ * whoever it moved bytes for may no longer be a member, so no feed change reaches them.
+ */
+function useNotices(deltas: UseDeltas, saver: string) {
+  return [...new Set([saver, ...deltas.keys()])].map(countsNotice);
+}
+
+/**
  * Moves bytes of use between agents, in agent-id order (two saves over each other's files
  * in two workspaces never lock the two rows in opposite orders), and refuses a save that takes
  * the saver past its quota: its kept bytes, its staged blocks and its other uploads in progress
@@ -137,7 +144,7 @@ export async function moveStorageUse(
   deltas: UseDeltas,
   saver: string,
   reservation?: UploadReservation,
-): Promise<void> {
+): Promise<{ blobNamed: boolean }> {
   for (const agentId of [...deltas.keys()].sort()) {
     await addStorageUse(tx, agentId, deltas.get(agentId) ?? { kept: 0, current: 0 });
   }
@@ -151,7 +158,7 @@ export async function moveStorageUse(
       throw quotaExceeded(services);
     }
   }
-  await reservation?.releaseIn(tx);
+  return { blobNamed: (await reservation?.releaseIn(tx)) ?? false };
 }
 
 function fileChange(
@@ -194,6 +201,8 @@ async function recordVersion(
     contentMd5?: string;
     metadata?: Record<string, string>;
   },
+  /** A save's current row in `files`, written with the version (insertFileVersion). */
+  current?: { contentType: string; indexError: string | null },
 ): Promise<{ signed: FileReceipt; savedAt: Date }> {
   const savedAt = new Date(services.clock.now());
   const signed: FileReceipt = await appendReceipt(
@@ -213,13 +222,17 @@ async function recordVersion(
       saved_at: savedAt.toISOString(),
     },
   );
-  await insertFileVersion(tx, {
-    workspaceId: workspace.workspaceId,
-    ...version,
-    agentId: principal.agentId,
-    savedAt,
-    receipt: signed,
-  });
+  await insertFileVersion(
+    tx,
+    {
+      workspaceId: workspace.workspaceId,
+      ...version,
+      agentId: principal.agentId,
+      savedAt,
+      receipt: signed,
+    },
+    current,
+  );
   return { signed, savedAt };
 }
 
@@ -278,14 +291,9 @@ export async function storeFileBytes(
   body: ByteBody,
   options: { maxBytes: number; signal?: AbortSignal; statedMd5s?: readonly string[] },
 ): Promise<UploadedFile> {
-  const givesBack = await givenBackBySave(services.db(), {
-    workspaceId: workspace.workspaceId,
-    path,
-    agentId: principal.agentId,
-  });
   const reservation = new UploadReservation(services, principal.agentId, {
     cap: options.maxBytes,
-    givesBack,
+    givesBackFor: { workspaceId: workspace.workspaceId, path },
   });
   try {
     const declared = body.declaredLength;
@@ -363,39 +371,45 @@ export async function commitSave(
   try {
     answer = await services.workspaces.command(workspaceId, async (workspace, tx) => {
       assertMayChange(workspace, principal, 'write to');
-      const current = await findFile(tx, workspace.workspaceId, path);
+      const { current, lastVersion, letGo } = await beginSave(tx, workspace.workspaceId, path);
       options.precondition?.(current);
-      // The bytes were stored before this transaction: make sure the collector has not taken them.
-      await holdBlob(tx, services.files.blobs, stored.sha256);
       const alsoLetGo = (await options.alsoInTx?.(tx)) ?? [];
-      const version = (await lastVersion(tx, workspace.workspaceId, path)) + 1;
-      const letGo = await forgetUnindexedVersions(tx, workspace.workspaceId, path, version);
+      const version = lastVersion + 1;
       const deltas: UseDeltas = new Map();
       addUse(deltas, principal.agentId, stored.size, stored.size);
       if (current) addUse(deltas, current.savedBy, 0, -current.size);
       giveBack(deltas, letGo);
-      await moveStorageUse(tx, services, deltas, principal.agentId, stored.reservation);
-      const { signed, savedAt } = await recordVersion(tx, services, workspace, principal, {
-        path,
-        version,
-        action: 'save',
-        sha256: stored.sha256,
-        size: stored.size,
-        bytesKept: true,
-        contentMd5: stored.contentMd5,
-        ...(options.metadata && { metadata: options.metadata }),
-      });
-      await upsertFile(tx, {
-        workspaceId: workspace.workspaceId,
-        path,
-        version,
-        sha256: stored.sha256,
-        size: stored.size,
-        contentType: contentTypeOf(path),
-        savedAt,
-        savedBy: principal.agentId,
-        indexError: stored.index && 'error' in stored.index ? stored.index.error : null,
-      });
+      const { blobNamed } = await moveStorageUse(
+        tx,
+        services,
+        deltas,
+        principal.agentId,
+        stored.reservation,
+      );
+      // The bytes were stored before this transaction. While the upload's reservation named
+      // them nothing could delete them; a reservation that lapsed meanwhile (an hour) did not
+      // keep them: then make sure the collector has not taken them.
+      if (!blobNamed) await holdBlob(tx, services.files.blobs, stored.sha256);
+      const { signed, savedAt } = await recordVersion(
+        tx,
+        services,
+        workspace,
+        principal,
+        {
+          path,
+          version,
+          action: 'save',
+          sha256: stored.sha256,
+          size: stored.size,
+          bytesKept: true,
+          contentMd5: stored.contentMd5,
+          ...(options.metadata && { metadata: options.metadata }),
+        },
+        {
+          contentType: contentTypeOf(path),
+          indexError: stored.index && 'error' in stored.index ? stored.index.error : null,
+        },
+      );
       const hookChanges = await runSaveHooks(tx, services, {
         workspaceId: workspace.workspaceId,
         visibility: workspace.record.visibility,
@@ -412,6 +426,7 @@ export async function commitSave(
         ...done,
         result: { ...done.result, letGo: [...done.result.letGo, ...alsoLetGo] },
         changes: [...done.changes, ...hookChanges],
+        notices: useNotices(deltas, principal.agentId),
       };
     });
   } finally {
@@ -485,7 +500,10 @@ export async function commitDelete(
     });
     await removeFile(tx, workspace.workspaceId, path);
     await runDeleteHooks(tx, services, workspace.workspaceId, path);
-    return outcome(workspace, principal, 'file.deleted', signed, letGo);
+    return {
+      ...outcome(workspace, principal, 'file.deleted', signed, letGo),
+      notices: useNotices(deltas, principal.agentId),
+    };
   });
   if (!answer) throw notFound('workspace');
   await discardLetGo(services, answer.letGo);
