@@ -129,14 +129,29 @@ async function runHooks(hooks: readonly UnitHook[]): Promise<void> {
   if (pending.length > 0) await Promise.all(pending);
 }
 
+/**
+ * The current unit of work, carried through every promise `withinUnit` starts. On Node 20 an
+ * AsyncLocalStorage in use hooks EVERY promise of the process (async_hooks), a cost every
+ * request paid once one keyed write had run: so the store is switched on only while some unit
+ * runs, and off again when the last one is done. Nothing is lost by that: outside every unit
+ * there is no unit to find, and a unit's late stragglers (a timer it left) find none instead
+ * of one that has ended.
+ */
 const units = new AsyncLocalStorage<UnitOfWork>();
+/** How many `withinUnit` calls are under way (they may overlap: one per keyed request). */
+let running = 0;
 
 /** The unit of work of the request running now, if it opened one. */
 export function currentUnit(): UnitOfWork | undefined {
-  return units.getStore();
+  return running === 0 ? undefined : units.getStore();
 }
 
 /** Runs `work` with `unit` as the current unit of work of everything it awaits. */
-export function withinUnit<T>(unit: UnitOfWork, work: () => Promise<T>): Promise<T> {
-  return units.run(unit, work);
+export async function withinUnit<T>(unit: UnitOfWork, work: () => Promise<T>): Promise<T> {
+  running++;
+  try {
+    return await units.run(unit, work);
+  } finally {
+    if (--running === 0) units.disable();
+  }
 }

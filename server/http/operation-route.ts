@@ -237,7 +237,7 @@ export async function serveOperation(
   const stream = bodyKind === 'bytes' ? request.stream(plan.bodyLimit) : undefined;
   // A keyed byte write hashes its body on the way: its sha256 is part of its fingerprint.
   const body = stream && key !== undefined && plan.idempotent ? new HashedBody(stream) : stream;
-  for (const name of Object.keys(params)) {
+  for (const name in params) {
     if (name in fields) {
       throw new ServiceError(
         'unknown_field',

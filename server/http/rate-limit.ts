@@ -28,6 +28,9 @@ export class RateLimited extends ServiceError {
   }
 }
 
+/** The headers of a limiter without a limit: none, one frozen object for every request. */
+export const NO_RATE_LIMIT: Readonly<Record<string, string>> = Object.freeze({});
+
 /** Buckets kept at most; the fullest (idle) ones are dropped first past this. */
 const MAX_BUCKETS = 100_000;
 
@@ -51,11 +54,14 @@ export class RateLimiter {
   }
 
   /**
-   * Takes one request for `key`. Returns the RateLimit headers to send with the answer, or
-   * throws `rate_limited` whose `headers` member (kept out of the body) says when to retry.
+   * Takes one request for `key` (an address, or a request whose `remoteAddress` is read only
+   * when there is a limit: reading it costs on uWS). Returns the RateLimit headers to send with
+   * the answer, or throws `rate_limited` whose `headers` member (kept out of the body) says when
+   * to retry.
    */
-  take(key: string): Record<string, string> {
-    if (!Number.isFinite(this.rule.limit)) return {};
+  take(from: string | { readonly remoteAddress: string }): Readonly<Record<string, string>> {
+    if (!Number.isFinite(this.rule.limit)) return NO_RATE_LIMIT;
+    const key = typeof from === 'string' ? from : from.remoteAddress;
     const now = this.clock.now();
     let bucket = this.buckets.get(key);
     if (!bucket) {

@@ -37,13 +37,17 @@ export interface Match<T> {
  */
 export class Router<T> {
   private readonly routes: Route<T>[] = [];
-  /** Paths without parameters, by `METHOD path`: found without a regular expression. */
-  private readonly exact = new Map<string, T>();
+  /** Paths without parameters, by method then path: found without a regular expression. */
+  private readonly exact = new Map<string, Map<string, T>>();
 
   add(method: string, path: string, target: T): void {
     const names = pathParameters(path);
     const rest = restParameter(path) !== undefined;
-    if (names.length === 0) this.exact.set(`${method} ${path}`, target);
+    if (names.length === 0) {
+      let paths = this.exact.get(method);
+      if (!paths) this.exact.set(method, (paths = new Map()));
+      paths.set(path, target);
+    }
     const source = path
       .split('/')
       .map((segment) =>
@@ -59,8 +63,8 @@ export class Router<T> {
   match(method: string, path: string): Match<T> {
     const head = method === 'HEAD';
     const exact =
-      this.exact.get(`${method} ${path}`) ?? (head ? this.exact.get(`GET ${path}`) : undefined);
-    if (exact !== undefined) return { target: exact, params: {} };
+      this.exact.get(method)?.get(path) ?? (head ? this.exact.get('GET')?.get(path) : undefined);
+    if (exact !== undefined) return { target: exact, params: NO_PARAMS };
     const allowed = new Set<string>();
     for (const route of this.routes) {
       const found = route.pattern.exec(path);
@@ -86,6 +90,9 @@ export class Router<T> {
     throw routeNotFound(method, path);
   }
 }
+
+/** The parameters of a path that has none: one frozen object, not one per request. */
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** A route's parameters from its match: each decoded, a rest parameter as a path. */
 function parameters<T>(route: Route<T>, found: RegExpExecArray): Record<string, string> {

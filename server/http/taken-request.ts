@@ -5,6 +5,11 @@ import type { EngineRequest } from './engine.ts';
 
 const EMPTY = Buffer.alloc(0);
 
+/** Where a request's peer address is read, when reading it costs (uws-engine.ts). */
+export interface Peer {
+  readonly remoteAddress: string;
+}
+
 /**
  * A request as either engine hands it on: what it copied from the wire, its body (null when
  * it declared none) and its abort. A class rather than an object of closures: one allocation
@@ -16,10 +21,15 @@ export class TakenRequest implements EngineRequest {
     readonly path: string,
     readonly query: string,
     readonly headers: Record<string, string>,
-    readonly remoteAddress: string,
+    /** The address itself, or where to read it when first asked (uWS: see UwsExchange). */
+    private readonly peer: string | Peer,
     private readonly bodyStream: BodyStream | null,
     private readonly abort: LazyAbort,
   ) {}
+
+  get remoteAddress(): string {
+    return typeof this.peer === 'string' ? this.peer : this.peer.remoteAddress;
+  }
 
   body(limit: number): Promise<Buffer> {
     return this.bodyStream ? this.bodyStream.read(limit) : Promise.resolve(EMPTY);

@@ -3,10 +3,10 @@ import { createRequire } from 'node:module';
 import type { Server as SocketIoServer } from 'socket.io';
 import type uWS from '@trufflesuite/uws-js-unofficial';
 import { isBodyless } from '../../protocol/binding.ts';
-import { BodyStream } from './body-stream.ts';
+import { BodyStream, ClientGone } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
-import { TakenRequest } from './taken-request.ts';
-import { GuardedResponse } from './uws-response.ts';
+import { TakenRequest, type Peer } from './taken-request.ts';
+import { GuardedResponse, type AbortListener } from './uws-response.ts';
 import { dropStream, type EngineResponse, type HttpEngine, type RequestHandler } from './engine.ts';
 
 type UWS = typeof uWS;
@@ -31,6 +31,188 @@ interface Exchange {
   onAbort: (() => void) | null;
 }
 
+/** The answer when the handler itself failed (it answers every refusal as problem+json). */
+const INTERNAL_ERROR: EngineResponse = {
+  status: 500,
+  headers: { 'content-type': 'text/plain' },
+  body: 'internal error',
+};
+
+/**
+ * One request on uWS, from its head to its answer: one object per request holds what the
+ * answer needs (no closures made per request but the one uWS takes for an abort), and is the
+ * body's pause/resume and the response's abort listener itself.
+ */
+class UwsExchange implements AbortListener, Peer {
+  readonly controller = new LazyAbort();
+  readonly res: GuardedResponse;
+  readonly body: BodyStream | null;
+  private paused = false;
+  private address: string | undefined;
+  /** Made only for a streamed answer: most answers are written at once. */
+  private streaming: Exchange | null = null;
+
+  constructor(
+    uwsResponse: uWS.HttpResponse,
+    private readonly method: string,
+    headers: Record<string, string>,
+    private readonly open: Set<LazyAbort>,
+  ) {
+    open.add(this.controller);
+    // From here on `res` alone touches the response: no call reaches uWS after the abort or
+    // the end (uws-response.ts).
+    this.res = new GuardedResponse(uwsResponse, this);
+    // A request without a length or chunked encoding has no body: nothing to collect.
+    const length = headers['content-length'];
+    const hasBody = (length !== undefined && length !== '0') || 'transfer-encoding' in headers;
+    this.body = hasBody
+      ? new BodyStream(length === undefined ? null : Number(length), this, headers['content-type'])
+      : null;
+    const body = this.body;
+    if (body) {
+      // Chunks that arrive after the answer (a refusal sent while the body still comes, often
+      // in the same socket read as the request's head) never get here: see GuardedResponse.
+      this.res.onData((chunk, isLast) => {
+        // The ArrayBuffer is emptied after this callback: copy it.
+        body.push(Buffer.from(chunk.slice(0)));
+        if (isLast) body.end();
+      });
+    }
+  }
+
+  /**
+   * The peer's address, read from uWS when first asked: the read makes a native ArrayBuffer,
+   * which costs more than a small route's whole answer, and only the rate limits ask. They ask
+   * before the answer; once it is sent or the client went away, uWS has nothing to read, so a
+   * late first ask is refused as the client's leaving (never answered with a made-up address).
+   */
+  get remoteAddress(): string {
+    if (this.address === undefined) {
+      if (this.res.settled) throw new ClientGone();
+      this.address = Buffer.from(this.res.remoteAddressAsText()).toString();
+    }
+    return this.address;
+  }
+
+  /** The client went away (GuardedResponse calls this once). */
+  aborted(): void {
+    this.open.delete(this.controller);
+    this.controller.abort();
+    this.body?.abort();
+    this.streaming?.onAbort?.();
+  }
+
+  /** The body's source: holds the socket while the reader is behind. */
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.res.pause();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.res.resume();
+  }
+
+  /** Writes the handler's answer, or a 500 when it failed. */
+  async answer(pending: Promise<EngineResponse>): Promise<void> {
+    let response: EngineResponse;
+    try {
+      response = await pending;
+    } catch {
+      response = INTERNAL_ERROR;
+    }
+    try {
+      this.respond(response);
+    } catch {
+      // An answer uWS would not take (a header it refuses) must not become an unhandled
+      // rejection, which ends the process: cut the connection instead.
+      this.open.delete(this.controller);
+      this.res.close();
+    }
+  }
+
+  private respond(response: EngineResponse): void {
+    const res = this.res;
+    const body = this.body;
+    if (res.settled) return dropStream(response);
+    // A paused socket writes unreliably; an unread rest of the body is dropped by closing.
+    if (this.paused) {
+      this.paused = false;
+      res.resume();
+    }
+    const close = response.close === true || (body !== null && !body.complete);
+    // Whoever still reads the body after the answer gets ClientGone instead of waiting for
+    // chunks that are dropped from now on.
+    if (body !== null && !body.complete) body.abort();
+    const status = statusLine(response.status);
+    if (response.stream && response.stream.chunks !== null && response.stream.length > 0) {
+      const streaming: Exchange = { onAbort: null };
+      this.streaming = streaming;
+      void streamAnswer(res, status, response, streaming).finally(() =>
+        this.open.delete(this.controller),
+      );
+      return;
+    }
+    this.open.delete(this.controller);
+    res.cork(() => {
+      res.writeStatus(status);
+      const headers = response.headers;
+      for (const name in headers) res.writeHeader(name, headers[name] as string);
+      // uWS writes a body for HEAD if given one, and Content-Length: 0 for 204/304 unless
+      // told there is no body.
+      if (response.stream) endHeadersOnly(res, response.stream.length, close);
+      else if (isBodyless(response.status)) {
+        if (close) res.endWithoutBody(0, true);
+        else res.endWithoutBody();
+      } else if (this.method === 'HEAD')
+        endHeadersOnly(res, Buffer.byteLength(response.body), close);
+      else res.end(response.body, close);
+    });
+  }
+}
+
+/** `200 OK` and the like, made once per status. */
+const statusLines = new Map<number, string>();
+
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = `${status} ${STATUS_CODES[status] ?? ''}`;
+    statusLines.set(status, line);
+  }
+  return line;
+}
+
+/** uWS names methods in lower case; the common ones are upper-cased without a new string. */
+const METHODS: Readonly<Record<string, string>> = {
+  get: 'GET',
+  head: 'HEAD',
+  post: 'POST',
+  put: 'PUT',
+  patch: 'PATCH',
+  delete: 'DELETE',
+  options: 'OPTIONS',
+};
+
+/** The headers of the request being copied (req.forEach runs synchronously). */
+let copying: Record<string, string> = {};
+
+function copyHeader(name: string, value: string): void {
+  const earlier = copying[name];
+  copying[name] = earlier === undefined ? value : `${earlier}, ${value}`;
+}
+
+/** A request's headers, lower-case names, repeated ones joined: `req` dies after the callback. */
+function copyHeaders(req: uWS.HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  copying = headers;
+  req.forEach(copyHeader);
+  copying = {};
+  return headers;
+}
+
 export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
   const app = uws.App();
   let listenSocket: uWS.us_listen_socket | null = null;
@@ -38,101 +220,22 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
 
   app.any('/*', (uwsResponse, req) => {
     // `req` is valid only now: copy what we need before anything async.
-    const method = req.getMethod().toUpperCase();
+    const asked = req.getMethod();
+    const method = METHODS[asked] ?? asked.toUpperCase();
     const path = req.getUrl();
     const query = req.getQuery() ?? '';
-    const remoteAddress = Buffer.from(uwsResponse.getRemoteAddressAsText()).toString();
-    const headers: Record<string, string> = {};
-    req.forEach((name, value) => {
-      headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
-    });
-    const controller = new LazyAbort();
-    open.add(controller);
-    // Made only for a streamed answer: most answers are written at once.
-    let exchange: Exchange | null = null;
-    // From here on `res` alone touches the response: no call reaches uWS after the abort or
-    // the end (uws-response.ts).
-    const res = new GuardedResponse(uwsResponse, () => {
-      open.delete(controller);
-      controller.abort();
-      body?.abort();
-      exchange?.onAbort?.();
-    });
-    // A request without a length or chunked encoding has no body: nothing to collect.
-    const length = headers['content-length'];
-    const hasBody = (length !== undefined && length !== '0') || 'transfer-encoding' in headers;
-    let paused = false;
-    const body = hasBody
-      ? new BodyStream(
-          length === undefined ? null : Number(length),
-          {
-            pause() {
-              if (paused) return;
-              paused = true;
-              res.pause();
-            },
-            resume() {
-              if (!paused) return;
-              paused = false;
-              res.resume();
-            },
-          },
-          headers['content-type'],
-        )
-      : null;
-    if (body) {
-      // Chunks that arrive after the answer (a refusal sent while the body still comes, often
-      // in the same socket read as the request's head) never get here: see GuardedResponse.
-      res.onData((chunk, isLast) => {
-        // The ArrayBuffer is emptied after this callback: copy it.
-        body.push(Buffer.from(chunk.slice(0)));
-        if (isLast) body.end();
-      });
-    }
-
-    const respond = (response: EngineResponse) => {
-      if (res.settled) return dropStream(response);
-      // A paused socket writes unreliably; an unread rest of the body is dropped by closing.
-      if (paused) {
-        paused = false;
-        res.resume();
-      }
-      const close = response.close === true || (body !== null && !body.complete);
-      // Whoever still reads the body after the answer gets ClientGone instead of waiting for
-      // chunks that are dropped from now on.
-      if (body !== null && !body.complete) body.abort();
-      const statusLine = `${response.status} ${STATUS_CODES[response.status] ?? ''}`;
-      if (response.stream && response.stream.chunks !== null && response.stream.length > 0) {
-        exchange = { onAbort: null };
-        void streamAnswer(res, statusLine, response, exchange).finally(() =>
-          open.delete(controller),
-        );
-        return;
-      }
-      open.delete(controller);
-      res.cork(() => {
-        res.writeStatus(statusLine);
-        for (const [name, value] of Object.entries(response.headers)) res.writeHeader(name, value);
-        // uWS writes a body for HEAD if given one, and Content-Length: 0 for 204/304 unless
-        // told there is no body.
-        if (response.stream) endHeadersOnly(res, response.stream.length, close);
-        else if (isBodyless(response.status)) {
-          if (close) res.endWithoutBody(0, true);
-          else res.endWithoutBody();
-        } else if (method === 'HEAD') endHeadersOnly(res, Buffer.byteLength(response.body), close);
-        else res.end(response.body, close);
-      });
-    };
-    handler(new TakenRequest(method, path, query, headers, remoteAddress, body, controller))
-      .then(respond, () =>
-        respond({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'internal error' }),
-      )
-      // An answer uWS would not take (a header it refuses) must not become an unhandled
-      // rejection, which ends the process: cut the connection instead.
-      .catch(() => {
-        open.delete(controller);
-        res.close();
-      });
+    const headers = copyHeaders(req);
+    const exchange = new UwsExchange(uwsResponse, method, headers, open);
+    const request = new TakenRequest(
+      method,
+      path,
+      query,
+      headers,
+      exchange,
+      exchange.body,
+      exchange.controller,
+    );
+    void exchange.answer(handler(request));
   });
 
   return {

@@ -2,6 +2,11 @@ import type uWS from '@trufflesuite/uws-js-unofficial';
 
 type Chunk = uWS.RecognizedString;
 
+/** Who hears that the client went away: an object with a method, not a closure per request. */
+export interface AbortListener {
+  aborted(): void;
+}
+
 /**
  * A uWS response that may be touched at any time. uWS throws on any call to a response after
  * its onAborted callback ran or after it was ended, and a throw inside a uWS callback (onData,
@@ -18,15 +23,15 @@ export class GuardedResponse {
   private done = false;
   private gone = false;
 
-  /** `onAborted` runs once when the client goes away before the answer was all sent. */
+  /** `listener.aborted` runs once when the client goes away before the answer was all sent. */
   constructor(
     private readonly res: uWS.HttpResponse,
-    onAborted: () => void,
+    listener: AbortListener,
   ) {
     res.onAborted(() => {
       this.done = true;
       this.gone = true;
-      onAborted();
+      listener.aborted();
     });
   }
 
@@ -91,6 +96,12 @@ export class GuardedResponse {
     const result = this.res.tryEnd(chunk, totalSize);
     if (result[1]) this.done = true;
     return result;
+  }
+
+  /** The peer's address as text; only while not settled (uWS has let go of it after). */
+  remoteAddressAsText(): ArrayBuffer {
+    if (this.done) throw new Error('the response is settled: its address is gone');
+    return this.res.getRemoteAddressAsText();
   }
 
   getWriteOffset(): number {
