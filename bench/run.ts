@@ -264,6 +264,7 @@ async function storeAndChat(): Promise<void> {
   const sink: StoreSink = {
     fixture: (fixture) => results.storeFixtures.push(fixture),
     page: (figure) => results.storePages.push(figure),
+    query: (figure) => results.storeQueries.push(figure),
     watches: (figure) => results.storeWatches.push(figure),
     note: (line) => results.notes.push(line),
   };

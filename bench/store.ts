@@ -1,7 +1,9 @@
 /**
- * The store with 10,000 listings: `GET /store` as an anonymous agent reads it (markdown, the
- * first page of 50, and a page filtered by convention, place and kind), by requests per second
- * and p99, beside a static document of the same size served by the same engine in the same
+ * The store with 100,000 listings: `GET /store` as an anonymous agent reads it (markdown, the
+ * first page of 50, a page filtered by convention, place and kind, and a full-text page), one
+ * request at a time (p50/p95/p99 against the targets of issue 22), then the agents' joins of
+ * `store` with `axis_values` that /index/protocol gives, through POST /index/sql; then the
+ * first two pages under load, by requests per second and p99, beside a static document of the same size served by the same engine in the same
  * run; and a listing posted while 1,000 agents watch for it, each connected by socket.io: the
  * time from the POST's send to the last watcher's `listing.posted`, beside the floor in
  * bench/fan-out.ts.
@@ -41,11 +43,13 @@ import {
 } from './fan-out.ts';
 import { measureLoad, type LoadResult } from './load.ts';
 
-export const STORE_LISTINGS = 10_000;
-const OWNERS = 5;
-const WORKSPACES = 10;
+export const STORE_LISTINGS = 100_000;
+const OWNERS = 10;
+const WORKSPACES = 100;
+/** Distinct listing files the fixture's listings are made of (each indexed by the service once). */
+const CONTENTS = 1_000;
 /** Listings written per statement. */
-const BATCH = 2_500;
+const BATCH = 10_000;
 /** Of the listings, this share is on local-services; the rest on agent-services. */
 const LOCAL_SHARE = 0.6;
 /** The load generator's shape: as GET /whoami's (bench/whoami.ts). */
@@ -60,6 +64,55 @@ const WATCH = { convention: 'local-services', axis: 'place', value: 'Berlin' } a
 
 export const FIRST_PAGE = '/store';
 export const FILTERED_PAGE = '/store?convention=local-services&place=Berlin&kind=can';
+export const FULL_TEXT_PAGE = '/store?q=bike%20repair';
+/** Target p95 of each store query at 100,000 listings (issue 22), and the SQL time limits. */
+export const STORE_QUERY_TARGET_MS = { postgres: 20, pglite: 50 } as const;
+/** Sequential reads of each store query (after WARM_UP_READS), one at a time, taking turns. */
+const QUERY_READS = 100;
+/** A slow driver reads fewer rounds: each set of queries stops after this long (20 rounds at least). */
+const QUERY_BUDGET_MS = 30_000;
+const MIN_ROUNDS = 20;
+const WARM_UP_READS = 10;
+/** Agents' joins of `store` with `axis_values`, as /index/protocol gives them (scope `store`). */
+export const STORE_JOINS = [
+  {
+    name: 'join: place via full-text',
+    sql: `select s.name, s.kind, a.field, a.value from store s
+  join axis_values a on a.workspace_id = s.workspace_id and a.path = s.path
+  where s.search @@ plainto_tsquery('english', 'Berlin') and a.axis = 'place'
+    and lower(a.value) = 'berlin'
+  order by s.saved_at desc limit 50`,
+  },
+  {
+    name: 'join: price of a dimension match',
+    sql: `select s.name, a.field, a.value as price from store s
+  join axis_values a on a.workspace_id = s.workspace_id and a.path = s.path and a.axis = 'price'
+  where s.kind = 'can' and s.convention = 'local-services'
+    and s.dimensions @> '{"location": "Berlin"}'
+  order by s.saved_at desc limit 50`,
+  },
+] as const;
+const JOIN_READS = 30;
+
+export type StoreQuery = 'first page' | 'filtered page' | 'full-text page' | string;
+
+/** One store query read one at a time (no other load): its latency percentiles. */
+export interface StoreQueryFigure {
+  driver: DriverKind;
+  query: StoreQuery;
+  /** GET path, or the SQL sent to POST /index/sql with scope `store`. */
+  request: string;
+  count: number;
+  failures: number;
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+  /** p95 target (store pages) or the service's SQL time limit (joins), in ms. */
+  limitMs: number;
+  /** Rows (joins) or listings (pages) of the last answer. */
+  rows: number;
+  firstError?: string;
+}
 /** The static document made as long as the first page. */
 export const STATIC_TWIN = '/terms';
 
@@ -88,6 +141,7 @@ export interface StoreFixture {
 export interface StoreSink {
   fixture(fixture: StoreFixture): void;
   page(figure: StorePageFigure): void;
+  query(figure: StoreQueryFigure): void;
   /** The watchers' figure and its floor's, handed over before the posts and filled in as they go. */
   watches(figure: FanOutFigure): void;
   note(line: string): void;
@@ -216,21 +270,15 @@ interface Workspace {
   owner: string;
 }
 
-/** One listing as the load statement reads it: the file post_listing writes, indexed. */
-function fixtureListing(workspaces: readonly Workspace[], random: Random) {
-  const workspace = random.pick(workspaces);
+/** One listing's content as the load statement reads it: the file post_listing writes, indexed. */
+function fixtureContent(random: Random) {
   const kind = random.pick(['need', 'can'] as const);
   const listing =
     random.next() < LOCAL_SHARE ? localService(kind, random) : agentService(kind, random);
   const bytes = Buffer.from(listingMarkdown(listing), 'utf8');
   const entry = indexEntryHere(bytes, bytes.length);
   if ('error' in entry) throw new Error(`a fixture listing does not index: ${entry.error}`);
-  const listingId = randomUUID();
   return {
-    listing_id: listingId,
-    workspace_id: workspace.workspace_id,
-    path: `listings/${listingId}.md`,
-    author_id: workspace.owner,
     sha256: createHash('sha256').update(bytes).digest('hex'),
     size: bytes.length,
     kind,
@@ -238,19 +286,29 @@ function fixtureListing(workspaces: readonly Workspace[], random: Random) {
     fields: entry.fields,
     body: entry.body,
     search_text: searchText(entry.fields, entry.body),
-    saved_at: new Date(Date.UTC(2026, 0, 1) + random.int(0, 90 * 86_400) * 1000).toISOString(),
   };
 }
 
 /**
- * One statement per batch: the version (with a receipt shaped like the service's, unsigned),
- * the current file, the indexed version (current, with its tsvector), the listing. The foreign
- * keys are checked at the end of the statement, when every part is written.
+ * One statement per batch: each row names its listing id, content, workspace and time; the
+ * statement writes the version (with a receipt shaped like the service's, unsigned), the current
+ * file, the indexed version (current, with its tsvector, made once per content), the listing.
+ * The foreign keys are checked at the end of the statement, when every part is written.
  */
-const LOAD_BATCH = `with input as (
-  select * from jsonb_to_recordset($1::text::jsonb) as r(listing_id uuid, workspace_id uuid,
-    path text, author_id uuid, sha256 text, size bigint, kind text, convention text,
-    fields jsonb, body text, search_text text, saved_at timestamptz)
+const LOAD_BATCH = `with content as materialized (
+  select c.*, to_tsvector('pg_catalog.english', c.search_text) as search
+  from jsonb_to_recordset($1::text::jsonb) as c(i int, sha256 text, size bigint, kind text,
+    convention text, fields jsonb, body text, search_text text)
+), place as (
+  select * from jsonb_to_recordset($2::text::jsonb) as w(i int, workspace_id uuid, owner uuid)
+), input as materialized (
+  select r.listing_id, w.workspace_id, 'listings/' || r.listing_id || '.md' as path,
+    w.owner as author_id, c.sha256, c.size, c.kind, c.convention, c.fields, c.body, c.search,
+    timestamptz '2026-01-01 00:00:00+00' + r.seconds * interval '1 second' as saved_at
+  from unnest($3::uuid[], $4::int[], $5::int[], $6::int[]) as r(listing_id, content, workspace,
+    seconds)
+  join content c on c.i = r.content
+  join place w on w.i = r.workspace
 ), versions as (
   insert into file_versions (workspace_id, path, version, action, sha256, size, bytes_kept,
     agent_id, saved_at, receipt)
@@ -261,18 +319,23 @@ const LOAD_BATCH = `with input as (
   from input
 ), current_files as (
   insert into files (workspace_id, path, version, sha256, size, content_type, saved_at, saved_by)
-  select workspace_id, path, 1, sha256, size, $2, saved_at, author_id from input
+  select workspace_id, path, 1, sha256, size, $7, saved_at, author_id from input
 ), indexed as (
   insert into indexed_versions (workspace_id, path, version, sha256, author_id, saved_at,
     visibility, convention, fields, body, search, current)
   select workspace_id, path, 1, sha256, author_id, saved_at, 'public', convention, fields, body,
-    to_tsvector('pg_catalog.english', search_text), true
+    search, true
   from input
 )
 insert into listings (listing_id, workspace_id, path, kind, author_id, created_at)
 select listing_id, workspace_id, path, kind, author_id, saved_at from input`;
 
-/** Public workspaces of the owners, then the listings in batches, then statistics. */
+/**
+ * Public workspaces of the owners, then the listings in batches, then the listings each
+ * workspace holds (as storage/listings.ts keeps them), then statistics. The listings are made
+ * of CONTENTS distinct files, each written and indexed by the service's own code once, and
+ * reused by many listings (each its own id, workspace and time), so the 100,000 load in seconds.
+ */
 export async function loadStoreFixture(
   driver: Driver,
   owners: readonly string[],
@@ -293,20 +356,50 @@ export async function loadStoreFixture(
      select workspace_id, owner, 'owner' from input`,
     [JSON.stringify(workspaces)],
   );
+  const contents = Array.from({ length: CONTENTS }, () => fixtureContent(random));
+  const contentsJson = JSON.stringify(contents.map((content, i) => ({ i, ...content })));
+  const workspacesJson = JSON.stringify(workspaces.map((workspace, i) => ({ i, ...workspace })));
   const contentType = contentTypeOf('listing.md');
   let localServices = 0;
   let filteredMatches = 0;
   for (let first = 0; first < STORE_LISTINGS; first += BATCH) {
-    const batch = Array.from({ length: Math.min(BATCH, STORE_LISTINGS - first) }, () =>
-      fixtureListing(workspaces, random),
-    );
-    localServices += batch.filter((l) => l.convention === 'local-services').length;
-    filteredMatches += batch.filter(
-      (l) =>
-        l.convention === 'local-services' && l.kind === 'can' && l.fields.location === 'Berlin',
-    ).length;
-    await driver.query(LOAD_BATCH, [JSON.stringify(batch), contentType]);
+    const size = Math.min(BATCH, STORE_LISTINGS - first);
+    const ids: string[] = [];
+    const contentOf: number[] = [];
+    const workspaceOf: number[] = [];
+    const secondsOf: number[] = [];
+    for (let k = 0; k < size; k++) {
+      const c = random.int(0, CONTENTS - 1);
+      const content = contents[c] as (typeof contents)[number];
+      ids.push(randomUUID());
+      contentOf.push(c);
+      workspaceOf.push(random.int(0, WORKSPACES - 1));
+      secondsOf.push(random.int(0, 90 * 86_400));
+      if (content.convention === 'local-services') localServices++;
+      if (
+        content.convention === 'local-services' &&
+        content.kind === 'can' &&
+        content.fields.location === 'Berlin'
+      ) {
+        filteredMatches++;
+      }
+    }
+    await driver.query(LOAD_BATCH, [
+      contentsJson,
+      workspacesJson,
+      ids,
+      contentOf,
+      workspaceOf,
+      secondsOf,
+      contentType,
+    ]);
   }
+  await driver.query(
+    `insert into workspace_listing_counts (workspace_id, listings)
+     select workspace_id, count(*)::int from listings
+     where workspace_id = any($1::uuid[]) group by workspace_id`,
+    [workspaces.map((w) => w.workspace_id)],
+  );
   await driver.query('analyze');
   return { localServices, filteredMatches };
 }
@@ -346,6 +439,115 @@ async function checkStore(server: TestServer, filteredMatches: number): Promise<
         `expected ${Math.min(50, filteredMatches)}`,
     );
   }
+}
+
+/** Nearest-rank percentile (no interpolation), so each figure is a latency that happened. */
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? 0;
+}
+
+interface QueryLane {
+  query: StoreQuery;
+  request: string;
+  limitMs: number;
+  run: () => Promise<number>;
+  samples: number[];
+  failures: number;
+  rows: number;
+  firstError?: string;
+}
+
+/** Each lane once per round, a different one first each round, one request at a time. */
+async function queryRounds(lanes: QueryLane[], rounds: number, signal: AbortSignal) {
+  const started = performance.now();
+  for (let round = 0; round < rounds && !signal.aborted; round++) {
+    if (round >= MIN_ROUNDS && performance.now() - started > QUERY_BUDGET_MS) return;
+    for (let k = 0; k < lanes.length; k++) {
+      const lane = lanes[(round + k) % lanes.length] as QueryLane;
+      const started = performance.now();
+      try {
+        lane.rows = await lane.run();
+        lane.samples.push(performance.now() - started);
+      } catch (error) {
+        lane.failures++;
+        lane.firstError ??= error instanceof Error ? error.message : String(error);
+      }
+    }
+  }
+}
+
+function queryFigure(driver: DriverKind, lane: QueryLane): StoreQueryFigure {
+  const sorted = [...lane.samples].sort((a, b) => a - b);
+  return {
+    driver,
+    query: lane.query,
+    request: lane.request,
+    count: sorted.length,
+    failures: lane.failures,
+    p50Ms: percentile(sorted, 0.5),
+    p95Ms: percentile(sorted, 0.95),
+    p99Ms: percentile(sorted, 0.99),
+    limitMs: lane.limitMs,
+    rows: lane.rows,
+    ...(lane.firstError ? { firstError: lane.firstError } : {}),
+  };
+}
+
+/**
+ * The three store pages (markdown, anonymous) read one at a time, from request to the last byte,
+ * taking turns; then the documented joins through POST /index/sql (scope `store`), one at a time.
+ */
+async function timeStoreQueries(
+  server: TestServer,
+  kind: DriverKind,
+  token: string,
+  sink: StoreSink,
+  signal: AbortSignal,
+): Promise<void> {
+  const page = (query: StoreQuery, path: string): QueryLane => ({
+    query,
+    request: `GET ${path}`,
+    limitMs: STORE_QUERY_TARGET_MS[kind],
+    samples: [],
+    failures: 0,
+    rows: 0,
+    run: async () => {
+      const response = await fetch(server.url(path));
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`);
+      return text.split('\n### ').length - 1;
+    },
+  });
+  const pages = [
+    page('first page', FIRST_PAGE),
+    page('filtered page', FILTERED_PAGE),
+    page('full-text page', FULL_TEXT_PAGE),
+  ];
+  await queryRounds(pages, WARM_UP_READS, signal);
+  for (const lane of pages) Object.assign(lane, { samples: [], failures: 0 });
+  await queryRounds(pages, QUERY_READS, signal);
+  for (const lane of pages) sink.query(queryFigure(kind, lane));
+
+  const joins = STORE_JOINS.map((join): QueryLane => ({
+    query: join.name,
+    request: join.sql,
+    limitMs: server.services.sqlTimeoutMs,
+    samples: [],
+    failures: 0,
+    rows: 0,
+    run: async () => {
+      const response = await server.post('/index/sql', { sql: join.sql, scope: 'store' }, token);
+      const answer = (await response.json()) as { rows?: unknown[]; code?: string };
+      if (response.status !== 200) {
+        throw new Error(`POST /index/sql answered ${response.status} ${answer.code}`);
+      }
+      return answer.rows?.length ?? 0;
+    },
+  }));
+  await queryRounds(joins, 2, signal);
+  for (const lane of joins) Object.assign(lane, { samples: [], failures: 0 });
+  await queryRounds(joins, JOIN_READS, signal);
+  for (const lane of joins) sink.query(queryFigure(kind, lane));
 }
 
 /** The markdown an anonymous agent gets, with its size in bytes. */
@@ -488,8 +690,9 @@ export async function measureStore(
   serverLog: (message: string) => void,
 ): Promise<void> {
   const { server, kind } = crowd;
-  const owners: string[] = [];
-  for (let i = 0; i < OWNERS; i++) owners.push((await server.signUp(`bench owner ${i}`)).agent_id);
+  const signedUp = [];
+  for (let i = 0; i < OWNERS; i++) signedUp.push(await server.signUp(`bench owner ${i}`));
+  const owners = signedUp.map((owner) => owner.agent_id);
   const started = performance.now();
   const { localServices, filteredMatches } = await loadStoreFixture(server.services.driver, owners);
   const loadSeconds = (performance.now() - started) / 1000;
@@ -504,6 +707,14 @@ export async function measureStore(
     loadSeconds,
   });
   await checkStore(server, filteredMatches);
+  await timeStoreQueries(
+    server,
+    kind,
+    (signedUp[0] as { api_token: string }).api_token,
+    sink,
+    signal,
+  );
+  if (signal.aborted) return;
 
   const firstPage = await markdownPage(server, FIRST_PAGE);
   const pages: [StorePage, string, number][] = [

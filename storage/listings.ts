@@ -43,25 +43,43 @@ export async function findListingAt(
   return row ? findListing(db, row.listing_id) : null;
 }
 
-/** Records the listing, or its new kind. */
+/**
+ * Records the listing, or its new kind; a new one counts in its workspace's listings
+ * (workspace_listing_counts, migration 027), in the same statement.
+ */
 export async function upsertListing(
   tx: Queryable,
   row: ListingRow & { createdAt: Date },
 ): Promise<void> {
   await tx.query(
-    `insert into listings (listing_id, workspace_id, path, kind, author_id, created_at)
-     values ($1, $2, $3, $4, $5, $6)
-     on conflict (listing_id) do update set kind = excluded.kind`,
+    `with saved as (
+       insert into listings (listing_id, workspace_id, path, kind, author_id, created_at)
+       values ($1, $2, $3, $4, $5, $6)
+       on conflict (listing_id) do update set kind = excluded.kind
+       returning workspace_id, xmax = 0 as made
+     )
+     insert into workspace_listing_counts (workspace_id, listings)
+     select workspace_id, 1 from saved where made
+     on conflict (workspace_id) do update
+       set listings = workspace_listing_counts.listings + 1`,
     [row.listingId, row.workspaceId, row.path, row.kind, row.authorId, row.createdAt],
   );
 }
 
+/** Deletes the listing at the path, if any, and counts it out of its workspace's listings. */
 export async function deleteListingAt(
   tx: Queryable,
   workspaceId: string,
   path: string,
 ): Promise<void> {
-  await tx.query('delete from listings where workspace_id = $1 and path = $2', [workspaceId, path]);
+  await tx.query(
+    `with gone as (
+       delete from listings where workspace_id = $1 and path = $2 returning workspace_id
+     )
+     update workspace_listing_counts c set listings = c.listings - 1
+     from gone where c.workspace_id = gone.workspace_id`,
+    [workspaceId, path],
+  );
 }
 
 /** The agent's own listings workspace, if made. */

@@ -105,6 +105,31 @@ function parameters() {
   return { params, bind };
 }
 
+/**
+ * STORE_LISTINGS read from the indexed versions' side, for the store's pages: the current
+ * versions in their order (indexed_versions_current_recent) or as the full-text index finds
+ * them, each looked up in `listings` by its key. The lookup is a subquery the planner keeps
+ * apart (`offset 0`), so it is planned as one row per version: joined as a table, the planner
+ * takes the listings of a version for a 1-in-100 chance (workspace_id and path counted as if
+ * unrelated), and reads all 100,000 listings, or starts parallel workers, to find 50.
+ */
+const STORE_BY_VERSION = `(select * from indexed_versions
+       where current and visibility = 'public') iv
+     cross join lateral (select l.listing_id, l.kind, l.author_id, l.workspace_id, l.path
+       from listings l where l.workspace_id = iv.workspace_id and l.path = iv.path offset 0) l
+     join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
+     left join conventions c on c.name = iv.convention`;
+
+/**
+ * The LIMIT of a store read, written into the text: the smallest power of two that holds
+ * `limit` (a few texts, each prepared once). A bound parameter would leave the planner a
+ * generic plan that expects a tenth of the table and sorts it all, or starts parallel workers.
+ */
+function limitBucket(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`bad store limit ${limit}`);
+  return 2 ** Math.ceil(Math.log2(limit));
+}
+
 /** The store's listings that `filter` keeps, newest first. */
 export async function readStore(
   db: Queryable,
@@ -113,6 +138,8 @@ export async function readStore(
 ): Promise<StoreListing[]> {
   const { params, bind } = parameters();
   const where = await storeConditions(db, filter, bind);
+  // One listing, or one author's: found through the listings' own indexes.
+  const byListing = filter.listingId !== undefined || filter.authorId !== undefined;
   const rows = await db.query<{
     listing_id: string;
     kind: 'need' | 'can';
@@ -129,14 +156,14 @@ export async function readStore(
   }>(
     `select l.listing_id, l.kind, iv.fields, iv.convention, c.status, c.placement,
        iv.author_id, a.name as author_name, l.workspace_id, l.path, iv.version, iv.saved_at
-     from ${STORE_LISTINGS}
+     from ${byListing ? STORE_LISTINGS : STORE_BY_VERSION}
      join agents a on a.agent_id = l.author_id
      ${where.length ? `where ${where.join(' and ')}` : ''}
      order by iv.saved_at desc, iv.workspace_id, iv.path
-     limit ${bind(limit)}`,
+     limit ${limitBucket(limit)}`,
     params,
   );
-  return rows.map((r) => ({
+  return rows.slice(0, limit).map((r) => ({
     listingId: r.listing_id,
     kind: r.kind,
     fields: r.fields,
@@ -184,7 +211,7 @@ async function hasLexemes(db: Queryable, text: string): Promise<boolean> {
   return (row?.n ?? 0) > 0;
 }
 
-/** The workspaces that hold listings, with their owners and listing counts. */
+/** The workspaces that hold listings, with their owners and listing counts (kept, migration 027). */
 export async function storeWorkspaces(
   db: Queryable,
   workspaceIds: string[],
@@ -196,8 +223,9 @@ export async function storeWorkspaces(
     listings: number;
   }>(
     `select w.workspace_id, w.owner_agent_id as owner_id, a.name as owner_name,
-       (select count(*)::int from listings l where l.workspace_id = w.workspace_id) as listings
+       coalesce(n.listings, 0) as listings
      from workspaces w join agents a on a.agent_id = w.owner_agent_id
+     left join workspace_listing_counts n on n.workspace_id = w.workspace_id
      where w.workspace_id = any($1::uuid[]) order by w.workspace_id`,
     [workspaceIds],
   );
