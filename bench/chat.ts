@@ -24,8 +24,6 @@ import {
 
 export const CHAT_MEMBERS = 10;
 export const CHAT_MESSAGES = 300;
-/** The fan-out target: p99 of send to receive, at every receiver. */
-export const CHAT_P99_TARGET_MS = 5;
 const WARM_UP_MESSAGES = 20;
 const TEXT = 'Bench: the draft is in reports/q3.md; can you check the figures before noon?';
 

@@ -1,5 +1,4 @@
 import { availableParallelism, loadavg } from 'node:os';
-import { CHAT_P99_TARGET_MS } from './chat.ts';
 import type { CommandFigure, DriverKind, WritePath } from './commands.ts';
 import type { FanOutFigure, FanOutPath } from './fan-out.ts';
 import type { FileBench, TransferFigure } from './files.ts';
@@ -18,6 +17,7 @@ import { emptySamples, type PushSamples } from './push-latency.ts';
 import { REPUTATION_DEALS, type ReputationFigure, type ReputationFixture } from './reputation.ts';
 import { ms, perSecond, summarize, table } from './stats.ts';
 import type { StoreFixture, StorePageFigure, StoreQueryFigure } from './store.ts';
+import { targetsTable } from './targets.ts';
 
 /** Everything measured so far; sections fill it in, so a cut-short run can still be printed. */
 export function emptyResults() {
@@ -633,7 +633,10 @@ function chatRatios(results: Results): string[] {
       return [
         `message fan-out (${driverName(service.driver)}), ${service.receivers + 1} members among ` +
           `${service.connected.toLocaleString('en-US')}: p99 send -> receive ${ms(each.p99)} at each receiver ` +
-          `(target < ${CHAT_P99_TARGET_MS} ms: ${verdict(each.p99 < CHAT_P99_TARGET_MS)}), ${ms(last.p99)} at the last; ` +
+          (floor
+            ? `(${(each.p99 / floor.p99).toFixed(2)}x the bare room emit; target <= 3x: ${verdict(each.p99 <= 3 * floor.p99)}), `
+            : '') +
+          `${ms(last.p99)} at the last; ` +
           `p50 ${ms(each.p50)}` +
           (floor
             ? `; bare room emit p99 ${ms(floor.p99)}, p50 ${ms(floor.p50)}`
@@ -812,5 +815,6 @@ export function report(results: Results): void {
     lines.push('', 'Server error log:', ...results.serverLog.map((line) => `- ${line}`));
   }
   if (results.notes.length > 0) lines.push('', 'Notes:', ...results.notes.map((n) => `- ${n}`));
+  lines.push(...targetsTable(results));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
