@@ -28,7 +28,10 @@ export interface CommitWork<R> {
  */
 export function assertChangesDeclared(changes: readonly ChangeDraft[] | undefined): void {
   try {
-    for (const change of changes ?? []) assertEventData(change);
+    for (const change of changes ?? []) {
+      const data = change.sharedData ? { ...change.sharedData, ...change.data } : change.data;
+      assertEventData({ type: change.type, data });
+    }
   } catch (error) {
     process.stderr.write(`strictProtocol: ${(error as Error).message}\n`);
     throw error;

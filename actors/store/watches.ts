@@ -56,11 +56,14 @@ export async function watchChanges(
     saved_at: listing.savedAt.toISOString(),
     agent_written: agentWritten(listing.fields, { withContact: true }),
   };
+  // What every watcher is told alike is stored once (storage/kernel/changes.ts); the watch is each one's own.
+  const shared = { change: listing.change, listing: posted };
   return watchers.map((watch) => ({
     agentId: watch.agentId,
     type: 'listing.posted',
     workspaceId: listing.workspaceId,
     actor: principal.agent,
-    data: { watch_id: watch.watchId, change: listing.change, listing: posted },
+    data: { watch_id: watch.watchId },
+    sharedData: shared,
   }));
 }

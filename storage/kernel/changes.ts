@@ -11,6 +11,12 @@ export interface ChangeDraft<T extends string = EventType> {
   agentId: string;
   type: T;
   data: Record<string, unknown>;
+  /**
+   * Fields of the event's data that many drafts of one write share (pass the same object to
+   * each): stored once for all of them (migration 029). The event's data is `sharedData` with
+   * `data` over it.
+   */
+  sharedData?: Record<string, unknown>;
   workspaceId?: string;
   actor?: { agent_id: string; name: string };
 }
@@ -67,7 +73,13 @@ function recorded(
 ): StoredChangeRow {
   const cursor = encodeCursor(row.seq);
   const at = row.at.toISOString();
-  const event: ChangeEvent = { event_id: eventId, cursor, type: draft.type, at, data: draft.data };
+  const event: ChangeEvent = {
+    event_id: eventId,
+    cursor,
+    type: draft.type,
+    at,
+    data: draft.sharedData ? { ...draft.sharedData, ...draft.data } : draft.data,
+  };
   let json = `{"event_id":"${eventId}","cursor":"${cursor}","type":${JSON.stringify(draft.type)},"at":"${at}","data":${dataJson}`;
   if (draft.workspaceId) {
     event.workspace_id = draft.workspaceId;
@@ -100,7 +112,8 @@ export async function appendChanges(
     a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0,
   );
   const eventIds = ordered.map(() => randomUUID());
-  // Each distinct (actor, data) once: drafts built from one object serialise it once too.
+  // Each distinct (actor, shared data) once: objects shared by drafts serialise once too. A
+  // draft's own data stays in its row, unless the whole of its data is shared.
   const payloads = new Map<string, { id: string; actor: string | null; data: string }>();
   const texts = new Map<object, string>();
   const jsonOf = (value: object) => {
@@ -108,9 +121,11 @@ export async function appendChanges(
     if (text === undefined) texts.set(value, (text = JSON.stringify(value)));
     return text;
   };
+  const own: (string | null)[] = [];
   const payloadOf = ordered.map((draft) => {
     const actor = draft.actor ? jsonOf(draft.actor) : null;
-    const data = jsonOf(draft.data);
+    const data = jsonOf(draft.sharedData ?? draft.data);
+    own.push(draft.sharedData ? jsonOf(draft.data) : null);
     const key = `${actor ?? ''}\u0000${data}`;
     let payload = payloads.get(key);
     if (!payload) payloads.set(key, (payload = { id: randomUUID(), actor, data }));
@@ -126,8 +141,8 @@ export async function appendChanges(
        select id, actor::jsonb, data::jsonb from unnest($6::uuid[], $7::text[], $8::text[])
          as p(id, actor, data)
      ), input as (
-       select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::uuid[])
-         with ordinality as t(agent_id, event_id, type, workspace_id, payload_id, ord)
+       select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::uuid[], $9::text[])
+         with ordinality as t(agent_id, event_id, type, workspace_id, payload_id, data, ord)
      ), counts as (
        select agent_id, count(*)::bigint as n from input group by agent_id
      ), heads as (
@@ -135,10 +150,10 @@ export async function appendChanges(
        where h.agent_id = c.agent_id and (select count(*) from locked) > 0
        returning h.agent_id, h.last_seq, c.n
      )
-     insert into changes (agent_id, seq, event_id, type, workspace_id, payload_id)
+     insert into changes (agent_id, seq, event_id, type, workspace_id, payload_id, data)
      select i.agent_id,
        heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord),
-       i.event_id, i.type, i.workspace_id, i.payload_id
+       i.event_id, i.type, i.workspace_id, i.payload_id, i.data::jsonb
      from input i join heads on heads.agent_id = i.agent_id
      returning event_id, seq, at`,
     [
@@ -150,6 +165,7 @@ export async function appendChanges(
       shared.map((p) => p.id),
       shared.map((p) => p.actor),
       shared.map((p) => p.data),
+      own,
     ],
   );
   // A missing feed head leaves its agent's changes out: nothing may be half-recorded.
@@ -159,16 +175,31 @@ export async function appendChanges(
     const row = numbered.get(eventIds[i] as string);
     if (!row) throw new Error('not every change was recorded');
     const payload = payloadOf[i] as { actor: string | null; data: string };
-    return recorded(draft, eventIds[i] as string, payload.actor, payload.data, row);
+    return recorded(
+      draft,
+      eventIds[i] as string,
+      payload.actor,
+      merged(payload.data, own[i] ?? null),
+      row,
+    );
   });
   // Sorted by agent already; within an agent, the drafts' order is the sequence's.
   return stored;
 }
 
+/** Two JSON objects' texts as one object's, the second's keys last (and so winning). */
+function merged(shared: string, own: string | null): string {
+  if (own === null || own === '{}') return shared;
+  if (shared === '{}') return own;
+  return `${shared.slice(0, -1)},${own.slice(1)}`;
+}
+
 async function appendOne(tx: Queryable, draft: ChangeDraft<string>): Promise<StoredChangeRow> {
   const eventId = randomUUID();
   const actor = draft.actor ? JSON.stringify(draft.actor) : null;
-  const data = JSON.stringify(draft.data);
+  const data = JSON.stringify(
+    draft.sharedData ? { ...draft.sharedData, ...draft.data } : draft.data,
+  );
   // Numbering and inserting in one statement.
   const [row] = await tx.query<NumberedRow>(
     `with head as (
@@ -191,7 +222,9 @@ export async function readChanges(
 ): Promise<StoredChangeRow[]> {
   const rows = await db.query<ChangeRow>(
     `select c.agent_id, c.seq, c.event_id, c.type, c.at, c.workspace_id,
-       coalesce(c.actor, p.actor) as actor, coalesce(c.data, p.data) as data
+       coalesce(c.actor, p.actor) as actor,
+       case when p.payload_id is null then c.data
+         else p.data || coalesce(c.data, '{}'::jsonb) end as data
      from changes c left join change_payloads p on p.payload_id = c.payload_id
      where c.agent_id = $1 and c.seq > $2 order by c.seq limit $3`,
     [agentId, afterSeq, limit],
