@@ -17,14 +17,14 @@ import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT, preflightResponse } from './http
 import { createNodeEngine } from './http/node-engine.ts';
 import { bearerToken, serveOperation, type ServeOptions } from './http/operation-route.ts';
 import { asServiceError, jsonResponse, problemResponse } from './http/problem.ts';
-import { RateLimiter } from './http/rate-limit.ts';
+import { NO_RATE_LIMIT, RateLimiter } from './http/rate-limit.ts';
 import { routeNotFound, Router } from './http/router.ts';
 import { agentForToken } from './invoke.ts';
 import { TEST_OPERATIONS } from './http/test-operations.ts';
 import { createUwsEngine, loadUws } from './http/uws-engine.ts';
 import { startMailDoor, type MailDoor } from './mail/door.ts';
 import { mailRouter } from './mail/mailgate.ts';
-import { createMcpDoor } from './mcp/door.ts';
+import { mcpDoorOnFirstRequest } from './mcp/door-on-first-request.ts';
 import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket/door.ts';
 import { createStorageLinkDoor } from './storage-link/door.ts';
@@ -86,7 +86,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     config.clock,
   );
   const admit = (operation: Operation, request: EngineRequest) => {
-    if (operation.signUpLimited) signUps.take(request.remoteAddress);
+    if (operation.signUpLimited) signUps.take(request);
   };
 
   // Every answer of the REST routes is readable from any web page: the service authenticates
@@ -118,7 +118,8 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       const { target, params } = router.match(request.method, request.path);
       if (target.kind === 'static') return target.serve();
       if (target.kind === 'health') return await health();
-      const limits = requests.take(request.remoteAddress);
+      // The request, not its address: reading uWS's peer address costs, and only a limit needs it.
+      const limits = requests.take(request);
       let response: EngineResponse;
       // Each further JSON-RPC message of a batch counts as one more request (server/mcp/door.ts).
       if (target.kind === 'mcp')
@@ -138,7 +139,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
         );
       }
       // The door's own count (a batch's last message) is newer than the request's.
-      response.headers = { ...limits, ...response.headers };
+      if (limits !== NO_RATE_LIMIT) response.headers = { ...limits, ...response.headers };
       return response;
     } catch (error) {
       // A browser's preflight for an operation's path: the methods it takes.
@@ -269,7 +270,13 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   router.add('OPTIONS', '/openapi.json', { kind: 'static', serve: () => PUBLIC_PREFLIGHT });
   router.add('GET', '/health', { kind: 'health' });
   const serveStorageLink = createStorageLinkDoor(services, logError);
-  const serveMcp = createMcpDoor(services, baseUrl, logError, admit, config.mcpAllowedOrigins);
+  const serveMcp = mcpDoorOnFirstRequest(
+    services,
+    baseUrl,
+    logError,
+    admit,
+    config.mcpAllowedOrigins,
+  );
   for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS'])
     router.add(method, '/mcp', { kind: 'mcp' });
   attachSocketDoor(io, services, {

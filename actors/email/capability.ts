@@ -41,7 +41,10 @@ export const email = {
   },
   jobs: [digestJob],
   async startUp(services, log) {
-    services.provide('mailSender', services.config.mail ? startMailSender(services, log) : null);
+    services.provide(
+      'mailSender',
+      services.config.mail ? await startMailSender(services, log) : null,
+    );
     services.provide('mailPush', services.config.mail ? new MailPush(services, log) : null);
     await services.mailPush?.start();
   },

@@ -1,4 +1,4 @@
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import {
   claimDueMail,
@@ -60,10 +60,27 @@ type Outcome = { sent: true } | { sent: false; permanent: boolean; error: string
  * outcome. Without it (the embedded default): no loop; each queued message is one log line and
  * stays in the outbox table.
  */
-export function startMailSender(services: Services, log: (message: string) => void): MailSender {
+export async function startMailSender(
+  services: Services,
+  log: (message: string) => void,
+): Promise<MailSender> {
   const smtpUrl = services.config.mail?.smtpUrl;
   if (!smtpUrl) return outboxOnly(log);
-  return new SendingLoop(services, smtpUrl, log);
+  // nodemailer's transports load only when there is an SMTP_URL to send to: without one, the
+  // outbox is all there is, and their modules would be RSS for nothing.
+  const { createTransport } = await import('nodemailer');
+  // One transport per process, pooled: a burst of answers reuses a few open connections
+  // instead of one handshake per message. The time-outs keep a send well inside the lease.
+  const transport = createTransport({
+    url: smtpUrl,
+    pool: true,
+    maxConnections: MAX_IN_FLIGHT,
+    maxMessages: 100,
+    connectionTimeout: 15_000,
+    greetingTimeout: 15_000,
+    socketTimeout: 60_000,
+  });
+  return new SendingLoop(services, transport, log);
 }
 
 function outboxOnly(log: (message: string) => void): MailSender {
@@ -77,7 +94,6 @@ function outboxOnly(log: (message: string) => void): MailSender {
 }
 
 class SendingLoop implements MailSender {
-  private readonly transport: Transporter<SMTPPool.SentMessageInfo>;
   /** The pass running now (passes run one after another), null between passes. */
   private running: Promise<void> | null = null;
   private again = false;
@@ -88,20 +104,9 @@ class SendingLoop implements MailSender {
 
   constructor(
     private readonly services: Services,
-    smtpUrl: string,
+    private readonly transport: Transporter<SMTPPool.SentMessageInfo>,
     private readonly log: (message: string) => void,
   ) {
-    // One transport per process, pooled: a burst of answers reuses a few open connections
-    // instead of one handshake per message. The time-outs keep a send well inside the lease.
-    this.transport = createTransport({
-      url: smtpUrl,
-      pool: true,
-      maxConnections: MAX_IN_FLIGHT,
-      maxMessages: 100,
-      connectionTimeout: 15_000,
-      greetingTimeout: 15_000,
-      socketTimeout: 60_000,
-    });
     this.kick();
   }
 

@@ -2,16 +2,11 @@ import { lockPayment } from '../../storage/payments.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadPaymentActor, type PaymentActor } from './actor.ts';
-import { chainAccess, type ChainAccess, type ChainSettings } from './chain/clients.ts';
-import { checkForwarderFactory } from './chain/config-check.ts';
-import { startPaymentWatcher, type PaymentWatcher } from './chain/watcher.ts';
+import type { ChainAccess, ChainSettings } from './chain/clients.ts';
+import type { PaymentWatcher } from './chain/watcher.ts';
 import { expireDuePayments } from './expiry.ts';
-import { getPayment, requestPayment } from './handlers.ts';
 import { readLog } from './log.ts';
 import { confirmOffchainPayment, recordOffchainPayment } from './offchain.ts';
-import { pay } from './pay-handler.ts';
-import { getPayoutAddress, setPayoutAddress } from './payout-address.ts';
-import { reportPaymentTx, reportPayTx } from './report-handlers.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
@@ -31,6 +26,17 @@ declare module '../kernel/services.ts' {
   }
 }
 
+/*
+ * The modules that import viem (addresses and signatures, deposit addresses, the chain's
+ * clients and checks) load on first use rather than at start: viem is ~29 MB of RSS that a
+ * service whose agents never pay never needs. The chain's modules load at start-up when
+ * CHAIN_RPC_URL is set, the handlers' modules by their first call (which waits for the load).
+ */
+const requestHandlers = () => import('./handlers.ts');
+const payHandler = () => import('./pay-handler.ts');
+const payoutHandlers = () => import('./payout-address.ts');
+const reportHandlers = () => import('./report-handlers.ts');
+
 /**
  * Payments: USDC paid payer to payee, checked on-chain (requested, seen, confirmed, final,
  * expired), and payments made any other way, recorded and confirmed by both parties. The
@@ -39,13 +45,15 @@ declare module '../kernel/services.ts' {
 export const payments = {
   name: 'payments',
   handlers: {
-    set_payout_address: setPayoutAddress,
-    get_payout_address: getPayoutAddress,
-    request_payment: requestPayment,
-    get_payment: getPayment,
-    report_payment_tx: reportPaymentTx,
-    report_pay_tx: reportPayTx,
-    pay,
+    set_payout_address: async (call, input) =>
+      (await payoutHandlers()).setPayoutAddress(call, input),
+    get_payout_address: async (call, input) =>
+      (await payoutHandlers()).getPayoutAddress(call, input),
+    request_payment: async (call, input) => (await requestHandlers()).requestPayment(call, input),
+    get_payment: async (call, input) => (await requestHandlers()).getPayment(call, input),
+    report_payment_tx: async (call, input) => (await reportHandlers()).reportPaymentTx(call, input),
+    report_pay_tx: async (call, input) => (await reportHandlers()).reportPayTx(call, input),
+    pay: async (call, input) => (await payHandler()).pay(call, input),
     record_offchain_payment: recordOffchainPayment,
     confirm_offchain_payment: confirmOffchainPayment,
     read_log: readLog,
@@ -71,8 +79,10 @@ export const payments = {
   ],
   async startUp(services, log) {
     const settings = services.config.chain;
-    const chain = settings ? chainAccess(settings) : null;
-    if (chain) await checkForwarderFactory(chain);
+    const chain = settings?.rpcUrls.length
+      ? (await import('./chain/clients.ts')).chainAccess(settings)
+      : null;
+    if (chain) await (await import('./chain/config-check.ts')).checkForwarderFactory(chain);
     services.provide('chain', chain);
     log(
       chain
@@ -82,7 +92,9 @@ export const payments = {
     // One poll loop per process (CHAIN_POLL_MS=0: none); a lease keeps one process at it.
     services.provide(
       'paymentWatcher',
-      chain && settings && settings.pollMs > 0 ? startPaymentWatcher(services, log) : null,
+      chain && settings && settings.pollMs > 0
+        ? (await import('./chain/watcher.ts')).startPaymentWatcher(services, log)
+        : null,
     );
   },
   async shutDown(services) {

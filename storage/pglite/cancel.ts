@@ -25,7 +25,7 @@ let session: Session | null | undefined;
 let messageId = 0;
 
 /** The file every PGlite worker thread starts from (thread.ts). */
-const WORKER_FILE = '/pglite/worker-boot.mjs';
+const WORKER_FILE = '/pglite/worker.mjs';
 
 function connect(): Session | null {
   if (session !== undefined) return session;

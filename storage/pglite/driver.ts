@@ -3,7 +3,7 @@ import { DatabaseError, QUERY_CANCELED, StorageUnavailableError } from '../datab
 import { preparePgliteDataDir } from './image.ts';
 import { PgliteThread } from './thread.ts';
 import { PgliteTransaction, Scope, type TransactionHost } from './transaction.ts';
-import type { Statement } from './worker.ts';
+import type { Statement } from './messages.ts';
 import { TransactionGuard } from '../transaction-guard.ts';
 
 export interface PgliteDriver extends Driver {

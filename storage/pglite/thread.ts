@@ -1,8 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import type { Row } from '../driver.ts';
 import { DatabaseError, StorageUnavailableError } from '../database-error.ts';
-import { cancelInThread, watchPgliteThreads } from './cancel.ts';
-import type { Statement, WorkerReply, WorkerRequest } from './worker.ts';
+import { CANCEL_HOOK, cancelInThread, watchPgliteThreads } from './cancel.ts';
+import type { Statement, WorkerData, WorkerReply, WorkerRequest } from './messages.ts';
 
 interface Waiter {
   resolve: (rows: Row[]) => void;
@@ -51,8 +51,8 @@ export class PgliteThread {
     onDeath: (thread: PgliteThread) => void,
   ): Promise<PgliteThread> {
     watchPgliteThreads();
-    const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), {
-      workerData: { dataDir },
+    const worker = new Worker(new URL('./worker.mjs', import.meta.url), {
+      workerData: { dataDir, cancelHook: CANCEL_HOOK } satisfies WorkerData,
     });
     await new Promise<void>((resolve, reject) => {
       const onExit = (code: number) => reject(new Error(`the PGlite worker exited (${code})`));

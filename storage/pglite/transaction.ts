@@ -6,7 +6,7 @@ import {
   StorageUnavailableError,
 } from '../database-error.ts';
 import type { PgliteThread } from './thread.ts';
-import type { Statement } from './worker.ts';
+import type { Statement } from './messages.ts';
 
 /** What a transaction needs from the driver that runs it. */
 export interface TransactionHost {

@@ -1,34 +1,25 @@
+// @ts-check
 /**
  * PGlite runs here, in its own thread: it blocks its thread for the whole of a query. A runaway
  * query is canceled inside PostgreSQL through the inspector (cancel.ts), or, when that
- * fails, stopped by terminating the thread. Messages are plain data.
+ * fails, stopped by terminating the thread. Messages are plain data (messages.ts).
+ *
+ * Plain JavaScript, type-checked from its JSDoc (`// @ts-check`), so that the thread needs no
+ * TypeScript loader: on Node 20 a worker does not inherit the main thread's, and registering
+ * tsx in the thread cost ~50 MB of RSS for good (Node 20 runs module hooks in a thread of
+ * their own). Keep it and statements.mjs free of imports of our .ts files (types excepted).
  */
+/* global WebAssembly, queueMicrotask -- globals of every Node.js thread, unknown to this file's lint config */
 import { PGlite, types } from '@electric-sql/pglite';
 import { parentPort, workerData } from 'node:worker_threads';
-import { CANCEL_HOOK } from './cancel.ts';
-import { PreparedStatements } from './statements.ts';
+import { PreparedStatements } from './statements.mjs';
 
-export interface Statement {
-  text: string;
-  params?: readonly unknown[];
-  /** Several statements without parameters, or a control statement (BEGIN, SAVEPOINT...). */
-  script?: boolean;
-  /** Answer one row `{table}` holding the result as a Table (driver.ts), rows as arrays. */
-  table?: boolean;
-}
+/** @typedef {import('./messages.ts').Statement} Statement */
+/** @typedef {import('./messages.ts').WorkerRequest} WorkerRequest */
+/** @typedef {import('./messages.ts').WorkerReply} WorkerReply */
+/** @typedef {Record<string, unknown>} Row */
 
-/**
- * Statements run in order, as one message: a transaction's BEGIN travels with its first
- * statement, so each message is one round trip. The reply carries the last statement's rows;
- * the first failure stops the rest.
- */
-export type WorkerRequest = { id: number; statements: Statement[] } | 'close';
-
-export type WorkerReply =
-  | { id: number; rows: Record<string, unknown>[] }
-  | { id: number; error: { message: string; code?: string } };
-
-const { dataDir } = workerData as { dataDir: string };
+const { dataDir, cancelHook } = /** @type {import('./messages.ts').WorkerData} */ (workerData);
 if (!parentPort) throw new Error('pglite-worker must run as a worker thread');
 const port = parentPort;
 
@@ -45,28 +36,33 @@ const MEMORY_SETTINGS = ['-c', 'shared_buffers=16MB'];
 // int8 as a JS number, as the postgres.js driver does: every int8 the service keeps (sequence
 // numbers, byte counts) stays far below 2^53.
 const db = await PGlite.create(dataDir, {
-  parsers: { [types.INT8]: (value: string) => Number(value) },
+  parsers: { [types.INT8]: (/** @type {string} */ value) => Number(value) },
   startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS],
 });
 
 const statements = new PreparedStatements(db);
 
 /** The request being answered, if any: a cancel names the request it is meant for. */
-let running: number | null = null;
+/** @type {number | null} */
+let running = null;
 /** The last request answered; requests are answered in the order of their ids. */
 let lastAnswered = 0;
 /** Requests canceled before they started (this thread was busy): answered 57014 at once. */
-const canceledEarly = new Set<number>();
+/** @type {Set<number>} */
+const canceledEarly = new Set();
 
-/** What the Emscripten module exports and PGlite's types leave out: memory and two globals' addresses. */
-const postgres = db.Module as unknown as {
-  wasmMemory: WebAssembly.Memory;
-  _QueryCancelPending: number;
-  _InterruptPending: number;
-};
+/**
+ * What the Emscripten module exports and PGlite's types leave out: memory and two globals' addresses.
+ * @typedef {{ wasmMemory: WebAssembly.Memory; _QueryCancelPending: number; _InterruptPending: number }} Postgres
+ */
+const postgres = /** @type {Postgres} */ (/** @type {unknown} */ (db.Module));
 
-/** Sets one of PostgreSQL's interrupt flags (a `volatile sig_atomic_t`, an int32 in wasm32). */
-function setFlag(address: number, value: 0 | 1): void {
+/**
+ * Sets one of PostgreSQL's interrupt flags (a `volatile sig_atomic_t`, an int32 in wasm32).
+ * @param {number} address
+ * @param {0 | 1} value
+ */
+function setFlag(address, value) {
   // A fresh view each time: the buffer changes when the memory grows.
   new DataView(postgres.wasmMemory.buffer).setInt32(address, value, true);
 }
@@ -76,8 +72,10 @@ function setFlag(address: number, value: 0 | 1): void {
  * query: does what PostgreSQL's SIGINT handler does, so that the query stops at its next
  * interrupt check with 57014. A cancel for a request that has ended does nothing; one for a
  * request not started yet (the thread was busy) answers it 57014 when its turn comes.
+ * @param {number} requestId
+ * @returns {boolean}
  */
-(globalThis as Record<string, unknown>)[CANCEL_HOOK] = (requestId: number): boolean => {
+function cancel(requestId) {
   if (running === requestId) {
     setFlag(postgres._QueryCancelPending, 1);
     setFlag(postgres._InterruptPending, 1);
@@ -86,13 +84,19 @@ function setFlag(address: number, value: 0 | 1): void {
   if (requestId <= lastAnswered) return false;
   canceledEarly.add(requestId);
   return true;
-};
+}
+/** @type {Record<string, unknown>} */ (globalThis)[cancelHook] = cancel;
 
-async function runAll(batch: Statement[]): Promise<Record<string, unknown>[]> {
-  let rows: Record<string, unknown>[] = [];
+/**
+ * @param {Statement[]} batch
+ * @returns {Promise<Row[]>}
+ */
+async function runAll(batch) {
+  /** @type {Row[]} */
+  let rows = [];
   for (const statement of batch) {
     if (statement.table) {
-      const result = await db.query(statement.text, statement.params as unknown[], {
+      const result = await db.query(statement.text, /** @type {unknown[]} */ (statement.params), {
         rowMode: 'array',
       });
       const columns = result.fields.map((field) => ({
@@ -109,23 +113,28 @@ async function runAll(batch: Statement[]): Promise<Record<string, unknown>[]> {
   return rows;
 }
 
+/** @param {WorkerReply} reply */
+const reply = (reply) => port.postMessage(reply);
+
 // One request at a time, start to end: a batch is a unit, and prepared statements are run
 // with PGlite's raw protocol calls, which its own lock does not cover.
-let queue: Promise<void> = Promise.resolve();
+/** @type {Promise<void>} */
+let queue = Promise.resolve();
 
-async function answer(request: { id: number; statements: Statement[] }): Promise<void> {
+/** @param {{ id: number; statements: Statement[] }} request */
+async function answer(request) {
   if (canceledEarly.delete(request.id)) {
     lastAnswered = request.id;
     const error = { message: 'canceling statement due to user request', code: '57014' };
-    port.postMessage({ id: request.id, error } satisfies WorkerReply);
+    reply({ id: request.id, error });
     return;
   }
   running = request.id;
   try {
     const rows = await runAll(request.statements);
-    port.postMessage({ id: request.id, rows } satisfies WorkerReply);
+    reply({ id: request.id, rows });
   } catch (caught) {
-    const error = caught as { message?: string; code?: string };
+    const error = /** @type {{ message?: string; code?: string }} */ (caught);
     // A trap inside the WebAssembly leaves PGlite unusable: let the thread die, and the
     // driver opens the data directory again in a new one.
     if (error instanceof WebAssembly.RuntimeError) {
@@ -134,10 +143,7 @@ async function answer(request: { id: number; statements: Statement[] }): Promise
       });
       return;
     }
-    port.postMessage({
-      id: request.id,
-      error: { message: String(error.message), code: error.code },
-    } satisfies WorkerReply);
+    reply({ id: request.id, error: { message: String(error.message), code: error.code } });
   } finally {
     // A cancel that came after its query ended must not stop the next request's statements.
     running = null;
@@ -146,7 +152,7 @@ async function answer(request: { id: number; statements: Statement[] }): Promise
   }
 }
 
-port.on('message', (request: WorkerRequest) => {
+port.on('message', (/** @type {WorkerRequest} */ request) => {
   if (request === 'close') {
     queue = queue.then(() => db.close()).then(() => port.postMessage('closed'));
     return;

@@ -1,6 +1,10 @@
-import { parse, protocol, type PGlite } from '@electric-sql/pglite';
+// @ts-check
+// Plain JavaScript, type-checked from its JSDoc: it runs in the PGlite worker thread, which
+// loads no TypeScript loader (worker.mjs says why).
+import { parse, protocol } from '@electric-sql/pglite';
 
-type Row = Record<string, unknown>;
+/** @typedef {import('@electric-sql/pglite').PGlite} PGlite */
+/** @typedef {Record<string, unknown>} Row */
 
 /** Texts kept prepared: plain DML, whose result shape only DDL can change. */
 const DML = /^(\s|--[^\n]*\n)*(select|insert|update|delete|with|values)\b/i;
@@ -9,7 +13,8 @@ const CONTROL = /^(\s|--[^\n]*\n)*(begin|commit|rollback|savepoint|release|start
 /** Beyond this many, new texts run unprepared (user SQL must not grow memory for good). */
 const MAX_PREPARED = 500;
 
-const message = (...parts: Uint8Array[]): Uint8Array => {
+/** @param {...Uint8Array} parts */
+const message = (...parts) => {
   const joined = new Uint8Array(parts.reduce((size, part) => size + part.length, 0));
   let offset = 0;
   for (const part of parts) {
@@ -28,25 +33,36 @@ const message = (...parts: Uint8Array[]): Uint8Array => {
  * Runs inside the worker thread, one call at a time.
  */
 export class PreparedStatements {
-  private readonly prepared = new Map<string, { name: string; paramTypes: number[] }>();
-  private count = 0;
+  /** @type {Map<string, { name: string; paramTypes: number[] }>} */
+  #prepared = new Map();
+  #count = 0;
+  /** @type {PGlite} */
+  #db;
 
-  constructor(private readonly db: PGlite) {}
+  /** @param {PGlite} db */
+  constructor(db) {
+    this.#db = db;
+  }
 
-  async query(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+  /**
+   * @param {string} text
+   * @param {readonly unknown[]} [params]
+   * @returns {Promise<Row[]>}
+   */
+  async query(text, params = []) {
     if (!DML.test(text)) {
-      this.schemaMayChange(text);
-      return (await this.db.query<Row>(text, params as unknown[])).rows;
+      this.#schemaMayChange(text);
+      return (await this.#db.query(text, /** @type {unknown[]} */ (params))).rows;
     }
-    const statement = this.prepared.get(text) ?? (await this.prepare(text));
-    if (!statement) return (await this.db.query<Row>(text, params as unknown[])).rows;
+    const statement = this.#prepared.get(text) ?? (await this.#prepare(text));
+    if (!statement) return (await this.#db.query(text, /** @type {unknown[]} */ (params))).rows;
     const values = params.map((value, i) => {
       if (value === null || value === undefined) return null;
-      const serialize = this.db.serializers[statement.paramTypes[i] ?? 0];
+      const serialize = this.#db.serializers[statement.paramTypes[i] ?? 0];
       return serialize ? serialize(value) : String(value);
     });
     try {
-      const { messages } = await this.db.execProtocol(
+      const { messages } = await this.#db.execProtocol(
         message(
           protocol.serialize.bind({ statement: statement.name, values }),
           protocol.serialize.describe({ type: 'P' }),
@@ -54,25 +70,29 @@ export class PreparedStatements {
           protocol.serialize.sync(),
         ),
       );
-      return parse.parseResults(messages, this.db.parsers)[0]?.rows ?? [];
+      return parse.parseResults(messages, this.#db.parsers)[0]?.rows ?? [];
     } catch (error) {
       // 0A000 "cached plan must not change result type": DDL this class did not see (inside a
       // function, say). Prepared again on the next call.
-      if ((error as { code?: string }).code === '0A000') this.prepared.delete(text);
+      if (/** @type {{ code?: string }} */ (error).code === '0A000') this.#prepared.delete(text);
       throw error;
     }
   }
 
-  async script(text: string): Promise<void> {
-    this.schemaMayChange(text);
-    await this.db.exec(text);
+  /** @param {string} text */
+  async script(text) {
+    this.#schemaMayChange(text);
+    await this.#db.exec(text);
   }
 
-  /** Prepares `text` under a new name, or says no when too many are kept already. */
-  private async prepare(text: string) {
-    if (this.prepared.size >= MAX_PREPARED) return null;
-    const name = `agent_service_${++this.count}`;
-    const { messages } = await this.db.execProtocol(
+  /**
+   * Prepares `text` under a new name, or says no when too many are kept already.
+   * @param {string} text
+   */
+  async #prepare(text) {
+    if (this.#prepared.size >= MAX_PREPARED) return null;
+    const name = `agent_service_${++this.#count}`;
+    const { messages } = await this.#db.execProtocol(
       message(
         protocol.serialize.parse({ name, text }),
         protocol.serialize.describe({ type: 'S', name }),
@@ -80,7 +100,7 @@ export class PreparedStatements {
       ),
     );
     const statement = { name, paramTypes: parse.parseDescribeStatementResults(messages) };
-    this.prepared.set(text, statement);
+    this.#prepared.set(text, statement);
     return statement;
   }
 
@@ -89,8 +109,9 @@ export class PreparedStatements {
    * statement): prepared statements are then made afresh. The old ones are left allocated,
    * not deallocated, because DEALLOCATE would fail inside a failed transaction; DDL is rare
    * (migrations at start-up), so they cost little.
+   * @param {string} text
    */
-  private schemaMayChange(text: string): void {
-    if (!CONTROL.test(text)) this.prepared.clear();
+  #schemaMayChange(text) {
+    if (!CONTROL.test(text)) this.#prepared.clear();
   }
 }

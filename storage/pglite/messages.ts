@@ -1,0 +1,31 @@
+/**
+ * What the main thread and the PGlite worker thread (worker.mjs) send each other. Messages are
+ * plain data.
+ */
+
+export interface Statement {
+  text: string;
+  params?: readonly unknown[];
+  /** Several statements without parameters, or a control statement (BEGIN, SAVEPOINT...). */
+  script?: boolean;
+  /** Answer one row `{table}` holding the result as a Table (driver.ts), rows as arrays. */
+  table?: boolean;
+}
+
+/**
+ * Statements run in order, as one message: a transaction's BEGIN travels with its first
+ * statement, so each message is one round trip. The reply carries the last statement's rows;
+ * the first failure stops the rest.
+ */
+export type WorkerRequest = { id: number; statements: Statement[] } | 'close';
+
+export type WorkerReply =
+  | { id: number; rows: Record<string, unknown>[] }
+  | { id: number; error: { message: string; code?: string } };
+
+/** What the worker thread is started with. */
+export interface WorkerData {
+  dataDir: string;
+  /** The global the worker puts its cancel function under, for cancel.ts to call. */
+  cancelHook: string;
+}
