@@ -1,11 +1,11 @@
 /**
- * The blob thread (blob-worker.ts) as puts use it: one thread for the process, started by the
+ * The blob thread (blob-worker.mjs) as puts use it: one thread for the process, started by the
  * first put that needs it and kept for the next ones, since starting a thread costs more than
  * hashing a megabyte. It holds the process open only while a put is using it. A thread that
  * stops fails the puts in progress (the store is unavailable); the next put starts a new one.
  */
 import { Worker } from 'node:worker_threads';
-import type { BlobThreadReply, BlobThreadRequest } from './blob-worker.ts';
+import type { BlobThreadReply, BlobThreadRequest } from './blob-messages.ts';
 import { BlobStoreUnavailableError, fileSystemFailure } from './errors.ts';
 
 /** One put's bytes, handed over in order through `ring`. */
@@ -30,7 +30,7 @@ interface Waiter {
 const stoppedError = () => new BlobStoreUnavailableError('blob thread stopped');
 
 class BlobThread {
-  private readonly worker = new Worker(new URL('./blob-worker-boot.mjs', import.meta.url));
+  private readonly worker = new Worker(new URL('./blob-worker.mjs', import.meta.url));
   /** The answers each job waits for, in the order its requests went. */
   private readonly jobs = new Map<number, Waiter[]>();
   private nextJob = 1;

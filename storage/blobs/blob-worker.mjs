@@ -1,40 +1,39 @@
+// @ts-check
 /**
  * The blob thread: it writes a put's bytes to the temporary file and hashes them (SHA-256), so
  * that the main thread, which has the sockets to serve, only hands them over. One thread serves
  * every put of the process, each put a job of its own. The bytes come through shared memory
- * (the put's ring, hashed-writer.ts); messages say only where they are. Every request but the
- * first of a job is answered, in order.
+ * (the put's ring, hashed-writer.ts); messages say only where they are (blob-messages.ts).
+ * Every request but the first of a job is answered, in order.
+ *
+ * Plain JavaScript, type-checked from its JSDoc, so that the thread needs no TypeScript loader
+ * (on Node 20 registering tsx in a thread costs ~50 MB of RSS for good; see
+ * storage/pglite/worker.mjs). Keep it free of imports of our .ts files (types excepted).
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { writeSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 
-export type BlobThreadRequest =
-  /** A new job: its ring and, when the thread is to write the bytes, the file's descriptor. */
-  | { job: number; ring: SharedArrayBuffer; fd: number | null }
-  /** The next bytes: written, then hashed; answered once the ring's bytes may be reused. */
-  | { job: number; offset: number; length: number }
-  | { job: number; digest: true }
-  /** Answered once the thread is done with the job's ring and descriptor for good. */
-  | { job: number; drop: true };
-
-export type BlobThreadReply =
-  | { job: number; digest?: string }
-  /** A write failed; the job writes nothing more and answers this to what follows. */
-  | { job: number; error: { message: string; code: string | undefined } };
-
-interface Job {
-  hash: Hash;
-  ring: Uint8Array;
-  fd: number | null;
-  failed: BlobThreadReply | null;
-}
+/** @typedef {import('./blob-messages.ts').BlobThreadRequest} BlobThreadRequest */
+/** @typedef {import('./blob-messages.ts').BlobThreadReply} BlobThreadReply */
+/**
+ * @typedef {object} Job
+ * @property {import('node:crypto').Hash} hash
+ * @property {Uint8Array} ring
+ * @property {number | null} fd
+ * @property {BlobThreadReply | null} failed
+ */
 
 if (!parentPort) throw new Error('blob-worker must run as a worker thread');
 const port = parentPort;
-const jobs = new Map<number, Job>();
+/** @type {Map<number, Job>} */
+const jobs = new Map();
 
-function handle(request: BlobThreadRequest): BlobThreadReply | null {
+/**
+ * @param {BlobThreadRequest} request
+ * @returns {BlobThreadReply | null}
+ */
+function handle(request) {
   if ('ring' in request) {
     const { job, ring, fd } = request;
     jobs.set(job, { hash: createHash('sha256'), ring: new Uint8Array(ring), fd, failed: null });
@@ -61,7 +60,7 @@ function handle(request: BlobThreadRequest): BlobThreadReply | null {
         done += writeSync(job.fd, bytes, done, bytes.length - done);
       }
     } catch (caught) {
-      const error = caught as { message?: unknown; code?: unknown };
+      const error = /** @type {{ message?: unknown; code?: unknown }} */ (caught);
       const code = typeof error.code === 'string' ? error.code : undefined;
       job.failed = { job: id, error: { message: String(error.message), code } };
       return job.failed;
@@ -71,7 +70,7 @@ function handle(request: BlobThreadRequest): BlobThreadReply | null {
   return { job: id };
 }
 
-port.on('message', (request: BlobThreadRequest) => {
+port.on('message', (/** @type {BlobThreadRequest} */ request) => {
   const reply = handle(request);
   if (reply) port.postMessage(reply);
 });
