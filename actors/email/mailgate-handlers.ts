@@ -4,7 +4,7 @@ import { refuseHostileShape } from '../../protocol/input-guard.ts';
 import { OPERATIONS, type OperationName } from '../../protocol/operations.ts';
 import type { Handler } from '../kernel/handler.ts';
 import type { Services } from '../kernel/services.ts';
-import { escapeHtml } from '../payments/pay/page.ts';
+import { escapeHtml } from '../kernel/escape-html.ts';
 import {
   carryOutByToken,
   heldCommandByToken,

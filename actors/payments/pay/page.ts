@@ -10,6 +10,7 @@ import QRCode from 'qrcode';
 import { eip681Link } from './eip681.ts';
 import { PAY_PAGE_SCRIPT } from './page-script.ts';
 import { chainName, payUrl, type PayStatus, type PayView } from './view.ts';
+import { escapeHtml } from '../../kernel/escape-html.ts';
 
 const PAY_PAGE_STYLE = `
 :root { color-scheme: light dark; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; }
@@ -51,16 +52,6 @@ export const PAY_PAGE_CSP = [
   "frame-ancestors 'none'",
   "require-trusted-types-for 'script'",
 ].join('; ');
-
-/** Text safe inside HTML elements and quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
 
 /** JSON safe inside a `<script type="application/json">` block: no `<`, `>`, `&` or line separators. */
 function scriptJson(value: unknown): string {
