@@ -7,8 +7,10 @@ import { readAccountCounts } from '../../storage/account-counts.ts';
 import { looksLikeItContains } from './name.ts';
 import { QUOTA_RULE } from '../files/quota.ts';
 import { hashToken, newToken } from '../kernel/tokens.ts';
-import type { Handler } from '../kernel/handler.ts';
+import type { Handler, Output } from '../kernel/handler.ts';
 import type { AccountCounts, Counted } from '../kernel/agent-counts.ts';
+import { lasting } from '../kernel/lasting-answer.ts';
+import type { AgentActor } from './actor.ts';
 import type { Services } from '../kernel/services.ts';
 
 /**
@@ -68,6 +70,28 @@ export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
   const counts = await services.counts.get(agent.agentId, now, () =>
     countAccount(services, agent.agentId, now),
   );
+  // While nothing it shows has changed, the answer is the same object, serialised once.
+  const last = lastAnswers.get(counts);
+  if (last && last.agent === agent && last.head === head && last.readSeq === agent.readSeq) {
+    return last.answer;
+  }
+  const answer = lasting(whoamiAnswer(services, agent, head, counts));
+  lastAnswers.set(counts, { agent, head, readSeq: agent.readSeq, answer });
+  return answer;
+};
+
+/** The last `whoami` answer made from each account figures' copy (they go together). */
+const lastAnswers = new WeakMap<
+  AccountCounts,
+  { agent: AgentActor; head: number; readSeq: number; answer: Output<'whoami'> }
+>();
+
+function whoamiAnswer(
+  services: Services,
+  agent: AgentActor,
+  head: number,
+  counts: AccountCounts,
+): Output<'whoami'> {
   const { storage } = counts;
   return {
     agent_id: agent.agentId,
@@ -90,7 +114,7 @@ export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
     service_version: SERVICE_VERSION,
     knock_settings: { direct_knocks: counts.directKnocks },
   };
-};
+}
 
 async function countAccount(
   services: Services,

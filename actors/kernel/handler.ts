@@ -17,7 +17,7 @@ export interface Call {
 export type AgentCall = Call & { principal: Principal };
 
 type Input<N extends OperationName> = z.output<Operations[N]['input']>;
-type Output<N extends OperationName> = z.input<Operations[N]['output']>;
+export type Output<N extends OperationName> = z.input<Operations[N]['output']>;
 
 /** A handler's call also has `body`, `headers` or `format` where its binding gives them. */
 export type Handler<N extends OperationName> = (

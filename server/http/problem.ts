@@ -3,6 +3,7 @@ import { ServiceError, toProblem } from '../../protocol/errors.ts';
 import { ClientGone } from './body-stream.ts';
 import { RateLimited } from './rate-limit.ts';
 import type { EngineResponse } from './engine.ts';
+import { jsonText } from '../../actors/kernel/lasting-answer.ts';
 
 /**
  * Any error as the caller sees it: ServiceErrors as they are, storage failures as
@@ -38,5 +39,6 @@ export function problemResponse(error: ServiceError, baseUrl: string): EngineRes
 }
 
 export function jsonResponse(status: number, body: unknown): EngineResponse {
-  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  // A lasting answer (actors/kernel/lasting-answer.ts) is serialised once, not per request.
+  return { status, headers: { 'content-type': 'application/json' }, body: jsonText(body) };
 }
