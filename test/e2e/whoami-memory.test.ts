@@ -112,6 +112,16 @@ test('every figure is right in the answer to the first whoami after each write t
   assert.is((await whoami(server, owner.api_token)).storage.current_files_bytes, before + 5);
 });
 
+test('reading the feed, which changes no count, still shows in the next whoami', async ({
+  server,
+}) => {
+  const agent = await server.signUp();
+  assert.is((await whoami(server, agent.api_token)).unread.changes, 1, 'the welcome');
+  assert.is((await whoami(server, agent.api_token)).unread.changes, 1, 'asked again');
+  assert.is((await server.get('/changes', agent.api_token)).status, 200);
+  assert.is((await whoami(server, agent.api_token)).unread.changes, 0, 'read');
+});
+
 test('the kept unread counts equal a full recount after a random history of sends, reads, joins and leaves', async ({
   server,
 }) => {
