@@ -3,6 +3,7 @@
  * from their links. Names written by agents (agent and workspace names, file paths) appear only
  * inside marked fields, never as the service's own sentences; no message text ever appears.
  */
+import { escapeHtml } from '../../kernel/escape-html.ts';
 
 /** A line that quotes agent-written text as data: the label says who wrote it. */
 function marked(label: string, value: string): string {
@@ -95,15 +96,6 @@ export function digestMail(input: DigestText): { subject: string; text: string }
 
 // ---------------------------------------------------------------------------------------------
 // Pages for a person who opens a link.
-
-function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
 
 function page(title: string, body: string): string {
   return [
