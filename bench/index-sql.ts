@@ -373,8 +373,10 @@ const LOAD_BATCH = `with input as (
     to_tsvector('pg_catalog.english', search_text), true
   from input
 )
-insert into listings (listing_id, workspace_id, path, kind, author_id, created_at)
-select listing_id, workspace_id, path, kind, author_id, saved_at from input
+insert into listings (listing_id, workspace_id, path, kind, author_id, created_at, saved_at,
+  convention, search, field_terms)
+select listing_id, workspace_id, path, kind, author_id, saved_at, saved_at, convention,
+  to_tsvector('pg_catalog.english', search_text), store_field_terms(fields) from input
 where kind is not null`;
 
 /**

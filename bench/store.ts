@@ -292,11 +292,13 @@ function fixtureContent(random: Random) {
 /**
  * One statement per batch: each row names its listing id, content, workspace and time; the
  * statement writes the version (with a receipt shaped like the service's, unsigned), the current
- * file, the indexed version (current, with its tsvector, made once per content), the listing.
+ * file, the indexed version (current, with its tsvector, made once per content), the listing
+ * (with what it keeps of its current version, as storage/listings.ts upsertListing writes it).
  * The foreign keys are checked at the end of the statement, when every part is written.
  */
 const LOAD_BATCH = `with content as materialized (
-  select c.*, to_tsvector('pg_catalog.english', c.search_text) as search
+  select c.*, to_tsvector('pg_catalog.english', c.search_text) as search,
+    store_field_terms(c.fields) as field_terms
   from jsonb_to_recordset($1::text::jsonb) as c(i int, sha256 text, size bigint, kind text,
     convention text, fields jsonb, body text, search_text text)
 ), place as (
@@ -304,6 +306,7 @@ const LOAD_BATCH = `with content as materialized (
 ), input as materialized (
   select r.listing_id, w.workspace_id, 'listings/' || r.listing_id || '.md' as path,
     w.owner as author_id, c.sha256, c.size, c.kind, c.convention, c.fields, c.body, c.search,
+    c.field_terms,
     timestamptz '2026-01-01 00:00:00+00' + r.seconds * interval '1 second' as saved_at
   from unnest($3::uuid[], $4::int[], $5::int[], $6::int[]) as r(listing_id, content, workspace,
     seconds)
@@ -327,8 +330,11 @@ const LOAD_BATCH = `with content as materialized (
     search, true
   from input
 )
-insert into listings (listing_id, workspace_id, path, kind, author_id, created_at)
-select listing_id, workspace_id, path, kind, author_id, saved_at from input`;
+insert into listings (listing_id, workspace_id, path, kind, author_id, created_at, saved_at,
+  convention, search, field_terms)
+select listing_id, workspace_id, path, kind, author_id, saved_at, saved_at, convention, search,
+  field_terms
+from input`;
 
 /**
  * Public workspaces of the owners, then the listings in batches, then the listings each

@@ -44,25 +44,54 @@ export async function findListingAt(
 }
 
 /**
- * Records the listing, or its new kind; a new one counts in its workspace's listings
- * (workspace_listing_counts, migration 027), in the same statement.
+ * What the store filters and orders a listing by, copied from the version the save indexes
+ * (as storage/file-index.ts writes it): kept on the listing's row (migration 030), so a store
+ * page reads narrow rows and looks up only the ones it shows.
+ */
+export interface ListingKept {
+  savedAt: Date;
+  convention: string | null;
+  fields: Record<string, unknown>;
+  /** The words the index reads in the version (storage/file-index.ts searchText). */
+  searchText: string;
+}
+
+/**
+ * Records the listing, or its new kind, with what the store keeps of its current version; a new
+ * one counts in its workspace's listings (workspace_listing_counts, migration 027), in the same
+ * statement.
  */
 export async function upsertListing(
   tx: Queryable,
-  row: ListingRow & { createdAt: Date },
+  row: ListingRow & { createdAt: Date; kept: ListingKept },
 ): Promise<void> {
   await tx.query(
     `with saved as (
-       insert into listings (listing_id, workspace_id, path, kind, author_id, created_at)
-       values ($1, $2, $3, $4, $5, $6)
-       on conflict (listing_id) do update set kind = excluded.kind
+       insert into listings (listing_id, workspace_id, path, kind, author_id, created_at,
+         saved_at, convention, search, field_terms)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, to_tsvector('pg_catalog.english', $9),
+         store_field_terms($10::text::jsonb))
+       on conflict (listing_id) do update set kind = excluded.kind,
+         saved_at = excluded.saved_at, convention = excluded.convention,
+         search = excluded.search, field_terms = excluded.field_terms
        returning workspace_id, xmax = 0 as made
      )
      insert into workspace_listing_counts (workspace_id, listings)
      select workspace_id, 1 from saved where made
      on conflict (workspace_id) do update
        set listings = workspace_listing_counts.listings + 1`,
-    [row.listingId, row.workspaceId, row.path, row.kind, row.authorId, row.createdAt],
+    [
+      row.listingId,
+      row.workspaceId,
+      row.path,
+      row.kind,
+      row.authorId,
+      row.createdAt,
+      row.kept.savedAt,
+      row.kept.convention,
+      row.kept.searchText,
+      JSON.stringify(row.kept.fields),
+    ],
   );
 }
 

@@ -35,47 +35,55 @@ export interface StoreFilter {
 }
 
 /**
- * The listings the store shows: a listing (`l`) in a public workspace (`w`), at its current,
- * indexed version (`iv`), with its convention (`c`) if registered.
+ * A listing (`l`) the store shows, as its row keeps it (migration 030): in a public workspace.
+ * The listing keeps its current version's time, convention, words and header terms, so the
+ * filters and the order are read from `listings` and its indexes alone. Every condition is on
+ * `l` alone, so that a walk in the store's order can test each row as it comes.
  */
-const STORE_LISTINGS = `listings l
-     join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
-     join indexed_versions iv on iv.workspace_id = l.workspace_id and iv.path = l.path
-       and iv.current and iv.visibility = 'public'
-     left join conventions c on c.name = iv.convention`;
+const IN_STORE = `(select w.visibility from workspaces w
+       where w.workspace_id = l.workspace_id) = 'public'`;
+
+/** The registered convention of `l` (null when there is none: the trunk, or an unknown name). */
+const CONVENTION_OF_L = '(select cv.name from conventions cv where cv.name = l.convention)';
 
 /**
- * The conditions of `filter` over STORE_LISTINGS, binding values through `bind`. The axis
- * filters go through convention_axes, as the index's axis_values does: `place=Berlin` finds
- * `location: Berlin` and `city: Berlin` alike.
+ * The current, indexed version (`iv`) of a listing, looked up by its key. Every
+ * listing has one, public (a listing's save is refused unless the index reads it, its delete
+ * deletes the listing, and a listing's workspace is public). A subquery the planner keeps apart
+ * (`offset 0`): joined as a table, it would count on one version in a hundred listings
+ * (workspace_id and path taken as unrelated).
  */
-async function storeConditions(
-  db: Queryable,
-  filter: StoreFilter,
-  bind: (value: unknown) => string,
-): Promise<string[]> {
+const CURRENT_VERSION = (l: string) => `cross join lateral (
+       select iv.fields, iv.convention, iv.author_id, iv.version from indexed_versions iv
+       where iv.workspace_id = ${l}.workspace_id and iv.path = ${l}.path and iv.current
+         and iv.visibility = 'public' offset 0) iv`;
+
+/**
+ * The conditions of `filter` over `l` (but `before`), binding values through `bind`, all on
+ * what the listing keeps (migration 030). The axis filters go through convention_axes, as the
+ * index's axis_values does: `place=Berlin` finds `location: Berlin` and `city: Berlin` alike.
+ */
+function storeConditions(filter: StoreFilter, bind: (value: unknown) => string): string[] {
   const where: string[] = [];
-  if (filter.convention !== undefined) where.push(`iv.convention = ${bind(filter.convention)}`);
+  if (filter.convention !== undefined) where.push(`l.convention = ${bind(filter.convention)}`);
   if (filter.kind !== undefined) where.push(`l.kind = ${bind(filter.kind)}`);
   if (filter.listingId !== undefined) where.push(`l.listing_id = ${bind(filter.listingId)}`);
   if (filter.authorId !== undefined) where.push(`l.author_id = ${bind(filter.authorId)}`);
   if (filter.q !== undefined) {
-    where.push(`iv.search @@ websearch_to_tsquery('pg_catalog.english', ${bind(filter.q)})`);
+    where.push(`l.search @@ websearch_to_tsquery('pg_catalog.english', ${bind(filter.q)})`);
   }
-  const onAxis = (axis: string, values: string) => `exists (
-    select 1 from convention_axes ax
-    where ax.convention = coalesce(c.name, '') and ax.axis = '${axis}'
-      and (lower(iv.fields ->> ax.field) = any(${values})
-        or (jsonb_typeof(iv.fields -> ax.field) = 'array' and exists (
-          select 1 from jsonb_array_elements_text(iv.fields -> ax.field) e
-          where lower(e) = any(${values})))))`;
+  // The listing's (field, value) pairs of the axis's fields on its convention: any such pair
+  // narrows the rows through the terms' index, then the row's own convention decides.
+  const onAxis = (axis: string, values: string) => {
+    const terms = (convention: string) => `array(
+      select store_field_term(ax.field, v) from convention_axes ax, unnest(${values}) v
+      where ${convention} ax.axis = '${axis}')`;
+    return `l.field_terms && ${terms('')} and l.field_terms && ${terms(
+      `ax.convention = coalesce(${CONVENTION_OF_L}, '') and`,
+    )}`;
+  };
   if (filter.place !== undefined) {
     where.push(onAxis('place', `array[lower(${bind(filter.place)}::text)]`));
-    // A place in a header is also among the version's words: the full-text index narrows the
-    // rows to look at first (unless the place is only stop words, which match no row there).
-    if (await hasLexemes(db, filter.place)) {
-      where.push(`iv.search @@ plainto_tsquery('pg_catalog.english', ${bind(filter.place)})`);
-    }
   }
   if (filter.price !== undefined) {
     where.push(onAxis('price', `array[lower(${bind(filter.price)}::text)]`));
@@ -83,16 +91,17 @@ async function storeConditions(
   if (filter.anyPlace !== undefined)
     where.push(onAxis('place', `${bind(filter.anyPlace)}::text[]`));
   if (filter.exclude !== undefined) where.push(`l.listing_id <> ${bind(filter.exclude)}`);
-  if (filter.before !== undefined) {
-    const at = bind(filter.before.savedAt);
-    where.push(
-      `(iv.saved_at < ${at}::timestamptz or (iv.saved_at = ${at}::timestamptz and
-        (iv.workspace_id, iv.path) > (${bind(filter.before.workspaceId)}::uuid, ${bind(
-          filter.before.path,
-        )}::text)))`,
-    );
-  }
   return where;
+}
+
+/** After `before` in the store's order (saved_at desc, workspace_id, path): a page's start. */
+function afterCursor(
+  before: NonNullable<StoreFilter['before']>,
+  bind: (value: unknown) => string,
+): string {
+  const at = bind(before.savedAt);
+  return `(l.saved_at < ${at}::timestamptz or (l.saved_at = ${at}::timestamptz and
+        (l.workspace_id, l.path) > (${bind(before.workspaceId)}::uuid, ${bind(before.path)}::text)))`;
 }
 
 /** Parameters bound in order: `bind` answers the placeholder of each value. */
@@ -106,21 +115,6 @@ function parameters() {
 }
 
 /**
- * STORE_LISTINGS read from the indexed versions' side, for the store's pages: the current
- * versions in their order (indexed_versions_current_recent) or as the full-text index finds
- * them, each looked up in `listings` by its key. The lookup is a subquery the planner keeps
- * apart (`offset 0`), so it is planned as one row per version: joined as a table, the planner
- * takes the listings of a version for a 1-in-100 chance (workspace_id and path counted as if
- * unrelated), and reads all 100,000 listings, or starts parallel workers, to find 50.
- */
-const STORE_BY_VERSION = `(select * from indexed_versions
-       where current and visibility = 'public') iv
-     cross join lateral (select l.listing_id, l.kind, l.author_id, l.workspace_id, l.path
-       from listings l where l.workspace_id = iv.workspace_id and l.path = iv.path offset 0) l
-     join workspaces w on w.workspace_id = l.workspace_id and w.visibility = 'public'
-     left join conventions c on c.name = iv.convention`;
-
-/**
  * The LIMIT of a store read, written into the text: the smallest power of two that holds
  * `limit` (a few texts, each prepared once). A bound parameter would leave the planner a
  * generic plan that expects a tenth of the table and sorts it all, or starts parallel workers.
@@ -130,6 +124,17 @@ function limitBucket(limit: number): number {
   return 2 ** Math.ceil(Math.log2(limit));
 }
 
+/**
+ * Listings a store page walks in the store's order before it asks the indexes instead: when the
+ * newest STORE_WALK listings after the page's start (of the convention and kind asked for, when
+ * both are: listings_store_convention walks them) hold a full page of matches, these are the
+ * page, found by reading as few rows as it takes (the first page reads one page). A rarer filter
+ * is answered by the indexes (the words', the header terms'), which fetch every match and sort
+ * them: quick when matches are few. The planner cannot tell which is which from its estimates
+ * (two common words are taken as unrelated, a place as rare).
+ */
+const STORE_WALK = 4096;
+
 /** The store's listings that `filter` keeps, newest first. */
 export async function readStore(
   db: Queryable,
@@ -137,9 +142,35 @@ export async function readStore(
   limit: number,
 ): Promise<StoreListing[]> {
   const { params, bind } = parameters();
-  const where = await storeConditions(db, filter, bind);
-  // One listing, or one author's: found through the listings' own indexes.
+  const where = [IN_STORE, ...storeConditions(filter, bind)];
+  const start = filter.before ? afterCursor(filter.before, bind) : null;
+  const matching = [...where, ...(start ? [start] : [])].join(' and ');
+  const walk = [
+    ...(filter.convention !== undefined && filter.kind !== undefined
+      ? [`l.convention = ${bind(filter.convention)}`, `l.kind = ${bind(filter.kind)}`]
+      : []),
+    ...(start ? [start] : []),
+  ];
+  const columns =
+    'l.listing_id, l.kind, l.author_id, l.workspace_id, l.path, l.saved_at, l.convention';
+  const order = 'order by l.saved_at desc, l.workspace_id, l.path';
+  // One listing, or one author's: found through the listings' own indexes, no walk.
   const byListing = filter.listingId !== undefined || filter.authorId !== undefined;
+  // The walk stops at `limit` matches: bound, as its plan is the walk whatever the number.
+  const fetched = byListing ? '' : `${bind(limit)}::bigint`;
+  const found = byListing
+    ? `select ${columns} from listings l where ${matching} ${order} limit ${limitBucket(limit)}`
+    : `with walked as (
+         select ${columns}
+         from (select * from listings l ${walk.length ? `where ${walk.join(' and ')}` : ''}
+           ${order} limit ${STORE_WALK}) l
+         where ${where.join(' and ')} ${order} limit ${fetched}
+       )
+       select * from walked where (select count(*) from walked) = ${fetched}
+       union all
+       select * from (select ${columns} from listings l where ${matching} ${order}
+         limit ${limitBucket(limit)}) l
+       where (select count(*) from walked) < ${fetched}`;
   const rows = await db.query<{
     listing_id: string;
     kind: 'need' | 'can';
@@ -154,13 +185,13 @@ export async function readStore(
     version: number;
     saved_at: Date;
   }>(
-    `select l.listing_id, l.kind, iv.fields, iv.convention, c.status, c.placement,
-       iv.author_id, a.name as author_name, l.workspace_id, l.path, iv.version, iv.saved_at
-     from ${byListing ? STORE_LISTINGS : STORE_BY_VERSION}
-     join agents a on a.agent_id = l.author_id
-     ${where.length ? `where ${where.join(' and ')}` : ''}
-     order by iv.saved_at desc, iv.workspace_id, iv.path
-     limit ${limitBucket(limit)}`,
+    `select s.listing_id, s.kind, iv.fields, iv.convention, c.status, c.placement,
+       iv.author_id, a.name as author_name, s.workspace_id, s.path, iv.version, s.saved_at
+     from (${found}) s
+     ${CURRENT_VERSION('s')}
+     join agents a on a.agent_id = s.author_id
+     left join conventions c on c.name = s.convention
+     order by s.saved_at desc, s.workspace_id, s.path`,
     params,
   );
   return rows.slice(0, limit).map((r) => ({
@@ -191,24 +222,18 @@ export async function watchesFollowingMatches(
   filter: StoreFilter,
 ): Promise<{ watchId: string; agentId: string }[]> {
   const { params, bind } = parameters();
-  const where = await storeConditions(db, filter, bind);
+  const where = storeConditions(filter, bind);
+  if (filter.before) where.push(afterCursor(filter.before, bind));
   const rows = await db.query<{ watch_id: string; agent_id: string }>(
     `select lw.watch_id, lw.agent_id from listing_watches lw
      where lw.match_my_listings and lw.agent_id <> ${bind(authorId)}
-       and exists (select 1 from ${STORE_LISTINGS}
-         where l.author_id = lw.agent_id ${where.map((c) => `and ${c}`).join(' ')})
+       and exists (select 1 from listings l ${CURRENT_VERSION('l')}
+         where l.author_id = lw.agent_id and ${IN_STORE}
+           ${where.map((c) => `and ${c}`).join(' ')})
      order by lw.agent_id, lw.created_at`,
     params,
   );
   return rows.map((r) => ({ watchId: r.watch_id, agentId: r.agent_id }));
-}
-
-async function hasLexemes(db: Queryable, text: string): Promise<boolean> {
-  const [row] = await db.query<{ n: number }>(
-    "select numnode(plainto_tsquery('pg_catalog.english', $1))::int as n",
-    [text],
-  );
-  return (row?.n ?? 0) > 0;
 }
 
 /** The workspaces that hold listings, with their owners and listing counts (kept, migration 027). */

@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
 import type { Transaction } from '../../storage/driver.ts';
+import { searchText } from '../../storage/file-index.ts';
 import {
   deleteListingAt,
   findListingAt,
@@ -75,7 +76,19 @@ export async function listingSaved(
     kind: checked.kind,
     authorId: existing?.authorId ?? principal.agentId,
   };
-  await upsertListing(tx, { ...row, createdAt: save.savedAt });
+  const index = save.index;
+  if (!index || 'error' in index)
+    throw new Error('checkListing passed a version the index did not read');
+  await upsertListing(tx, {
+    ...row,
+    createdAt: save.savedAt,
+    kept: {
+      savedAt: save.savedAt,
+      convention: index.convention,
+      fields: index.fields,
+      searchText: searchText(index.fields, index.body),
+    },
+  });
   return watchChanges(tx, principal, {
     ...row,
     convention: checked.convention,
