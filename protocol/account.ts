@@ -56,6 +56,7 @@ export const whoami = defineOperation({
   method: 'GET',
   path: '/whoami',
   auth: 'agent',
+  tokenScope: 'any-workspace',
   status: 200,
   readOnly: true,
   summary: 'Your account, unread counts, storage use and the service version.',

@@ -27,6 +27,7 @@ export const changes = defineOperation({
   method: 'GET',
   path: '/changes',
   auth: 'agent',
+  tokenScope: 'any-workspace',
   status: 200,
   summary: 'What is new for you since you last looked.',
   description: [
@@ -45,6 +46,7 @@ export const waitForChanges = defineOperation({
   method: 'GET',
   path: '/changes/wait',
   auth: 'agent',
+  tokenScope: 'any-workspace',
   status: 200,
   summary: 'Wait until something new happens, then return it (long-poll).',
   description: [

@@ -300,6 +300,7 @@ export const getKnockSettings = defineOperation({
   method: 'GET',
   path: '/whoami/knock-settings',
   auth: 'agent',
+  tokenScope: 'any-workspace',
   status: 200,
   readOnly: true,
   summary: 'Your knock settings, as `set_knock_settings` answers them.',

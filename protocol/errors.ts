@@ -24,6 +24,10 @@ export const ERRORS = {
   },
   unauthorized: { status: 401, title: 'A valid API token is required' },
   forbidden: { status: 403, title: 'You can see this but may not change it' },
+  token_scope: {
+    status: 403,
+    title: 'This API token is restricted and lacks the scope this needs (`needed` names it)',
+  },
   not_found: { status: 404, title: 'Nothing is here, or you may not see it' },
   method_not_allowed: { status: 405, title: 'This path does not take that method' },
   not_acceptable: {

@@ -107,6 +107,26 @@ export const EVENTS = {
     description: 'Once at sign-up: where to read first.',
     data: z.strictObject({ message: z.string(), llms_txt: z.url(), protocol: z.url() }),
   },
+  'token.revoked': {
+    description:
+      'One of your API tokens was revoked by the service, not by you: found in a public place (`reason: leaked`, `found_in` says where), or by the operator. It no longer works; rotate or make another.',
+    data: z.strictObject({
+      token_id: z.uuid(),
+      name: z.string(),
+      reason: z.enum(['leaked', 'operator']),
+      found_in: z
+        .strictObject({
+          kind: z.enum(['file', 'listing', 'message', 'feedback']),
+          workspace_id: z.uuid().optional(),
+          path: z.string().optional(),
+          listing_id: z.uuid().optional(),
+          message_id: z.uuid().optional(),
+          feedback_id: z.uuid().optional(),
+        })
+        .nullable()
+        .describe('Where the token was found (null when the operator revoked it).'),
+    }),
+  },
   'feedback.received': {
     description:
       'Your feedback (sent with a token) arrived; the operator may answer later as another change.',

@@ -8,6 +8,7 @@ export const leaveFeedback = defineOperation({
   method: 'POST',
   path: '/feedback',
   auth: 'optional',
+  tokenScope: 'any-workspace',
   status: 202,
   maxBodyBytes: 32 * 1024,
   summary: 'Send a question, bug report, idea or abuse report to the operator.',

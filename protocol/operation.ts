@@ -58,6 +58,14 @@ export interface Operation<
   signUpLimited?: boolean;
   /** Operations only the operator agent may call (to everyone else they answer 404). */
   operatorOnly?: boolean;
+  /**
+   * How a restricted token (scopes `read`, `workspace:<id>`; actors/kernel/token-scope.ts) is
+   * held to its scopes. Unset: a write needs `write`; an input naming `workspace_id` needs that
+   * workspace, and one naming none needs `account` (the agent's whole reach). `any-workspace`:
+   * it touches no one workspace (whoami, the feed, public reads): only `write` is checked.
+   * `handler`: the handler checks (the token operations themselves).
+   */
+  tokenScope?: 'any-workspace' | 'handler';
   /** True for operations that only read: safe to retry, never take an Idempotency-Key. */
   readOnly?: boolean;
   /**
@@ -140,6 +148,8 @@ export function commonErrors(operation: Operation): ErrorCode[] {
     // A body past its limit; over MCP, arguments past the operation's JSON limit (any tool).
     'payload_too_large',
   ];
+  // A restricted token used beyond its scopes (server/invoke.ts, actors/kernel/token-scope.ts).
+  if (operation.auth !== 'none') codes.push('token_scope');
   const binding = resolveBinding(operation.method, operation.binding);
   if (binding.body.kind === 'json') codes.push('invalid_json', 'unsupported_media_type');
   if (binding.reply.kind === 'json_or_markdown') codes.push('not_acceptable');

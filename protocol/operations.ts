@@ -1,4 +1,5 @@
 import { ACCOUNT_OPERATIONS } from './account.ts';
+import { TOKEN_OPERATIONS } from './tokens.ts';
 import { CHANGES_OPERATIONS } from './changes.ts';
 import { FEEDBACK_OPERATIONS } from './feedback.ts';
 import { WORKSPACES_OPERATIONS } from './workspaces.ts';
@@ -21,6 +22,7 @@ import type { Operation } from './operation.ts';
  */
 export const OPERATIONS = {
   ...ACCOUNT_OPERATIONS,
+  ...TOKEN_OPERATIONS,
   ...CHANGES_OPERATIONS,
   ...FEEDBACK_OPERATIONS,
   ...WORKSPACES_OPERATIONS,

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Principal } from '../actors/kernel/principal.ts';
+import { assertTokenScope } from '../actors/kernel/token-scope.ts';
 import type { Call } from '../actors/kernel/handler.ts';
 import type { CallTransport } from '../protocol/binding.ts';
 import { HANDLERS } from '../actors/handlers.ts';
@@ -47,9 +48,11 @@ export async function authenticate(
   if (operation.auth === 'none' || (operation.auth === 'optional' && token === undefined)) {
     return null;
   }
-  // agentForToken's steps, inline: this runs on every request, one promise fewer.
-  const id = services.tokens.resolve(token);
-  return known(await services.agents.get(typeof id === 'string' ? id : await id)).principal;
+  // callerForToken's steps, inline: this runs on every request, one promise fewer.
+  const resolved = services.tokens.resolve(token);
+  const grant = 'then' in resolved ? await resolved : resolved;
+  const agent = known(await services.agents.get(grant.agentId));
+  return services.tokens.principalFor(grant, agent.principal);
 }
 
 /** A live agent, as the agents capability keeps them (services.agents). */
@@ -60,9 +63,19 @@ export async function agentForToken(
   services: Services,
   token: string | undefined,
 ): Promise<LiveAgent> {
+  return (await callerForToken(services, token)).agent;
+}
+
+/** The live agent a token belongs to and the principal of calls made with that token. */
+export async function callerForToken(
+  services: Services,
+  token: string | undefined,
+): Promise<{ agent: LiveAgent; principal: Principal }> {
   // A token seen before resolves at once: no promise to wait for.
-  const id = services.tokens.resolve(token);
-  return known(await services.agents.get(typeof id === 'string' ? id : await id));
+  const resolved = services.tokens.resolve(token);
+  const grant = 'then' in resolved ? await resolved : resolved;
+  const agent = known(await services.agents.get(grant.agentId));
+  return { agent, principal: services.tokens.principalFor(grant, agent.principal) };
 }
 
 function known(agent: LiveAgent | null): LiveAgent {
@@ -118,6 +131,9 @@ export async function run(
     restParameter(operation.path),
     caller.places,
   );
+  // A restricted token is held to its scopes here, for every door (actors/kernel/token-scope.ts).
+  const grant = principal?.token;
+  if (grant?.restricted) assertTokenScope(operation, grant, input);
   const answer = handler(new HandlerCall(services, principal, caller), input);
   if (!services.config.strictProtocol) return answer;
   return answer.catch((error: unknown) => {

@@ -33,12 +33,13 @@ const toRow = (raw: Raw): AgentRow => ({
 
 export async function insertAgent(
   tx: Queryable,
-  agent: { agentId: string; name: string; tokenHash: Uint8Array | null; isOperator?: boolean },
+  agent: { agentId: string; name: string; isOperator?: boolean },
 ): Promise<AgentRow> {
+  // Its tokens are rows of agent_tokens (storage/tokens.ts), written beside this one.
   const [raw] = await tx.query<Raw>(
-    `insert into agents (agent_id, name, token_hash, is_operator) values ($1, $2, $3, $4)
+    `insert into agents (agent_id, name, is_operator) values ($1, $2, $3)
      returning ${columns}`,
-    [agent.agentId, agent.name, agent.tokenHash, agent.isOperator ?? false],
+    [agent.agentId, agent.name, agent.isOperator ?? false],
   );
   await tx.query('insert into feed_heads (agent_id) values ($1)', [agent.agentId]);
   return toRow(raw as Raw);
@@ -89,24 +90,9 @@ export async function lockAgent(tx: Queryable, agentId: string): Promise<number 
   return row?.version ?? null;
 }
 
-export async function findAgentByTokenHash(
-  db: Queryable,
-  tokenHash: Uint8Array,
-): Promise<{ agentId: string; tokenHash: Uint8Array } | null> {
-  const [raw] = await db.query<{ agent_id: string; token_hash: Uint8Array }>(
-    'select agent_id, token_hash from agents where token_hash = $1',
-    [tokenHash],
-  );
-  return raw ? { agentId: raw.agent_id, tokenHash: raw.token_hash } : null;
-}
-
 export async function findOperator(db: Queryable): Promise<AgentRow | null> {
   const [raw] = await db.query<Raw>(`select ${columns} from agents where is_operator`);
   return raw ? toRow(raw) : null;
-}
-
-export async function setOperatorTokenHash(db: Queryable, tokenHash: Uint8Array): Promise<void> {
-  await db.query('update agents set token_hash = $1 where is_operator', [tokenHash]);
 }
 
 /** Makes other processes' search for the help workspace wait for this transaction to end. */

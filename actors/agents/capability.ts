@@ -2,6 +2,7 @@ import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadAgentActor, type AgentActor } from './actor.ts';
 import { signUp, whoami } from './handlers.ts';
+import { createToken, listTokens, revokeToken, rotateToken } from './token-handlers.ts';
 import { ensureHelpWorkspace, ensureOperator } from './operator.ts';
 import { lockAgent } from '../../storage/agents.ts';
 
@@ -17,7 +18,14 @@ declare module '../kernel/services.ts' {
 /** Agents: sign-up, the caller's account, the operator and its help workspace. */
 export const agents = {
   name: 'agents',
-  handlers: { sign_up: signUp, whoami },
+  handlers: {
+    sign_up: signUp,
+    whoami,
+    create_token: createToken,
+    list_tokens: listTokens,
+    revoke_token: revokeToken,
+    rotate_token: rotateToken,
+  },
   actors: [
     {
       kind: 'agent',
@@ -33,8 +41,8 @@ export const agents = {
     },
   ],
   // The help workspace holds files: files start up first (actors/capabilities.ts).
-  async startUp(services) {
-    await ensureOperator(services, services.config.operatorToken);
+  async startUp(services, log) {
+    await ensureOperator(services, services.config.operatorToken, log);
     services.provide('helpWorkspaceId', await ensureHelpWorkspace(services));
   },
 } satisfies Capability;

@@ -6,7 +6,7 @@ import { insertAgent } from '../../storage/agents.ts';
 import { readAccountCounts } from '../../storage/account-counts.ts';
 import { looksLikeItContains } from './name.ts';
 import { QUOTA_RULE } from '../files/quota.ts';
-import { hashToken, newToken } from '../kernel/tokens.ts';
+import { mintToken } from './token-records.ts';
 import type { Handler, Output } from '../kernel/handler.ts';
 import type { AccountCounts, Counted } from '../kernel/agent-counts.ts';
 import { lasting } from '../kernel/lasting-answer.ts';
@@ -34,11 +34,17 @@ export const signUp: Handler<'sign_up'> = async ({ services }, { name }) => {
   const { config } = services;
   assertNameAllowed(name, config.operatorName);
   const agentId = randomUUID();
-  const apiToken = newToken();
-  await services.agents.create(async (tx) => {
-    await insertAgent(tx, { agentId, name, tokenHash: hashToken(apiToken) });
+  const apiToken = await services.agents.create(async (tx) => {
+    await insertAgent(tx, { agentId, name });
+    const { apiToken } = await mintToken(tx, {
+      agentId,
+      name: 'sign-up',
+      scopes: [],
+      createdAt: new Date(services.clock.now()),
+      expiresAt: null,
+    });
     return {
-      result: undefined,
+      result: apiToken,
       changes: [
         {
           agentId,

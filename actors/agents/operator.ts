@@ -6,8 +6,8 @@ import {
   findPublicWorkspaceNamed,
   insertAgent,
   lockHelpWorkspace,
-  setOperatorTokenHash,
 } from '../../storage/agents.ts';
+import { setOperatorToken } from '../../storage/tokens.ts';
 import { insertWorkspace } from '../../storage/workspaces.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import type { Services } from '../kernel/services.ts';
@@ -20,6 +20,7 @@ import { hashToken, tokenShape } from '../kernel/tokens.ts';
 export async function ensureOperator(
   services: Services,
   operatorToken: string | undefined,
+  log: (message: string) => void = () => undefined,
 ): Promise<string> {
   const { driver, config } = services;
   // Every other name is held against this one: it must be a name an agent could have.
@@ -40,7 +41,6 @@ export async function ensureOperator(
         await insertAgent(tx, {
           agentId: randomUUID(),
           name: config.operatorName,
-          tokenHash,
           isOperator: true,
         });
         return { result: undefined };
@@ -54,11 +54,23 @@ export async function ensureOperator(
   }
   const { agentId } = operator;
   if (tokenHash) {
-    await driver.transaction(async (tx) => {
-      await setOperatorTokenHash(tx, tokenHash);
+    const outcome = await driver.transaction(async (tx) => {
+      const set = await setOperatorToken(
+        tx,
+        agentId,
+        tokenHash,
+        randomUUID(),
+        new Date(services.clock.now()),
+      );
       // Other processes may hold the old token in their caches.
-      await services.noticeTokenChange(tx, agentId);
+      if (set === 'set') await services.noticeTokenChange(tx, agentId);
+      return set;
     });
+    if (outcome === 'revoked') {
+      log(
+        'OPERATOR_TOKEN was revoked (list_tokens and the operator log say why) and does not come back: set a new one (`npm run token`).',
+      );
+    }
   }
   services.operatorId = agentId;
   return agentId;

@@ -1,5 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { AgentRow } from '../../storage/agents.ts';
+import type { TokenGrant } from './token-scope.ts';
 
 /** What a token lets its holder do. Every agent token has `agent`; the operator's adds `operator`. */
 export type Scope = 'agent' | 'operator';
@@ -16,6 +17,11 @@ export interface Principal {
   readonly agent: { readonly agent_id: string; readonly name: string };
   readonly scopes: ReadonlySet<Scope>;
   readonly isOperator: boolean;
+  /**
+   * The API token the call came with and what it may do (./token-scope.ts); null where no
+   * token was used (the email door acts for the whole agent, proven by its mail).
+   */
+  readonly token: TokenGrant | null;
 }
 
 export function principalOf(record: AgentRow): Principal {
@@ -25,7 +31,13 @@ export function principalOf(record: AgentRow): Principal {
     agent: Object.freeze({ agent_id: record.agentId, name: record.name }),
     scopes: new Set<Scope>(record.isOperator ? ['agent', 'operator'] : ['agent']),
     isOperator: record.isOperator,
+    token: null,
   });
+}
+
+/** The agent's principal as a call with `grant` sees it. */
+export function withToken(base: Principal, grant: TokenGrant): Principal {
+  return Object.freeze({ ...base, token: grant });
 }
 
 /**

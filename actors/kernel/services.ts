@@ -114,7 +114,11 @@ export class Services {
         Object.defineProperty(this, actorKind.registry, { value: registry, enumerable: true });
       }
     }
-    this.tokens = new TokenResolver(() => this.db());
+    this.tokens = new TokenResolver(
+      () => this.db(),
+      () => this.driver,
+      this.clock,
+    );
   }
 
   /**

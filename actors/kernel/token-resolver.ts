@@ -1,36 +1,84 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { findAgentByTokenHash } from '../../storage/agents.ts';
+import { findTokenByHash, touchToken, type TokenRow } from '../../storage/tokens.ts';
 import type { Queryable } from '../../storage/driver.ts';
+import type { Clock } from './clock.ts';
+import { withToken, type Principal } from './principal.ts';
+import { grantOf, type TokenGrant } from './token-scope.ts';
 import { sameHash, tokenKey, tokenShape, TOKEN_PREFIX } from './tokens.ts';
 
 const CACHE_LIMIT = 50_000;
+/** A token's `last_used_at` is written at most this often. */
+const TOUCH_EVERY_MS = 60_000;
+
+/** One token as the cache keeps it: its grant, and when its use was last noted. */
+interface Cached {
+  readonly grant: TokenGrant;
+  touchedAtMs: number;
+}
+
+/** The principal made for a grant, and the agent's own principal it was made from. */
+interface MadePrincipal {
+  readonly base: Principal;
+  readonly principal: Principal;
+}
+
+/** Why a known token no longer works, in words for the 401. */
+function refusal(row: TokenRow & { agentSuspended: boolean }, nowMs: number): string | null {
+  if (row.agentSuspended) {
+    return 'This agent is suspended by the operator: its tokens do not work. Its changes feed said why; write to the operator (leave_feedback, no token needed) to ask.';
+  }
+  if (row.revokedAt !== null) {
+    const why =
+      row.revokedReason === 'leaked'
+        ? 'because it was found in a public place (your changes feed has a `token.revoked` change saying where)'
+        : row.revokedReason === 'rotated'
+          ? 'by rotate_token'
+          : row.revokedReason === 'operator'
+            ? 'by the operator'
+            : row.revokedReason === 'replaced'
+              ? 'because OPERATOR_TOKEN was set to another token'
+              : 'by revoke_token';
+    return `That API token was revoked at ${row.revokedAt.toISOString()} ${why}. Use another of your tokens.`;
+  }
+  if (row.expiresAt !== null && row.expiresAt.getTime() <= nowMs) {
+    return `That API token expired at ${row.expiresAt.toISOString()}. Use another of your tokens (create_token makes one).`;
+  }
+  return null;
+}
 
 /**
- * Token -> agent id. Looks up the SHA-256 of the token (the token is never stored) and keeps
- * a bounded cache of hashes seen, so the hot path asks the database once per token.
+ * Token -> its grant (whose it is, what it may do). Looks up the SHA-256 of the token (the token
+ * is never stored) and keeps a bounded cache of live tokens seen, so the hot path asks the
+ * database once per token. A token that expires is refused from its expiry on by the clock;
+ * one revoked (here or in another process: services.listenToOtherProcesses) is forgotten.
  */
 export class TokenResolver {
-  private readonly cache = new Map<string, string>();
+  private readonly cache = new Map<string, Cached>();
+  private readonly listeners = new Set<(agentId: string) => void>();
 
-  /** `db` gives where to read: the request's open transaction, or the driver. */
-  constructor(private readonly db: () => Queryable) {}
+  constructor(
+    /** Where to read: the request's open transaction, or the driver. */
+    private readonly db: () => Queryable,
+    /** Where a use is noted, outside any request's transaction. */
+    private readonly writer: () => Queryable,
+    private readonly clock: Clock,
+  ) {}
 
   /**
-   * The agent id for a token, or a 401 `unauthorized` that says what is wrong (thrown at once
+   * The grant of a token, or a 401 `unauthorized` that says what is wrong (thrown at once
    * when it is missing or malformed). A token seen before is answered at once, not as a
    * promise: the hot path of every request waits for nothing here.
    */
-  resolve(token: string | undefined): string | Promise<string> {
+  resolve(token: string | undefined): TokenGrant | Promise<TokenGrant> {
     if (token === undefined || token === '') {
       throw new ServiceError(
         'unauthorized',
         'Send your API token as `Authorization: Bearer <api_token>`.',
       );
     }
-    // A token seen before costs one hash; the shape (and its checksum) is checked only once.
     const key = tokenKey(token);
-    const cached = this.cache.get(key);
-    if (cached) return cached;
+    const cached = this.fresh(key);
+    if (cached) return cached.grant;
     const shape = tokenShape(token);
     if (shape === 'wrong_prefix') {
       throw new ServiceError(
@@ -44,25 +92,105 @@ export class TokenResolver {
         'That API token is malformed: check that it was copied whole.',
       );
     }
-    return this.lookUp(key);
+    return this.lookUp(key).then((entry) => entry.grant);
   }
 
-  private async lookUp(key: string): Promise<string> {
-    const hash = Buffer.from(key, 'base64');
-    const found = await findAgentByTokenHash(this.db(), hash);
-    if (!found || !sameHash(found.tokenHash, hash)) {
-      throw new ServiceError(
-        'unauthorized',
-        'That API token is not known: sign up again if it was lost.',
-      );
+  /**
+   * The principal of a call made with `grant` by the agent whose own principal is `base`:
+   * made once per token while it stays cached.
+   */
+  principalFor(grant: TokenGrant, base: Principal): Principal {
+    const made = this.principals.get(grant);
+    // A reloaded agent has a new principal of its own: the one made from the old is remade.
+    if (made?.base === base) return made.principal;
+    const principal = withToken(base, grant);
+    this.principals.set(grant, { base, principal });
+    return principal;
+  }
+
+  private readonly principals = new WeakMap<TokenGrant, MadePrincipal>();
+
+  /** Checks again, from the database, that a token is still good (an open socket's). */
+  async recheck(grant: TokenGrant): Promise<TokenGrant> {
+    const key = this.keyOf(grant);
+    if (!key) {
+      throw new ServiceError('unauthorized', 'That API token is no longer known.');
     }
-    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(key, found.agentId);
-    return found.agentId;
+    this.cache.delete(key);
+    return (await this.lookUp(key)).grant;
   }
 
   /** Forgets every cached token of the agent (its tokens changed, maybe in another process). */
   forgetAgent(agentId: string): void {
-    for (const [key, cached] of this.cache) if (cached === agentId) this.cache.delete(key);
+    for (const [key, cached] of this.cache)
+      if (cached.grant.agentId === agentId) this.cache.delete(key);
+    for (const listener of this.listeners) listener(agentId);
+  }
+
+  /** Calls `listener` whenever an agent's tokens change (a door holding connections re-checks). */
+  onAgentTokensChanged(listener: (agentId: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The cached entry for `key`, unless its token has expired since (then it is forgotten). */
+  private fresh(key: string): Cached | undefined {
+    const cached = this.cache.get(key);
+    if (!cached) return undefined;
+    const nowMs = this.clock.now();
+    const { expiresAtMs } = cached.grant;
+    if (expiresAtMs !== null && expiresAtMs <= nowMs) {
+      this.cache.delete(key);
+      return undefined;
+    }
+    if (nowMs - cached.touchedAtMs >= TOUCH_EVERY_MS) this.touch(cached, nowMs);
+    return cached;
+  }
+
+  private keyOf(grant: TokenGrant): string | undefined {
+    return this.keys.get(grant.tokenId);
+  }
+
+  /** Token id -> cache key, for tokens whose grant was handed out (sockets re-check by it). */
+  private readonly keys = new Map<string, string>();
+
+  private async lookUp(key: string): Promise<Cached> {
+    const hash = Buffer.from(key, 'base64');
+    const found = await findTokenByHash(this.db(), hash);
+    if (!found || !sameHash(found.tokenHash, hash)) {
+      throw new ServiceError(
+        'unauthorized',
+        'That API token is not known: sign up again if it was lost.',
+        { reason: 'unknown' },
+      );
+    }
+    const nowMs = this.clock.now();
+    const why = refusal(found, nowMs);
+    if (why !== null) {
+      const reason = found.agentSuspended
+        ? 'suspended'
+        : found.revokedAt !== null
+          ? 'revoked'
+          : 'expired';
+      throw new ServiceError('unauthorized', why, { reason });
+    }
+    if (this.cache.size >= CACHE_LIMIT) {
+      const oldest = this.cache.keys().next().value as string;
+      const gone = this.cache.get(oldest);
+      this.cache.delete(oldest);
+      if (gone) this.keys.delete(gone.grant.tokenId);
+    }
+    const entry: Cached = { grant: grantOf(found), touchedAtMs: 0 };
+    this.cache.set(key, entry);
+    if (this.keys.size >= CACHE_LIMIT) this.keys.delete(this.keys.keys().next().value as string);
+    this.keys.set(found.tokenId, key);
+    this.touch(entry, nowMs);
+    return entry;
+  }
+
+  /** Notes the use in the background: a failure costs only the note. */
+  private touch(entry: Cached, nowMs: number): void {
+    entry.touchedAtMs = nowMs;
+    touchToken(this.writer(), entry.grant.tokenId, new Date(nowMs)).catch(() => undefined);
   }
 }

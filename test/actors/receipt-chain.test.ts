@@ -25,7 +25,7 @@ async function newWorkspace(driver: Driver): Promise<string> {
   const agentId = randomUUID();
   const workspaceId = randomUUID();
   await driver.transaction(async (tx) => {
-    await insertAgent(tx, { agentId, name: `owner ${agentId}`, tokenHash: null });
+    await insertAgent(tx, { agentId, name: `owner ${agentId}` });
     await insertWorkspace(tx, {
       workspaceId,
       ownerAgentId: agentId,

@@ -48,6 +48,15 @@ const EXAMPLES: {
     },
     wrong: { message: 'Welcome', llms_txt: 'http://127.0.0.1:8080/llms.txt' },
   },
+  'token.revoked': {
+    real: {
+      token_id: id(),
+      name: 'sign-up',
+      reason: 'leaked',
+      found_in: { kind: 'file', workspace_id: id(), path: 'notes.md' },
+    },
+    wrong: { token_id: id(), name: 'sign-up', reason: 'lost', found_in: null },
+  },
   'feedback.received': {
     real: { feedback_id: id(), category: 'bug', note: 'The operator reads feedback.' },
     wrong: { feedback_id: id(), category: 'complaint', note: 'not a category' },

@@ -28,7 +28,7 @@ export function storageContract(kind: DriverKind): void {
   const newAgent = async (driver: Driver) => {
     const agentId = randomUUID();
     await driver.transaction((tx) =>
-      insertAgent(tx, { agentId, name: 'contract', tokenHash: null }),
+      insertAgent(tx, { agentId, name: 'contract' }),
     );
     return agentId;
   };
@@ -69,7 +69,7 @@ export function storageContract(kind: DriverKind): void {
     const refusal = new ServiceError('invalid_input', 'refused on purpose');
     const error = await driver
       .transaction(async (tx) => {
-        await insertAgent(tx, { agentId, name: 'ghost', tokenHash: null });
+        await insertAgent(tx, { agentId, name: 'ghost' });
         throw refusal;
       })
       .catch((e: unknown) => e);
@@ -84,8 +84,8 @@ export function storageContract(kind: DriverKind): void {
     const other = randomUUID();
     const error = await driver
       .transaction(async (tx) => {
-        await insertAgent(tx, { agentId: other, name: 'second', tokenHash: null });
-        await insertAgent(tx, { agentId, name: 'duplicate', tokenHash: null });
+        await insertAgent(tx, { agentId: other, name: 'second' });
+        await insertAgent(tx, { agentId, name: 'duplicate' });
       })
       .catch((e: unknown) => e);
     assert.instance(error, DatabaseError);

@@ -69,8 +69,8 @@ async function dealOfTwo(driver: Driver) {
   const workspaceId = randomUUID();
   const dealId = randomUUID();
   await driver.transaction(async (tx) => {
-    await insertAgent(tx, { agentId: payer, name: `payer ${payer}`, tokenHash: null });
-    await insertAgent(tx, { agentId: payee, name: `payee ${payee}`, tokenHash: null });
+    await insertAgent(tx, { agentId: payer, name: `payer ${payer}` });
+    await insertAgent(tx, { agentId: payee, name: `payee ${payee}` });
     await insertWorkspace(tx, {
       workspaceId,
       ownerAgentId: payee,

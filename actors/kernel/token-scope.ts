@@ -1,0 +1,105 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import type { Operation } from '../../protocol/operation.ts';
+import type { Principal } from './principal.ts';
+
+/**
+ * What one API token lets its holder do. Every token belongs to one agent; a token with no
+ * scopes has the agent's full reach, and each scope takes some away: `read` every write,
+ * `workspace:<id>` every workspace but that one (and everything of the account that is not of
+ * one workspace: other workspaces' changes, listings, deals by id...).
+ */
+export interface TokenGrant {
+  readonly tokenId: string;
+  readonly agentId: string;
+  /** As stored and shown (`read`, `workspace:<id>`); empty: the agent's full access. */
+  readonly scopes: readonly string[];
+  /** Restricted at all: either scope is there. */
+  readonly restricted: boolean;
+  readonly readOnly: boolean;
+  /** The one workspace a `workspace:<id>` token reaches; null: not restricted so. */
+  readonly workspaceId: string | null;
+  /** When it stops by itself (ms since the epoch); null: never. */
+  readonly expiresAtMs: number | null;
+}
+
+export const READ_SCOPE = 'read';
+export const WORKSPACE_SCOPE_PREFIX = 'workspace:';
+
+export function grantOf(token: {
+  tokenId: string;
+  agentId: string;
+  scopes: readonly string[];
+  expiresAt: Date | null;
+}): TokenGrant {
+  const workspaceScope = token.scopes.find((scope) => scope.startsWith(WORKSPACE_SCOPE_PREFIX));
+  const readOnly = token.scopes.includes(READ_SCOPE);
+  const workspaceId = workspaceScope ? workspaceScope.slice(WORKSPACE_SCOPE_PREFIX.length) : null;
+  return Object.freeze({
+    tokenId: token.tokenId,
+    agentId: token.agentId,
+    scopes: Object.freeze([...token.scopes]),
+    restricted: readOnly || workspaceId !== null,
+    readOnly,
+    workspaceId,
+    expiresAtMs: token.expiresAt === null ? null : token.expiresAt.getTime(),
+  });
+}
+
+/**
+ * The refusal of a restricted token used beyond its scopes: `needed` names the scope it lacks
+ * (`write`, `account` or `workspace:<id>`), `scopes` what it has.
+ */
+export function scopeRefusal(grant: TokenGrant, needed: string, what: string): ServiceError {
+  return new ServiceError(
+    'token_scope',
+    `This token is restricted (${grant.scopes.join(', ')}) and ${what} needs the scope \`${needed}\`. Use a token with that reach (create_token makes one).`,
+    { needed, scopes: [...grant.scopes] },
+  );
+}
+
+/**
+ * Holds a restricted token to its scopes for one call of `operation` with its decoded
+ * `input`; the doors call this for every operation (server/invoke.ts). Operations whose
+ * `tokenScope` is `handler` check for themselves.
+ */
+export function assertTokenScope(operation: Operation, grant: TokenGrant, input: unknown): void {
+  if (operation.tokenScope === 'handler') return;
+  if (grant.readOnly && operation.readOnly !== true) {
+    throw scopeRefusal(grant, 'write', `\`${operation.name}\` writes, so it`);
+  }
+  if (grant.workspaceId === null || operation.tokenScope === 'any-workspace') return;
+  const named = (input as { workspace_id?: unknown } | null)?.workspace_id;
+  if (typeof named !== 'string') {
+    throw scopeRefusal(
+      grant,
+      'account',
+      `\`${operation.name}\` reaches beyond one workspace, so it`,
+    );
+  }
+  if (named !== grant.workspaceId) {
+    throw scopeRefusal(grant, `workspace:${named}`, 'that workspace');
+  }
+}
+
+/**
+ * Whether the caller's token reaches `workspaceId`: for handlers that find a workspace by
+ * something else (a deal by its id, a listing), and for what they list.
+ */
+export function mayUseWorkspace(principal: Principal, workspaceId: string): boolean {
+  const grant = principal.token;
+  return grant === null || grant.workspaceId === null || grant.workspaceId === workspaceId;
+}
+
+/** Refuses with `token_scope` unless the caller's token reaches `workspaceId`. */
+export function assertMayUseWorkspace(principal: Principal, workspaceId: string): void {
+  const grant = principal.token;
+  if (grant && grant.workspaceId !== null && grant.workspaceId !== workspaceId) {
+    throw scopeRefusal(grant, `workspace:${workspaceId}`, 'that workspace');
+  }
+}
+
+/** Refuses with `token_scope` when the caller's token may not write. */
+export function assertMayWrite(principal: Principal, what: string): void {
+  const grant = principal.token;
+  if (grant?.readOnly) throw scopeRefusal(grant, 'write', what);
+}
