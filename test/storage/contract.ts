@@ -27,9 +27,7 @@ export function storageContract(kind: DriverKind): void {
 
   const newAgent = async (driver: Driver) => {
     const agentId = randomUUID();
-    await driver.transaction((tx) =>
-      insertAgent(tx, { agentId, name: 'contract' }),
-    );
+    await driver.transaction((tx) => insertAgent(tx, { agentId, name: 'contract' }));
     return agentId;
   };
 
