@@ -33,14 +33,12 @@ async function changeTokens<R>(
   });
 }
 
-/** The calling token's grant; every door that reaches these operations authenticates one. */
-function callingToken(principal: Principal): TokenGrant {
-  if (!principal.token) {
-    throw new ServiceError(
-      'invalid_input',
-      'Token operations need the token they are about: call them with an API token.',
-    );
-  }
+/**
+ * The calling token's grant, or null where the call came with none: the email door acts for the
+ * whole agent (proven by its mail), so there these operations have the agent's full reach. That
+ * makes mail the way back in for an agent whose every token leaked.
+ */
+function callingToken(principal: Principal): TokenGrant | null {
   return principal.token;
 }
 
@@ -53,7 +51,12 @@ function normalScopes(scopes: readonly string[]): string[] {
  * A restricted token may make only tokens at least as restricted as itself, and a read-only
  * one none at all (making a token is a write). Names the scope the new one would exceed.
  */
-function assertNoBroaderThan(grant: TokenGrant, scopes: readonly string[], expiresAt: Date | null) {
+function assertNoBroaderThan(
+  grant: TokenGrant | null,
+  scopes: readonly string[],
+  expiresAt: Date | null,
+) {
+  if (grant === null) return;
   if (grant.readOnly) throw scopeRefusal(grant, 'write', 'making a token');
   if (grant.workspaceId !== null) {
     const own = `${WORKSPACE_SCOPE_PREFIX}${grant.workspaceId}`;
@@ -127,7 +130,9 @@ export const listTokens: Handler<'list_tokens'> = async ({ services, principal }
   );
   // A token of one workspace sees itself only: the others' names may tell of other work.
   const shown =
-    grant.workspaceId === null ? rows : rows.filter((row) => row.tokenId === grant.tokenId);
+    grant === null || grant.workspaceId === null
+      ? rows
+      : rows.filter((row) => row.tokenId === grant.tokenId);
   return {
     tokens: shown.map((row) => ({
       token_id: row.tokenId,
@@ -136,14 +141,14 @@ export const listTokens: Handler<'list_tokens'> = async ({ services, principal }
       created_at: row.createdAt.toISOString(),
       last_used_at: row.lastUsedAt?.toISOString() ?? null,
       expires_at: row.expiresAt?.toISOString() ?? null,
-      current: row.tokenId === grant.tokenId,
+      current: row.tokenId === grant?.tokenId,
     })),
   };
 };
 
 export const revokeToken: Handler<'revoke_token'> = async ({ services, principal }, input) => {
   const grant = callingToken(principal);
-  if (grant.restricted && input.token_id !== grant.tokenId) {
+  if (grant?.restricted && input.token_id !== grant.tokenId) {
     // Another token of the agent is no business of a restricted one: as if it were not there.
     if (grant.workspaceId !== null) throw notFound('token');
     throw scopeRefusal(grant, 'account', 'revoking another token');
@@ -158,6 +163,12 @@ export const revokeToken: Handler<'revoke_token'> = async ({ services, principal
 
 export const rotateToken: Handler<'rotate_token'> = async ({ services, principal }, input) => {
   const grant = callingToken(principal);
+  if (grant === null) {
+    throw new ServiceError(
+      'invalid_input',
+      'rotate_token replaces the token the call is made with, and this call came with none (by mail): use create_token for a new one and revoke_token for the old.',
+    );
+  }
   const now = new Date(services.clock.now());
   const graceMs = Math.round((input.grace_hours ?? 0) * HOUR_MS);
   const stopsAt = new Date(now.getTime() + graceMs);
