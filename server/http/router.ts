@@ -51,7 +51,11 @@ export class Router<T> {
     const source = path
       .split('/')
       .map((segment) =>
-        segment.startsWith(':') ? '([^/]+)' : segment.startsWith('*') ? '(.+)' : escape(segment),
+        segment.startsWith(':')
+          ? `([^/]+?)${escape(segment.replace(/^:[a-z_]+/, ''))}`
+          : segment.startsWith('*')
+            ? '(.+)'
+            : escape(segment),
       )
       .join('/');
     this.routes.push({ method, pattern: new RegExp(`^${source}$`), names, rest, target });
