@@ -189,9 +189,10 @@ export async function findLiveTokensByHashes(
   if (hashes.length === 0) return [];
   const rows = await db.query<Raw>(
     `select ${columns} from agent_tokens
-     where token_hash = any($1::bytea[]) and revoked_at is null
-       and (expires_at is null or expires_at > $2)`,
-    [hashes, now],
+     where token_hash = any(array(select decode(h, 'hex') from unnest($1::text[]) as h))
+       and revoked_at is null and (expires_at is null or expires_at > $2)`,
+    // As hex text: postgres.js sends an array of Buffers as one bytea, not a bytea[].
+    [hashes.map((hash) => Buffer.from(hash).toString('hex')), now],
   );
   return rows.map(toRow);
 }

@@ -7,6 +7,7 @@ import { notFound } from '../kernel/principal.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readable } from '../workspaces/access.ts';
 import { countsNotice } from '../kernel/agent-counts.ts';
+import { revokeLeakedTokens, tokensInText } from '../agents/leaked-tokens.ts';
 
 /**
  * Messages inside a workspace: numbered in the workspace's order (its row lock), read marks per
@@ -25,6 +26,8 @@ export const sendMessage: Handler<'send_message'> = async ({ services, principal
   await readable(services, principal, input.workspace_id);
   const sentAt = new Date(services.clock.now());
   const messageId = randomUUID();
+  // Other members read every message: a live token in one is revoked as it is sent.
+  const tokens = tokensInText(input.text);
   const sent = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
     if (!workspace.canRead(principal)) throw notFound('workspace');
     if (!workspace.roleOf(principal.agentId)) {
@@ -40,6 +43,11 @@ export const sendMessage: Handler<'send_message'> = async ({ services, principal
       text: input.text,
       sentAt,
     });
+    const leaked = await revokeLeakedTokens(tx, services, tokens, () => ({
+      kind: 'message',
+      message_id: messageId,
+      workspace_id: workspace.workspaceId,
+    }));
     const message = {
       message_id: messageId,
       workspace_id: workspace.workspaceId,
@@ -49,15 +57,19 @@ export const sendMessage: Handler<'send_message'> = async ({ services, principal
     };
     return {
       result: message,
-      changes: workspace.members
-        .filter((member) => member.agentId !== principal.agentId)
-        .map((member) => ({
-          agentId: member.agentId,
-          type: 'message.sent',
-          workspaceId: workspace.workspaceId,
-          actor: principal.agent,
-          data: { message_id: messageId, text: input.text, sent_at: message.sent_at },
-        })),
+      changes: [
+        ...workspace.members
+          .filter((member) => member.agentId !== principal.agentId)
+          .map((member) => ({
+            agentId: member.agentId,
+            type: 'message.sent' as const,
+            workspaceId: workspace.workspaceId,
+            actor: principal.agent,
+            data: { message_id: messageId, text: input.text, sent_at: message.sent_at },
+          })),
+        ...leaked.changes,
+      ],
+      afterCommit: leaked.afterCommit,
     };
   });
   if (!sent) throw notFound('workspace');

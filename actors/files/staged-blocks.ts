@@ -15,6 +15,7 @@ import {
 } from '../../storage/upload-reservations.ts';
 import { holdBlob } from './blob-collector.ts';
 import { md5Matches, Md5Watch } from './content-md5.ts';
+import { TokenScan } from '../agents/leaked-tokens.ts';
 import {
   blobFailure,
   commitSave,
@@ -177,6 +178,7 @@ export async function commitBlocks(
   const blobs = services.files.blobs;
   const capture = new IndexCapture(path);
   const md5 = new Md5Watch();
+  const tokens = new TokenScan();
   const joined = (async function* () {
     for (const block of blocks) {
       const content = await blobs.open(block.sha256).catch((error: unknown) => {
@@ -189,6 +191,7 @@ export async function commitBlocks(
         for await (const chunk of content) {
           capture.see(chunk);
           md5.see(chunk);
+          tokens.see(chunk);
           yield chunk;
         }
       } finally {
@@ -212,7 +215,7 @@ export async function commitBlocks(
     if (options.contentMd5 !== undefined && !md5Matches(options.contentMd5, contentMd5)) {
       throw md5Mismatch();
     }
-    file = { ...(await capture.file(stored, contentMd5)), reservation };
+    file = { ...(await capture.file(stored, contentMd5)), reservation, tokens: tokens.found() };
   } catch (error) {
     await reservation.settle(false);
     throw error;

@@ -28,6 +28,7 @@ import { currentUnit } from '../kernel/commit.ts';
 import { contentMd5Mismatch, md5Matches, Md5Watch } from './content-md5.ts';
 import { contentTypeOf } from './content-type.ts';
 import { runDeleteHooks, runSaveHooks } from './save-hooks.ts';
+import { revokeTokensLeakedInFile, TokenScan, type FoundTokens } from '../agents/leaked-tokens.ts';
 import { hasYamlHeader, indexEntry, INDEX_MAX_BYTES, type IndexEntry } from '../index/capture.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import { appendReceipt } from '../receipts/chain.ts';
@@ -270,6 +271,8 @@ export async function discardLetGo(services: Services, sha256s: readonly string[
 /** Bytes in the blob store on their way to becoming a version, with the room they hold. */
 export interface UploadedFile extends StoredFile {
   reservation: UploadReservation;
+  /** The service's tokens the bytes held, found as they streamed by (../agents/leaked-tokens.ts). */
+  tokens: FoundTokens;
 }
 
 /**
@@ -301,6 +304,7 @@ export async function storeFileBytes(
     if (declared !== null && declared <= options.maxBytes) await reservation.cover(declared);
     const capture = new IndexCapture(path);
     const md5 = new Md5Watch();
+    const tokens = new TokenScan();
     let seen = 0;
     const source = (async function* () {
       for await (const chunk of body) {
@@ -308,6 +312,7 @@ export async function storeFileBytes(
         if (seen <= options.maxBytes) await reservation.grow(seen);
         capture.see(chunk);
         md5.see(chunk);
+        tokens.see(chunk);
         yield chunk;
       }
     })();
@@ -324,7 +329,7 @@ export async function storeFileBytes(
     const wrong = options.statedMd5s?.find((stated) => !md5Matches(stated, contentMd5));
     if (wrong !== undefined) throw contentMd5Mismatch(wrong, contentMd5);
     const file: StoredFile = await capture.file(stored, contentMd5);
-    return { ...file, reservation };
+    return { ...file, reservation, tokens: tokens.found() };
   } catch (error) {
     await reservation.settle(false);
     throw error;
@@ -421,12 +426,20 @@ export async function commitSave(
         index: stored.index,
         listing: options.listing,
       });
+      // A live token in a public file dies with this commit, before the save answers.
+      const leaked = await revokeTokensLeakedInFile(tx, services, {
+        workspaceId: workspace.workspaceId,
+        visibility: workspace.record.visibility,
+        path,
+        tokens: stored.tokens,
+      });
       const done = outcome(workspace, principal, 'file.saved', signed, letGo);
       return {
         ...done,
         result: { ...done.result, letGo: [...done.result.letGo, ...alsoLetGo] },
-        changes: [...done.changes, ...hookChanges],
+        changes: [...done.changes, ...hookChanges, ...leaked.changes],
         notices: useNotices(deltas, principal.agentId),
+        afterCommit: leaked.afterCommit,
       };
     });
   } finally {
