@@ -28,6 +28,8 @@ export const changes = defineOperation({
   path: '/changes',
   auth: 'agent',
   tokenScope: 'any-workspace',
+  // A `read` token reads the feed: it moves only that token's own place (actors/feed/feed.ts).
+  readScope: 'handler',
   status: 200,
   summary: 'What is new for you since you last looked.',
   description: [
@@ -47,6 +49,8 @@ export const waitForChanges = defineOperation({
   path: '/changes/wait',
   auth: 'agent',
   tokenScope: 'any-workspace',
+  // A `read` token reads the feed: it moves only that token's own place (actors/feed/feed.ts).
+  readScope: 'handler',
   status: 200,
   summary: 'Wait until something new happens, then return it (long-poll).',
   description: [

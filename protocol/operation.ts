@@ -66,6 +66,13 @@ export interface Operation<
    * `handler`: the handler checks (the token operations themselves).
    */
   tokenScope?: 'any-workspace' | 'handler';
+  /**
+   * `handler`: a `read` token is let through an operation that is not `readOnly`, and the
+   * handler keeps it from writing: the feed (reading moves only the token's own place),
+   * `get_storage_link` (a POST that writes only with `access: readwrite`). The workspace is
+   * still held by `tokenScope`.
+   */
+  readScope?: 'handler';
   /** True for operations that only read: safe to retry, never take an Idempotency-Key. */
   readOnly?: boolean;
   /**

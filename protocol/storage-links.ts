@@ -26,6 +26,8 @@ export const getStorageLink = defineOperation({
   method: 'POST',
   path: '/workspaces/:workspace_id/sas',
   auth: 'agent',
+  // A `read` token may ask for a `read` link; the handler refuses it `readwrite`.
+  readScope: 'handler',
   mintsSecret: true,
   status: 200,
   summary:
@@ -42,7 +44,8 @@ export const getStorageLink = defineOperation({
     '`<container_url>?<sas_token>&restype=container&comp=list` lists the files as Azure XML',
     '(`new ContainerClient(container_url + "?" + sas_token)`). `read` with `path` also answers',
     "that file's `file_url`. Reading needs read access to the workspace; writing needs write",
-    'access. Refusals come as Azure XML errors (`403 AuthenticationFailed` for a tampered or',
+    'access, and a token with the `read` scope may ask only `access: "read"` (`403 token_scope`).',
+    "The link's own refusals come as Azure XML errors (`403 AuthenticationFailed` for a tampered or",
     'expired link, `403 AuthorizationPermissionMismatch` for a read link used to write). An',
     'upload that starts before the link expires may finish.',
   ].join(' '),

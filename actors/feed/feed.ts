@@ -1,6 +1,14 @@
 import { encodeCursor, type ChangeEvent } from '../../protocol/events.ts';
-import { readChanges, type StoredChangeRow } from '../../storage/kernel/changes.ts';
+import {
+  readChanges,
+  readWorkspaceChanges,
+  type StoredChangeRow,
+} from '../../storage/kernel/changes.ts';
+import type { Queryable } from '../../storage/driver.ts';
+import { moveTokenReadSeq, tokenReadSeq } from '../../storage/tokens.ts';
+import type { Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
+import type { TokenGrant } from '../kernel/token-scope.ts';
 
 export interface FeedPage {
   changes: ChangeEvent[];
@@ -8,10 +16,26 @@ export interface FeedPage {
 }
 
 /**
- * Reads the agent's feed after `after` (a sequence number) or, without it, after its
- * remembered place, and moves the place on to the end of the page: one command, so the read
- * and the move see the same place, and a copy of the agent that another process has moved on
- * is caught by its version and reloaded rather than replaying what was already read.
+ * Reads the caller's feed after `after` (a sequence number) or, without it, after its place,
+ * and moves that place on to the end of the page. A restricted token (scopes `read`,
+ * `workspace:<id>`) reads from and moves its own place, never the agent's remembered one, and
+ * a workspace token sees only that workspace's changes.
+ */
+export function readCallerPage(
+  services: Services,
+  principal: Principal,
+  after: number | undefined,
+  limit: number,
+): Promise<FeedPage> {
+  const grant = principal.token;
+  if (grant?.restricted) return readTokenPage(services, grant, after, limit);
+  return readFeedPage(services, principal.agentId, after, limit);
+}
+
+/**
+ * The agent's whole feed from its remembered place: one command, so the read and the move see
+ * the same place, and a copy of the agent that another process has moved on is caught by its
+ * version and reloaded rather than replaying what was already read.
  */
 export async function readFeedPage(
   services: Services,
@@ -32,8 +56,67 @@ export async function readFeedPage(
   return page;
 }
 
-/** Moves the remembered place forward to `seq` (never back); returns the place now kept. */
-export async function markRead(services: Services, agentId: string, seq: number): Promise<number> {
+/**
+ * A restricted token's own place, in one transaction: the token's row is locked first (a move
+ * by 0 changes nothing but holds the row), so two reads with the same token do not both take
+ * the same page as new.
+ */
+async function readTokenPage(
+  services: Services,
+  grant: TokenGrant,
+  after: number | undefined,
+  limit: number,
+): Promise<FeedPage> {
+  return services.commit(async (tx) => {
+    const place = await moveTokenReadSeq(tx, grant.tokenId, 0);
+    const from = after ?? place;
+    const { rows, readTo } = await visibleChanges(tx, grant.agentId, grant, from, limit);
+    await moveTokenReadSeq(tx, grant.tokenId, readTo);
+    return { result: { changes: rows.map((row) => row.event), cursor: encodeCursor(readTo) } };
+  });
+}
+
+/**
+ * What a token sees of its agent's feed after `seq`: a workspace token only that workspace's
+ * changes. `readTo` is how far the read reached (past changes passed over).
+ */
+function visibleChanges(
+  db: Queryable,
+  agentId: string,
+  grant: TokenGrant | null,
+  seq: number,
+  limit: number,
+): Promise<{ rows: StoredChangeRow[]; readTo: number }> {
+  if (grant?.workspaceId) {
+    return readWorkspaceChanges(db, agentId, grant.workspaceId, seq, limit);
+  }
+  return readChanges(db, agentId, seq, limit).then((rows) => ({
+    rows,
+    readTo: rows.at(-1)?.seq ?? seq,
+  }));
+}
+
+/** The place a socket made with `grant` replays from when it sends no cursor. */
+export async function placeOf(
+  services: Services,
+  grant: TokenGrant | null,
+  agentReadSeq: number,
+): Promise<number> {
+  if (!grant?.restricted) return agentReadSeq;
+  return tokenReadSeq(services.db(), grant.tokenId);
+}
+
+/**
+ * Moves the caller's place forward to `seq` (never back): a restricted token's own, else the
+ * agent's remembered place. Returns the place now kept.
+ */
+export async function markRead(
+  services: Services,
+  agentId: string,
+  grant: TokenGrant | null,
+  seq: number,
+): Promise<number> {
+  if (grant?.restricted) return moveTokenReadSeq(services.db(), grant.tokenId, seq);
   const place = await services.agents.command(agentId, async (agent) => {
     const next = agent.propose({ type: 'feed.read', seq });
     return { result: next ? next.context.readSeq : agent.readSeq, next };
@@ -42,7 +125,7 @@ export async function markRead(services: Services, agentId: string, seq: number)
   return place;
 }
 
-/** The changes after `seq`, without moving anything: what a socket replays. */
+/** The changes after `seq`, without moving anything: what the mail push sends. */
 export function changesAfter(
   services: Services,
   agentId: string,
@@ -50,4 +133,18 @@ export function changesAfter(
   limit: number,
 ): Promise<StoredChangeRow[]> {
   return readChanges(services.db(), agentId, seq, limit);
+}
+
+/**
+ * The changes after `seq` that `grant` sees, without moving anything: what a socket replays.
+ * `readTo` is how far the read reached.
+ */
+export function visibleChangesAfter(
+  services: Services,
+  agentId: string,
+  grant: TokenGrant | null,
+  seq: number,
+  limit: number,
+): Promise<{ rows: StoredChangeRow[]; readTo: number }> {
+  return visibleChanges(services.db(), agentId, grant, seq, limit);
 }

@@ -1,12 +1,15 @@
 import { parseFilePath } from '../../protocol/file-path.ts';
 import { StorageLinks } from './storage-links.ts';
 import type { Handler } from '../kernel/handler.ts';
+import { assertMayWrite } from '../kernel/token-scope.ts';
 import { assertMayChange, readable } from '../workspaces/access.ts';
 
 export const getStorageLink: Handler<'get_storage_link'> = async (
   { services, principal },
   input,
 ) => {
+  // The operation lets `read` tokens through (readScope `handler`): to read only.
+  if (input.access === 'readwrite') assertMayWrite(principal, 'a `readwrite` storage link');
   const path = input.path === undefined ? undefined : parseFilePath(input.path);
   const workspace = await readable(services, principal, input.workspace_id);
   if (input.access === 'readwrite') assertMayChange(workspace, principal, 'write to');

@@ -64,7 +64,8 @@ export function scopeRefusal(grant: TokenGrant, needed: string, what: string): S
  */
 export function assertTokenScope(operation: Operation, grant: TokenGrant, input: unknown): void {
   if (operation.tokenScope === 'handler') return;
-  if (grant.readOnly && operation.readOnly !== true) {
+  const writes = operation.readOnly !== true && operation.readScope !== 'handler';
+  if (grant.readOnly && writes) {
     throw scopeRefusal(grant, 'write', `\`${operation.name}\` writes, so it`);
   }
   if (grant.workspaceId === null || operation.tokenScope === 'any-workspace') return;

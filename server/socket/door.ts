@@ -1,12 +1,13 @@
 import type { Server, Socket } from 'socket.io';
 import type { FeedSignal } from '../../actors/kernel/change-hub.ts';
 import type { Services } from '../../actors/kernel/services.ts';
+import type { TokenGrant } from '../../actors/kernel/token-scope.ts';
 import { ServiceError, toProblem, type Problem } from '../../protocol/errors.ts';
 import { encodeCursor } from '../../protocol/events.ts';
 import { cursorSeq } from '../../actors/feed/cursor.ts';
-import { changesAfter, markRead } from '../../actors/feed/feed.ts';
+import { markRead, placeOf, visibleChangesAfter } from '../../actors/feed/feed.ts';
 import { asServiceError } from '../http/problem.ts';
-import { agentForToken } from '../invoke.ts';
+import { callerForToken } from '../invoke.ts';
 
 const REPLAY_PAGE = 500;
 
@@ -39,13 +40,20 @@ export function socketRefusal(error: ServiceError, baseUrl: string): Error & { d
 
 interface SocketData {
   agentId: string;
+  grant: TokenGrant;
   from: number;
 }
+
+/** The longest a timer of the event loop waits (about 24.8 days); longer waits are chained. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The changes feed over socket.io: authenticate with `auth: {token, cursor?}`, receive every
  * event after the cursor (or after the remembered place), then new ones live, as `change`
- * events, in order, each once. `ack` with a cursor moves the remembered place.
+ * events, in order, each once. `ack` with a cursor moves the remembered place. A restricted
+ * token (actors/kernel/token-scope.ts) replays from and acks its own place, and a workspace
+ * token receives only that workspace's changes. A socket whose token stops working (revoked,
+ * rotated out, expired, its agent suspended) is disconnected at once.
  */
 export function attachSocketDoor(
   io: Server,
@@ -54,14 +62,16 @@ export function attachSocketDoor(
 ): void {
   const { baseUrl, log } = options;
   const open = new Map<string, number>();
+  const tokenWatch = watchTokens(services, log);
   io.use((socket, next) => {
     const auth = (socket.handshake.auth ?? {}) as { token?: unknown; cursor?: unknown };
     (async () => {
-      const agent = await agentForToken(
+      const { agent, principal } = await callerForToken(
         services,
         typeof auth.token === 'string' ? auth.token : undefined,
       );
       const { agentId } = agent;
+      const grant = principal.token as TokenGrant;
       if ((open.get(agentId) ?? 0) >= options.socketsPerAgent) {
         throw new ServiceError(
           'too_many_connections',
@@ -70,9 +80,9 @@ export function attachSocketDoor(
       }
       const from =
         auth.cursor === undefined || auth.cursor === null
-          ? agent.readSeq
+          ? await placeOf(services, grant, agent.readSeq)
           : await cursorSeq(services, agentId, auth.cursor);
-      socket.data = { agentId, from } satisfies SocketData;
+      socket.data = { agentId, grant, from } satisfies SocketData;
     })().then(
       () => next(),
       (error: unknown) => next(socketRefusal(asServiceError(error, log), baseUrl)),
@@ -80,8 +90,11 @@ export function attachSocketDoor(
   });
 
   io.on('connection', (socket: Socket) => {
-    const { agentId, from } = socket.data as SocketData;
+    const { agentId, grant, from } = socket.data as SocketData;
+    // A workspace token's socket passes over the other workspaces' changes.
+    const workspaceId = grant.workspaceId;
     open.set(agentId, (open.get(agentId) ?? 0) + 1);
+    const unwatch = tokenWatch.add(socket, grant);
     let sent = from;
     let pumping = false;
     let again = false;
@@ -100,10 +113,16 @@ export function attachSocketDoor(
         do {
           again = false;
           for (;;) {
-            const rows = await changesAfter(services, agentId, sent, REPLAY_PAGE);
+            const { rows, readTo } = await visibleChangesAfter(
+              services,
+              agentId,
+              grant,
+              sent,
+              REPLAY_PAGE,
+            );
             if (closed) return;
             for (const row of rows) socket.emit('change', row.event);
-            if (rows.length > 0) sent = (rows.at(-1) as { seq: number }).seq;
+            sent = Math.max(sent, readTo);
             if (rows.length < REPLAY_PAGE) break;
           }
         } while (again);
@@ -118,7 +137,9 @@ export function attachSocketDoor(
     const unsubscribe = services.hub.subscribe(agentId, (change: FeedSignal) => {
       if (change.event && !pumping && change.seq === sent + 1) {
         sent = change.seq;
-        sendChange(socket, change);
+        if (workspaceId === null || change.event.workspace_id === workspaceId) {
+          sendChange(socket, change);
+        }
       } else if (change.seq > sent) {
         void pump();
       }
@@ -126,6 +147,7 @@ export function attachSocketDoor(
     socket.on('disconnect', () => {
       closed = true;
       unsubscribe();
+      unwatch();
       const left = (open.get(agentId) ?? 1) - 1;
       if (left > 0) open.set(agentId, left);
       else open.delete(agentId);
@@ -137,7 +159,7 @@ export function attachSocketDoor(
       (async () => {
         const cursor = (payload as { cursor?: unknown } | null)?.cursor;
         const seq = await cursorSeq(services, agentId, cursor);
-        return { cursor: encodeCursor(await markRead(services, agentId, seq)) };
+        return { cursor: encodeCursor(await markRead(services, agentId, grant, seq)) };
       })().then(reply, (error: unknown) =>
         reply({ error: toProblem(asServiceError(error, log), baseUrl) }),
       );
@@ -145,4 +167,92 @@ export function attachSocketDoor(
 
     void pump();
   });
+}
+
+/** An open socket and the grant it was made with (the newest, after a re-check). */
+interface Watched {
+  readonly socket: Socket;
+  grant: TokenGrant;
+  cancelExpiry: () => void;
+}
+
+/**
+ * Keeps open sockets to their tokens: when an agent's tokens change (a revoke, a rotation, a
+ * suspension; here or in another process) each distinct token of its open sockets is checked
+ * again in the database, and the sockets of one refused are disconnected; a token that expires
+ * disconnects its sockets at its expiry, by the service's clock. The socket hears nothing of
+ * why (a reconnect's refusal says it, `data.reason`).
+ */
+function watchTokens(services: Services, log: (error: unknown) => void) {
+  const byAgent = new Map<string, Set<Watched>>();
+
+  const close = (watched: Watched) => {
+    watched.cancelExpiry();
+    watched.socket.disconnect(true);
+  };
+
+  /** Re-checks the grant of these sockets (all with one token): keeps or disconnects them. */
+  const recheck = (sockets: Watched[]) => {
+    const grant = (sockets[0] as Watched).grant;
+    services.tokens.recheck(grant).then(
+      (fresh) => {
+        for (const watched of sockets) {
+          if (!watched.socket.connected) continue;
+          watched.grant = fresh;
+          // A rotation with a grace shortens the old token's life: its timer follows.
+          if (fresh.expiresAtMs !== grant.expiresAtMs) {
+            watched.cancelExpiry();
+            watched.cancelExpiry = expiryTimer(watched);
+          }
+        }
+      },
+      (error: unknown) => {
+        const refused = error instanceof ServiceError && error.code === 'unauthorized';
+        // A failure to read the database is not the token's: keep the sockets, note it.
+        if (!refused) return log(error);
+        for (const watched of sockets) close(watched);
+      },
+    );
+  };
+
+  const expiryTimer = (watched: Watched): (() => void) => {
+    const { expiresAtMs } = watched.grant;
+    if (expiresAtMs === null) return () => undefined;
+    const waitMs = expiresAtMs - services.clock.now();
+    if (waitMs > LONGEST_TIMER_MS) {
+      let cancel = services.clock.setTimeout(() => {
+        cancel = expiryTimer(watched);
+      }, LONGEST_TIMER_MS);
+      return () => cancel();
+    }
+    return services.clock.setTimeout(() => recheck([watched]), Math.max(0, waitMs));
+  };
+
+  services.tokens.onAgentTokensChanged((agentId) => {
+    const watched = byAgent.get(agentId);
+    if (!watched) return;
+    const byToken = new Map<string, Watched[]>();
+    for (const one of watched) {
+      const same = byToken.get(one.grant.tokenId);
+      if (same) same.push(one);
+      else byToken.set(one.grant.tokenId, [one]);
+    }
+    for (const sockets of byToken.values()) recheck(sockets);
+  });
+
+  return {
+    /** Watches the socket's token until it disconnects; returns the function that stops it. */
+    add(socket: Socket, grant: TokenGrant): () => void {
+      const watched: Watched = { socket, grant, cancelExpiry: () => undefined };
+      watched.cancelExpiry = expiryTimer(watched);
+      let set = byAgent.get(grant.agentId);
+      if (!set) byAgent.set(grant.agentId, (set = new Set()));
+      set.add(watched);
+      return () => {
+        watched.cancelExpiry();
+        set.delete(watched);
+        if (set.size === 0 && byAgent.get(grant.agentId) === set) byAgent.delete(grant.agentId);
+      };
+    },
+  };
 }

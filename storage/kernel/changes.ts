@@ -232,6 +232,45 @@ export async function readChanges(
   return rows.map(toStored);
 }
 
+/**
+ * The agent's changes of one workspace after `afterSeq` (what a token restricted to that
+ * workspace sees), and how far the read reached: `readTo` is the last change looked at, so
+ * that the next read starts after the other workspaces' changes passed over rather than
+ * scanning them again. With fewer than `limit` rows, the read reached the feed's head, read
+ * in the same statement (one snapshot), so no change up to it can appear later.
+ */
+export async function readWorkspaceChanges(
+  db: Queryable,
+  agentId: string,
+  workspaceId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<{ rows: StoredChangeRow[]; readTo: number }> {
+  const found = await db.query<
+    { head_seq: number | string } & { [K in keyof ChangeRow]: ChangeRow[K] | null }
+  >(
+    `select h.last_seq as head_seq, c.agent_id, c.seq, c.event_id, c.type, c.at,
+       c.workspace_id, c.actor, c.data
+     from feed_heads h left join lateral (
+       select c.agent_id, c.seq, c.event_id, c.type, c.at, c.workspace_id,
+         coalesce(c.actor, p.actor) as actor,
+         case when p.payload_id is null then c.data
+           else p.data || coalesce(c.data, '{}'::jsonb) end as data
+       from changes c left join change_payloads p on p.payload_id = c.payload_id
+       where c.agent_id = h.agent_id and c.seq > $2 and c.workspace_id = $3
+       order by c.seq limit $4
+     ) c on true
+     where h.agent_id = $1
+     order by c.seq`,
+    [agentId, afterSeq, workspaceId, limit],
+  );
+  const rows = found.filter((row) => row.seq !== null).map((row) => toStored(row as ChangeRow));
+  const head = Number(found[0]?.head_seq ?? afterSeq);
+  const readTo =
+    rows.length >= limit ? (rows.at(-1) as StoredChangeRow).seq : Math.max(afterSeq, head);
+  return { rows, readTo };
+}
+
 export async function readFeedHead(
   db: Queryable,
   agentId: string,
