@@ -160,7 +160,7 @@ export const rotateToken = defineOperation({
       old_token_stops_at: z.iso.datetime(),
     })
     .meta({ id: 'RotatedToken' }),
-  errors: [],
+  errors: ['limit_reached'],
 });
 
 /** The caller's tokens: make, list, revoke, rotate. */

@@ -1,5 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { MAX_TOKENS_PER_AGENT } from '../../protocol/tokens.ts';
+import { lockAgent } from '../../storage/agents.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import {
   countLiveTokens,
@@ -97,6 +98,8 @@ export const createToken: Handler<'create_token'> = async ({ services, principal
     await readable(services, principal, workspaceId);
   }
   const made = await changeTokens(services, principal.agentId, async (tx) => {
+    // Calls at once take turns on the agent's row, so that the count below holds exactly.
+    await lockAgent(tx, principal.agentId);
     if ((await countLiveTokens(tx, principal.agentId, now)) >= MAX_TOKENS_PER_AGENT) {
       throw new ServiceError(
         'limit_reached',
@@ -173,9 +176,22 @@ export const rotateToken: Handler<'rotate_token'> = async ({ services, principal
   const graceMs = Math.round((input.grace_hours ?? 0) * HOUR_MS);
   const stopsAt = new Date(now.getTime() + graceMs);
   const made = await changeTokens(services, principal.agentId, async (tx) => {
+    await lockAgent(tx, principal.agentId);
     const old = await findToken(tx, principal.agentId, grant.tokenId);
     if (!old || old.revokedAt !== null) {
       throw new ServiceError('unauthorized', 'That API token was revoked meanwhile.');
+    }
+    // With a grace the old token lives on beside the new one: rotating again and again within
+    // it must not pass the limit. (Without one, the old dies here: the count stays.)
+    if (
+      graceMs > 0 &&
+      (await countLiveTokens(tx, principal.agentId, now)) >= MAX_TOKENS_PER_AGENT
+    ) {
+      throw new ServiceError(
+        'limit_reached',
+        `You hold ${MAX_TOKENS_PER_AGENT} live tokens, the most one agent may: rotate without a grace, or revoke a token you no longer use first.`,
+        { limit: MAX_TOKENS_PER_AGENT },
+      );
     }
     const minted = await mintToken(tx, {
       agentId: principal.agentId,

@@ -94,7 +94,8 @@ export const readMessages: Handler<'read_messages'> = async ({ services, princip
     (last) => last.messageId,
   );
   const last = rows.at(-1);
-  if (last) {
+  // A `read` token changes nothing, the read mark included: it reads as if through a window.
+  if (last && principal.token?.readOnly !== true) {
     await services.agents.command(principal.agentId, async (_agent, tx) => {
       await markRead(tx, principal.agentId, workspace.workspaceId, last.seq);
       return { result: undefined, notices: [countsNotice(principal.agentId)] };
