@@ -217,4 +217,41 @@ test('/openapi.json lists the four token operations', async ({ server }) => {
   assert.ok(spec.paths['/whoami/tokens/{token_id}']?.delete, 'DELETE /whoami/tokens/{token_id}');
 });
 
+
+test('a read token reads messages without moving the read mark; the full token still sees them unread', async ({
+  server,
+}) => {
+  const { agent, workspaceId, read } = await scopedAgent(server);
+  const friend = await server.signUp();
+  const invite = await callJson<{ invite_token: string }>(
+    server,
+    'POST',
+    `/workspaces/${workspaceId}/invites`,
+    agent.api_token,
+    {},
+  );
+  await callJson(server, 'POST', '/invites/redeem', friend.api_token, {
+    invite_token: invite.body.invite_token,
+  });
+  await callJson(server, 'POST', `/workspaces/${workspaceId}/messages`, friend.api_token, {
+    text: 'for your eyes',
+  });
+  const unread = async () =>
+    (await callJson<{ unread: { messages: number } }>(server, 'GET', '/whoami', agent.api_token))
+      .body.unread.messages;
+  assert.is(await unread(), 1);
+  const seen = await callJson<{ messages: { text: string }[] }>(
+    server,
+    'GET',
+    `/workspaces/${workspaceId}/messages`,
+    read,
+  );
+  assert.is(seen.status, 200, JSON.stringify(seen.body));
+  assert.equal(
+    seen.body.messages.map((message) => message.text),
+    ['for your eyes'],
+  );
+  assert.is(await unread(), 1, 'the read token moved nothing');
+});
+
 test.run();
