@@ -1,5 +1,6 @@
 import { agents } from './agents/capability.ts';
 import type { Capability } from './kernel/capability.ts';
+import { cards } from './cards/capability.ts';
 import { chat } from './chat/capability.ts';
 import { conventions } from './conventions/capability.ts';
 import { deals } from './deals/capability.ts';
@@ -8,9 +9,11 @@ import { feed } from './feed/capability.ts';
 import { feedback } from './feedback/capability.ts';
 import { files } from './files/capability.ts';
 import { index } from './index/capability.ts';
+import { moderation } from './moderation/capability.ts';
 import { payments } from './payments/capability.ts';
 import { receipts } from './receipts/capability.ts';
 import { store } from './store/capability.ts';
+import { webhooks } from './webhooks/capability.ts';
 import { workspaces } from './workspaces/capability.ts';
 
 /**
@@ -22,6 +25,7 @@ import { workspaces } from './workspaces/capability.ts';
 const LIST = [
   files,
   agents,
+  moderation,
   feed,
   feedback,
   workspaces,
@@ -32,7 +36,9 @@ const LIST = [
   deals,
   payments,
   receipts,
+  cards,
   email,
+  webhooks,
 ] as const;
 
 /** The list's exact type: actors/handlers.ts checks from it that every operation has a handler. */

@@ -18,6 +18,7 @@ import { REPUTATION_DEALS, type ReputationFigure, type ReputationFixture } from 
 import { ms, perSecond, summarize, table } from './stats.ts';
 import type { StoreFixture, StorePageFigure, StoreQueryFigure } from './store.ts';
 import { targetsTable } from './targets.ts';
+import { webhooksLines, webhooksRatios, type WebhooksFigure } from './webhooks.ts';
 
 /** Everything measured so far; sections fill it in, so a cut-short run can still be printed. */
 export function emptyResults() {
@@ -66,6 +67,9 @@ export function emptyResults() {
     /** Commands by email beside a bare smtp-server (email.ts). */
     email: null as EmailFigure | null,
     emailSkipped: null as string | null,
+    /** Webhook delivery beside a bare loop of POSTs (webhooks.ts). */
+    webhooks: null as WebhooksFigure | null,
+    webhooksSkipped: null as string | null,
     notes: [] as string[],
     /** What the servers logged as internal errors (first lines only). */
     serverLog: [] as string[],
@@ -788,6 +792,7 @@ export function report(results: Results): void {
   lines.push(...reputationSection(results));
   lines.push(...paymentsLines(results.payments, results.paymentsSkipped));
   lines.push(...emailLines(results.email, results.emailSkipped));
+  lines.push(...webhooksLines(results.webhooks, results.webhooksSkipped));
   const loadAfter = (loadavg()[0] ?? 0).toFixed(2);
   lines.push(
     '',
@@ -806,6 +811,7 @@ export function report(results: Results): void {
       ...reputationRatios(results),
       ...paymentsRatios(results.payments),
       ...emailRatios(results.email),
+      ...webhooksRatios(results.webhooks),
     ].map((line) => `- ${line}`),
     '',
     `1-minute load average: ${results.loadBefore.toFixed(2)} before, ${loadAfter} after ` +

@@ -6,7 +6,7 @@
  * fails: a run that breaks or overruns prints what it has and exits 0.
  *
  * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
- * index-sql, store, chat, reputation, sql-timeouts, payments, email) runs only those sections; BENCH_EXPLAIN=1 prints the
+ * index-sql, store, chat, reputation, sql-timeouts, payments, email, webhooks) runs only those sections; BENCH_EXPLAIN=1 prints the
  * index queries' plans.
  */
 import { execSync } from 'node:child_process';
@@ -48,6 +48,7 @@ import { benchDatabaseUrl } from './scratch-database.ts';
 import { measureStore, STORE_LISTINGS, type StoreSink } from './store.ts';
 import { measureSqlTimeouts, sqlTimeoutsTable, type SqlTimeoutsFigure } from './sql-timeouts.ts';
 import { measureRawUws, measureWhoami } from './whoami.ts';
+import { measureWebhooks, WEBHOOK_CHANGES, WEBHOOK_ENDPOINTS } from './webhooks.ts';
 
 /**
  * Past this the bench prints what it has and exits (BENCH_LIMIT_S shortens it for a try-out).
@@ -88,6 +89,7 @@ const SECTIONS = [
   'sql-timeouts',
   'payments',
   'email',
+  'webhooks',
 ] as const;
 type SectionName = (typeof SECTIONS)[number];
 const only = new Set(
@@ -390,6 +392,16 @@ async function email(): Promise<void> {
   });
 }
 
+/** 10,000 changes delivered to 100 webhook endpoints, beside a bare POST loop (webhooks.ts). */
+async function webhooks(): Promise<void> {
+  await section(
+    `webhook delivery, ${WEBHOOK_CHANGES.toLocaleString('en-US')} changes to ${WEBHOOK_ENDPOINTS} endpoints`,
+    async () => {
+      results.webhooks = await measureWebhooks(stop.signal, serverLog);
+    },
+  );
+}
+
 /** Prints what there is and leaves; the bench reports problems, it never fails a run. */
 function bail(note: string): void {
   results.notes.push(note);
@@ -432,6 +444,7 @@ if (wanted('reputation')) await reputation();
 if (wanted('sql-timeouts')) await sqlTimeouts();
 if (wanted('payments')) await payments();
 if (wanted('email')) await email();
+if (wanted('webhooks')) await webhooks();
 // Last: loading 100,000 files takes its time on each driver.
 if (wanted('index-sql')) await indexSql();
 await closeTestResources();

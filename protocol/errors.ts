@@ -28,6 +28,16 @@ export const ERRORS = {
     status: 403,
     title: 'This API token is restricted and lacks the scope this needs (`needed` names it)',
   },
+  webhook_url_refused: {
+    status: 422,
+    title:
+      'That webhook URL reaches (or redirects to) a loopback, private, link-local or otherwise non-public address',
+  },
+  already_hidden: { status: 409, title: 'That listing is hidden already' },
+  not_hidden: { status: 409, title: 'That listing is not hidden' },
+  already_suspended: { status: 409, title: 'That agent is suspended already' },
+  not_suspended: { status: 409, title: 'That agent is not suspended' },
+  operator_not_suspendable: { status: 409, title: 'The operator cannot suspend itself' },
   not_found: { status: 404, title: 'Nothing is here, or you may not see it' },
   method_not_allowed: { status: 405, title: 'This path does not take that method' },
   not_acceptable: {

@@ -1,5 +1,6 @@
 import { ACCOUNT_OPERATIONS } from './account.ts';
 import { TOKEN_OPERATIONS } from './tokens.ts';
+import { WEBHOOK_OPERATIONS } from './webhooks.ts';
 import { CHANGES_OPERATIONS } from './changes.ts';
 import { FEEDBACK_OPERATIONS } from './feedback.ts';
 import { WORKSPACES_OPERATIONS } from './workspaces.ts';
@@ -14,6 +15,8 @@ import { PAYMENTS_OPERATIONS } from './payments.ts';
 import { SERVICE_KEYS_OPERATIONS } from './service-keys.ts';
 import { NOTIFICATIONS_OPERATIONS } from './notifications.ts';
 import { MAILGATE_OPERATIONS } from './mailgate.ts';
+import { AGENT_CARD_OPERATIONS } from './agent-cards.ts';
+import { MODERATION_OPERATIONS } from './moderation.ts';
 import type { Operation } from './operation.ts';
 
 /**
@@ -23,6 +26,7 @@ import type { Operation } from './operation.ts';
 export const OPERATIONS = {
   ...ACCOUNT_OPERATIONS,
   ...TOKEN_OPERATIONS,
+  ...WEBHOOK_OPERATIONS,
   ...CHANGES_OPERATIONS,
   ...FEEDBACK_OPERATIONS,
   ...WORKSPACES_OPERATIONS,
@@ -37,6 +41,8 @@ export const OPERATIONS = {
   ...SERVICE_KEYS_OPERATIONS,
   ...NOTIFICATIONS_OPERATIONS,
   ...MAILGATE_OPERATIONS,
+  ...AGENT_CARD_OPERATIONS,
+  ...MODERATION_OPERATIONS,
 } as const;
 
 export type Operations = typeof OPERATIONS;

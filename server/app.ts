@@ -225,6 +225,11 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       receiptKeySecret: config.receiptKeySecret,
       strictProtocol: config.strictProtocol,
       chain: chainSettings(config),
+      webhooks: {
+        allowPrivate: config.webhookAllowPrivate,
+        timeoutMs: config.webhookTimeoutMs,
+        allowedTargets: config.webhookAllowedTargets,
+      },
     },
     CAPABILITIES,
   );

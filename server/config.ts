@@ -88,6 +88,15 @@ export interface Config {
    * Never CHAIN_RPC_URL(S), which may carry the operator's API key.
    */
   publicRpcUrl: string | undefined;
+  /** WEBHOOK_ALLOW_PRIVATE=1: webhooks may reach loopback and private addresses (tests, a closed network). */
+  webhookAllowPrivate: boolean;
+  /** WEBHOOK_TIMEOUT_MS: one webhook attempt (look-ups, redirects, answer) ends after this. */
+  webhookTimeoutMs: number;
+  /**
+   * `address:port` pairs webhooks may reach although private; never from the environment: tests
+   * let exactly one loopback receiver through, to see what it redirects to refused.
+   */
+  webhookAllowedTargets?: string[];
   /** Log requests that fail on the service's side (never tokens or bodies). */
   log: (message: string) => void;
   /** Time for rate limits and waits; never from the environment: tests pass a TestClock. */
@@ -312,6 +321,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     forwarderFactoryAddress: evmAddress(env.FORWARDER_FACTORY_ADDRESS, 'FORWARDER_FACTORY_ADDRESS'),
     chainRpcTimeoutMs: positive(env.CHAIN_RPC_TIMEOUT_MS, 5000, 'CHAIN_RPC_TIMEOUT_MS'),
     publicRpcUrl: publicRpcUrl(env.PUBLIC_RPC_URL),
+    webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',
+    webhookTimeoutMs: positive(env.WEBHOOK_TIMEOUT_MS, 10_000, 'WEBHOOK_TIMEOUT_MS'),
     log: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
   };
 }

@@ -35,13 +35,19 @@ export interface StoreFilter {
 }
 
 /**
- * A listing (`l`) the store shows, as its row keeps it (migration 030): in a public workspace.
+ * A listing (`l`) the store shows, as its row keeps it (migration 030): in a public workspace,
+ * not hidden by the operator, its author not suspended (migration 033). A listing's author is
+ * its public workspace's owner (only the owner writes there), so the author's suspension is
+ * the workspace's too. The suspended agents are an array read once per statement (an InitPlan
+ * over migration 033's partial index), tested inside the workspace's subquery: a condition on
+ * `l` outside it would shrink the planner's row estimates and tip the store's reads into JIT.
  * The listing keeps its current version's time, convention, words and header terms, so the
  * filters and the order are read from `listings` and its indexes alone. Every condition is on
  * `l` alone, so that a walk in the store's order can test each row as it comes.
  */
-const IN_STORE = `(select w.visibility from workspaces w
-       where w.workspace_id = l.workspace_id) = 'public'`;
+const IN_STORE = `l.hidden_at is null and (select w.visibility from workspaces w
+       where w.workspace_id = l.workspace_id and l.author_id <> all (
+         array(select s.agent_id from agents s where s.suspended_at is not null))) = 'public'`;
 
 /** The registered convention of `l` (null when there is none: the trunk, or an unknown name). */
 const CONVENTION_OF_L = '(select cv.name from conventions cv where cv.name = l.convention)';

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
+import type { Transaction } from '../../storage/driver.ts';
 import { answerFeedback as recordAnswer, insertFeedback } from '../../storage/feedback.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Handler } from '../kernel/handler.ts';
+import { revokeLeakedTokens, tokensInText } from '../agents/leaked-tokens.ts';
+import { abuseLinks } from '../moderation/abuse-links.ts';
 
 /**
  * Feedback goes to the operator's own feed (`feedback.submitted`), and, when sent with a
@@ -21,6 +24,10 @@ export const leaveFeedback: Handler<'leave_feedback'> = async ({ services, princ
         category: input.category,
         message: input.message,
         anonymous: !principal,
+        // An abuse report links what it names, so the operator can act (moderation).
+        ...(input.category === 'abuse'
+          ? { links: await abuseLinks(services.db(), services.config.baseUrl, input.message) }
+          : {}),
       },
     },
   ];
@@ -30,10 +37,19 @@ export const leaveFeedback: Handler<'leave_feedback'> = async ({ services, princ
     category: input.category,
     message: input.message,
   };
+  // The operator reads feedback: a live token in it is revoked as it is sent.
+  const tokens = tokensInText(input.message);
+  const revokeLeaked = (tx: Transaction) =>
+    revokeLeakedTokens(tx, services, tokens, () => ({ kind: 'feedback', feedback_id: feedbackId }));
   if (!principal) {
     await services.commit(async (tx) => {
       await insertFeedback(tx, record);
-      return { result: undefined, changes };
+      const leaked = await revokeLeaked(tx);
+      return {
+        result: undefined,
+        changes: [...changes, ...leaked.changes],
+        afterCommit: leaked.afterCommit,
+      };
     });
     return { feedback_id: feedbackId };
   }
@@ -50,7 +66,12 @@ export const leaveFeedback: Handler<'leave_feedback'> = async ({ services, princ
   // Through the sender's mailbox, as every write of an agent goes.
   await services.agents.command(principal.agentId, async (_sender, tx) => {
     await insertFeedback(tx, record);
-    return { result: undefined, changes };
+    const leaked = await revokeLeaked(tx);
+    return {
+      result: undefined,
+      changes: [...changes, ...leaked.changes],
+      afterCommit: leaked.afterCommit,
+    };
   });
   return { feedback_id: feedbackId };
 };

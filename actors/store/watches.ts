@@ -1,6 +1,7 @@
 import type { Queryable } from '../../storage/driver.ts';
 import { searchText } from '../../storage/file-index.ts';
 import { matchingWatches } from '../../storage/listings.ts';
+import { isListingHidden } from '../../storage/moderation.ts';
 import { watchesFollowingMatches } from '../../storage/store.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import type { Principal } from '../kernel/principal.ts';
@@ -32,6 +33,8 @@ export async function watchChanges(
     change: 'posted' | 'changed';
   },
 ): Promise<ChangeDraft[]> {
+  // A listing the operator hid is out of the store: no watch hears of it (moderation).
+  if (await isListingHidden(tx, listing.listingId)) return [];
   const axes = await axesOf(tx, listing.convention, listing.fields);
   const watchers = await matchingWatches(tx, {
     authorId: principal.agentId,

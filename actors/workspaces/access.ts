@@ -27,7 +27,16 @@ export async function readable(
       workspace = await services.workspaces.get(workspaceId);
     }
   }
-  return visibleOrNotFound(workspace, (w) => w.canRead(principal), WORKSPACE);
+  const visible = visibleOrNotFound(workspace, (w) => w.canRead(principal), WORKSPACE);
+  // A suspended agent's public workspace is readable by its members only (moderation), and
+  // refused to others as if it were not there.
+  if (
+    visible.roleOf(principal.agentId) === undefined &&
+    (await services.suspensions.isSuspended(visible.record.ownerAgentId))
+  ) {
+    throw notFound(WORKSPACE);
+  }
+  return visible;
 }
 
 /**

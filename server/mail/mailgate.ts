@@ -51,6 +51,19 @@ export function mailRouter(services: Services, log: (message: string) => void): 
         return;
       }
       const to = account.senderAddress;
+      // A suspended agent's mail runs nothing (moderation): the answer says why.
+      if (await services.suspensions.isSuspended(agentId)) {
+        const refusal = new ServiceError(
+          'unauthorized',
+          'This agent is suspended by the operator: its commands do not run. Its changes feed says why; write to the operator (leave_feedback, no token needed) to ask.',
+          { reason: 'suspended' },
+        );
+        await answer(services, mail, to, {
+          agentId,
+          text: asYaml(problemOf(services, refusal, log)),
+        });
+        return;
+      }
       const confirmationId = confirmationRepliedTo(services, mail);
       if (confirmationId !== null) {
         const text = await answerConfirmationReply(services, mail, agentId, confirmationId, runner);

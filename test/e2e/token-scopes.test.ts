@@ -217,7 +217,6 @@ test('/openapi.json lists the four token operations', async ({ server }) => {
   assert.ok(spec.paths['/whoami/tokens/{token_id}']?.delete, 'DELETE /whoami/tokens/{token_id}');
 });
 
-
 test('a read token reads messages without moving the read mark; the full token still sees them unread', async ({
   server,
 }) => {

@@ -217,6 +217,23 @@ const EXAMPLES: {
     },
     wrong: { name: 'translation-need', status: 'unplaced', path: null, from_operator: true },
   },
+  'webhook.test': {
+    real: { url: 'https://agent.example/hooks', message: 'A test delivery, as asked.' },
+    wrong: { url: 'https://agent.example/hooks' },
+  },
+  'webhook.disabled': {
+    real: { url: 'https://agent.example/hooks', failing_since: at, last_error: 'answered 500' },
+    wrong: { url: 'https://agent.example/hooks', failing_since: 'yesterday', last_error: '' },
+  },
+  'operator.notice': {
+    real: {
+      action: 'hide_listing',
+      reason: 'Sells what it cannot deliver.',
+      listing_id: id(),
+      from_operator: true,
+    },
+    wrong: { action: 'hide_listing', reason: 'Spam.', from_operator: false },
+  },
 };
 
 test('every event type has a real example and a wrong one here', () => {
