@@ -2,7 +2,8 @@
  * Which blobs the database still uses: a blob must stay in the store while a file version keeps
  * its bytes (`file_versions.bytes_kept`; the current version of every live path always does), a
  * block staged through a storage link holds them (`staged_blocks`), or an upload in progress has
- * hashed them and is about to make them visible or commit them (`upload_reservations.sha256`).
+ * hashed them and is about to make them visible or commit them (`upload_reservations.sha256`),
+ * or it is the store's identity blob (`blob_store_identity`, actors/files/blob-store-identity.ts).
  * Each is looked up by an index on its sha256 (migrations 006 and 014).
  */
 import type { Queryable, Transaction } from './driver.ts';
@@ -25,7 +26,9 @@ const REFERENCES = `
   union
   select sha256 from staged_blocks where sha256 = any($1::text[])
   union
-  select sha256 from upload_reservations where sha256 = any($1::text[])`;
+  select sha256 from upload_reservations where sha256 = any($1::text[])
+  union
+  select sha256 from blob_store_identity where sha256 = any($1::text[])`;
 
 /** Whether any row still uses the blob. */
 export async function isBlobReferenced(db: Queryable, sha256: string): Promise<boolean> {

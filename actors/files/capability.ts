@@ -1,4 +1,5 @@
 import { openBlobStore } from '../../storage/blobs/open.ts';
+import { checkBlobStoreIdentity } from './blob-store-identity.ts';
 import type { BlobStore } from '../../storage/blobs/blob-store.ts';
 import type { Capability } from '../kernel/capability.ts';
 import { SigningKeys } from '../receipts/signing-keys.ts';
@@ -54,8 +55,15 @@ export const files = {
     const { config } = services;
     const signingKeys = new SigningKeys({ secret: config.receiptKeySecret, clock: services.clock });
     await signingKeys.start(services.driver);
+    const blobs = await openBlobStore({ dataDir: config.dataDir ?? './data', s3Url: config.s3Url });
+    // A process on another store than the database's refuses to start (blob-store-identity.ts).
+    await checkBlobStoreIdentity(
+      services.driver,
+      blobs,
+      config.s3Url ? 'the S3_URL bucket' : `${config.dataDir ?? './data'}/blobs`,
+    );
     services.provide('files', {
-      blobs: await openBlobStore({ dataDir: config.dataDir ?? './data', s3Url: config.s3Url }),
+      blobs,
       signingKeys,
       links: await StorageLinks.start(services.driver),
     });

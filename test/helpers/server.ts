@@ -23,10 +23,21 @@ let names = 0;
  * Servers that must share one database (two processes) pass the same `databaseUrl`, from
  * freshDatabaseUrl() in ./storage.ts.
  */
+/** The data directory (file blobs) of the servers started on each shared database. */
+const dataDirsByDatabase = new Map<string, string>();
+
 export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
-  // A data directory of its own (file blobs), removed at the end of the run.
-  const dataDir = mkdtempSync(join(tmpdir(), 'agent-service-data-'));
-  onTestsEnd(async () => rmSync(dataDir, { recursive: true, force: true }));
+  // A data directory of its own (file blobs), removed at the end of the run; servers on one
+  // database share one, as a deployment's processes share one blob store (the service refuses
+  // to start on another store than its database's: actors/files/blob-store-identity.ts).
+  const databaseUrl = overrides.databaseUrl;
+  let dataDir = databaseUrl ? dataDirsByDatabase.get(databaseUrl) : undefined;
+  if (!dataDir) {
+    const made = mkdtempSync(join(tmpdir(), 'agent-service-data-'));
+    onTestsEnd(async () => rmSync(made, { recursive: true, force: true }));
+    if (databaseUrl) dataDirsByDatabase.set(databaseUrl, made);
+    dataDir = made;
+  }
   const config: Config = {
     ...configFromEnv({ HTTP_ENGINE: process.env.HTTP_ENGINE }),
     dataDir,

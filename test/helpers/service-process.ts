@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { onTestsEnd } from './resources.ts';
 
 const root = join(import.meta.dirname, '../..');
 const main = join(root, 'server/main.ts');
@@ -28,10 +29,22 @@ export interface ServiceProcess {
  * On port 0, with `env` on top of the test's own; `DATA_DIR` is a new temporary directory
  * unless `env` names one.
  */
+/** The data directory (file blobs) of the processes started on each database. */
+const dataDirsByDatabase = new Map<string, string>();
+
 export async function startServiceProcess(
   env: Record<string, string> = {},
 ): Promise<ServiceProcess> {
-  const ownDataDir = env.DATA_DIR ? null : mkdtempSync(join(tmpdir(), 'agent-service-process-'));
+  // Processes on one database share one blob store, as a deployment must (the service refuses
+  // to start on another store than its database's: actors/files/blob-store-identity.ts).
+  const shared = env.DATABASE_URL ? dataDirsByDatabase.get(env.DATABASE_URL) : undefined;
+  const ownDataDir =
+    env.DATA_DIR || shared ? null : mkdtempSync(join(tmpdir(), 'agent-service-process-'));
+  if (ownDataDir && env.DATABASE_URL) {
+    dataDirsByDatabase.set(env.DATABASE_URL, ownDataDir);
+    onTestsEnd(async () => rmSync(ownDataDir, { recursive: true, force: true }));
+  }
+  const dataDir = env.DATA_DIR ?? shared ?? ownDataDir;
   const child = spawn(process.execPath, ['--import', 'tsx', main], {
     cwd: root,
     env: {
@@ -43,7 +56,7 @@ export async function startServiceProcess(
       // Tests sign up faster than an address may; 0 lifts the limits.
       RATE_LIMIT_PER_MINUTE: '0',
       SIGNUP_LIMIT_PER_HOUR: '0',
-      ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
+      ...(dataDir ? { DATA_DIR: dataDir } : {}),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -61,7 +74,8 @@ export async function startServiceProcess(
       await exited;
       clearTimeout(killer);
     }
-    if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+    // A directory shared by the processes of one database is removed at the end of the run.
+    if (ownDataDir && !env.DATABASE_URL) rmSync(ownDataDir, { recursive: true, force: true });
   };
   try {
     const baseUrl = await new Promise<string>((resolve, reject) => {
