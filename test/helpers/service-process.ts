@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestsEnd } from './resources.ts';
+import { freshDatabaseUrl, TEST_DATABASE_URL } from './storage.ts';
 
 const root = join(import.meta.dirname, '../..');
 const main = join(root, 'server/main.ts');
@@ -31,6 +32,8 @@ export interface ServiceProcess {
  */
 /** The data directory (file blobs) of the processes started on each database. */
 const dataDirsByDatabase = new Map<string, string>();
+/** The test PostgreSQL database of each data directory given without a database. */
+const databasesByDataDir = new Map<string, string>();
 
 export async function startServiceProcess(
   env: Record<string, string> = {},
@@ -45,6 +48,14 @@ export async function startServiceProcess(
     onTestsEnd(async () => rmSync(ownDataDir, { recursive: true, force: true }));
   }
   const dataDir = env.DATA_DIR ?? shared ?? ownDataDir;
+  // On the test PostgreSQL, a process given only a data directory gets a database of its own,
+  // the same one each time for that directory (a restart finds its data): never the run's
+  // shared DATABASE_URL, which processes of other data directories (other blob stores) use.
+  let databaseUrl = env.DATABASE_URL;
+  if (!databaseUrl && TEST_DATABASE_URL && dataDir) {
+    databaseUrl = databasesByDataDir.get(dataDir) ?? (await freshDatabaseUrl());
+    databasesByDataDir.set(dataDir, databaseUrl);
+  }
   const child = spawn(process.execPath, ['--import', 'tsx', main], {
     cwd: root,
     env: {
@@ -57,6 +68,7 @@ export async function startServiceProcess(
       RATE_LIMIT_PER_MINUTE: '0',
       SIGNUP_LIMIT_PER_HOUR: '0',
       ...(dataDir ? { DATA_DIR: dataDir } : {}),
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
