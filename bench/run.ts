@@ -6,7 +6,7 @@
  * fails: a run that breaks or overruns prints what it has and exits 0.
  *
  * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
- * index-sql, store, chat, reputation, sql-timeouts, payments, email, webhooks) runs only those sections; BENCH_EXPLAIN=1 prints the
+ * index-sql, store, chat, reputation, sql-timeouts, payments, email, webhooks, scale-out) runs only those sections; BENCH_EXPLAIN=1 prints the
  * index queries' plans.
  */
 import { execSync } from 'node:child_process';
@@ -45,6 +45,7 @@ import {
   type ReputationSink,
 } from './reputation.ts';
 import { benchDatabaseUrl } from './scratch-database.ts';
+import { emptyScaleOut, measureScaleOut, scaleOutLines, scaleOutSkipReason } from './scale-out.ts';
 import { measureStore, STORE_LISTINGS, type StoreSink } from './store.ts';
 import { measureSqlTimeouts, sqlTimeoutsTable, type SqlTimeoutsFigure } from './sql-timeouts.ts';
 import { measureRawUws, measureWhoami } from './whoami.ts';
@@ -90,6 +91,7 @@ const SECTIONS = [
   'payments',
   'email',
   'webhooks',
+  'scale-out',
 ] as const;
 type SectionName = (typeof SECTIONS)[number];
 const only = new Set(
@@ -402,6 +404,27 @@ async function webhooks(): Promise<void> {
   );
 }
 
+/**
+ * 1, 2 and 3 service processes on one PostgreSQL, push across them beside the socket.io
+ * PostgreSQL adapter (scale-out.ts). PostgreSQL only: without a database it says so and skips.
+ */
+async function scaleOut(): Promise<void> {
+  const serverUrl = benchDatabaseUrl();
+  const skipped = scaleOutSkipReason(serverUrl);
+  if (!serverUrl || skipped) {
+    results.notes.push(`scale-out: skipped, ${skipped}`);
+    log(`scale-out: skipped (${skipped})`);
+    return;
+  }
+  const figures = emptyScaleOut();
+  await section('scale-out, 1 to 3 processes on one PostgreSQL', () =>
+    measureScaleOut(serverUrl, figures, stop.signal, log),
+  );
+  const shown = scaleOutLines(figures).join('\n');
+  log(shown);
+  results.notes.push(shown);
+}
+
 /** Prints what there is and leaves; the bench reports problems, it never fails a run. */
 function bail(note: string): void {
   results.notes.push(note);
@@ -445,6 +468,7 @@ if (wanted('sql-timeouts')) await sqlTimeouts();
 if (wanted('payments')) await payments();
 if (wanted('email')) await email();
 if (wanted('webhooks')) await webhooks();
+if (wanted('scale-out')) await scaleOut();
 // Last: loading 100,000 files takes its time on each driver.
 if (wanted('index-sql')) await indexSql();
 await closeTestResources();
