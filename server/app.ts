@@ -17,7 +17,9 @@ import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT, preflightResponse } from './http
 import { createNodeEngine } from './http/node-engine.ts';
 import { bearerToken, serveOperation, type ServeOptions } from './http/operation-route.ts';
 import { asServiceError, jsonResponse, problemResponse } from './http/problem.ts';
-import { NO_RATE_LIMIT, RateLimiter } from './http/rate-limit.ts';
+import { addressOf } from './http/client-address.ts';
+import { admission, NO_RATE_LIMIT, requestLimiter } from './http/rate-limit.ts';
+import { leaseSharedCredit } from '../actors/kernel/shared-rate-limits.ts';
 import { routeNotFound, Router } from './http/router.ts';
 import { agentForToken } from './invoke.ts';
 import { TEST_OPERATIONS } from './http/test-operations.ts';
@@ -77,16 +79,29 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   let ready = false;
   let stopping = false;
   // Per address: every request but documents and /health; and sign-ups, more strictly.
-  const requests = new RateLimiter(
+  // On PostgreSQL (several processes may share it) the limits are shared: leased credit.
+  const limiting = {
+    ...(config.clock && { clock: config.clock }),
+    addressOf: addressOf(config.trustedProxies ?? null),
+    lease:
+      driver.kind === 'postgres'
+        ? (...lease: [string, Parameters<typeof leaseSharedCredit>[2], number]) =>
+            leaseSharedCredit(services, ...lease)
+        : undefined,
+  };
+  const requests = requestLimiter(
+    'requests',
     { limit: config.rateLimitPerMinute || Infinity, windowSeconds: 60 },
-    config.clock,
+    limiting,
   );
-  const signUps = new RateLimiter(
+  const signUps = requestLimiter(
+    'sign-ups',
     { limit: config.signUpLimitPerHour || Infinity, windowSeconds: 3600 },
-    config.clock,
+    limiting,
   );
-  const admit = (operation: Operation, request: EngineRequest) => {
-    if (operation.signUpLimited) signUps.take(request);
+  // MCP's tools are admitted as REST operations are: waiting for shared credit when needed.
+  const admit = async (operation: Operation, request: EngineRequest) => {
+    if (operation.signUpLimited) await signUps.take(request);
   };
 
   // Every answer of the REST routes is readable from any web page: the service authenticates
@@ -113,23 +128,22 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       }
       // Storage links speak Azure's protocol, errors included: a door of their own.
       if (request.path.startsWith(`${STORAGE_LINK_PREFIX}/`)) {
-        return await serveStorageLink(request, () => requests.take(request.remoteAddress));
+        return await serveStorageLink(request, await admission(requests, request));
       }
       const { target, params } = router.match(request.method, request.path);
       if (target.kind === 'static') return target.serve();
       if (target.kind === 'health') return await health();
       // The request, not its address: reading uWS's peer address costs, and only a limit needs it.
-      const limits = requests.take(request);
+      const limits = await requests.take(request);
       let response: EngineResponse;
       // Each further JSON-RPC message of a batch counts as one more request (server/mcp/door.ts).
-      if (target.kind === 'mcp')
-        response = await serveMcp(request, () => requests.take(request.remoteAddress));
+      if (target.kind === 'mcp') response = await serveMcp(request, () => requests.take(request));
       else {
         // An operator-only operation is no route at all to anyone else (not even a 401).
         if (target.operation.operatorOnly && !(await callerIsOperator(request))) {
           throw routeNotFound(request.method, request.path);
         }
-        admit(target.operation, request);
+        if (target.operation.signUpLimited) await signUps.take(request);
         response = await serveOperation(
           services,
           target.operation,
@@ -171,11 +185,24 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       ...shown,
     });
     degraded.headers['retry-after'] = '5';
-    return { healthy, degraded };
+    // After SIGTERM, for SHUTDOWN_DRAIN_MS: a proxy's check takes the process out of rotation
+    // while it still serves whatever reaches it.
+    const draining = jsonResponse(503, {
+      status: 'draining',
+      service_version: SERVICE_VERSION,
+      ...shown,
+    });
+    return { healthy, degraded, draining };
   };
   let answers = healthAnswers();
+  let draining = false;
   // From the background probe, never behind agents' work: within 100 ms, always.
-  const health = async () => ((await healthProbe.reachable()) ? answers.healthy : answers.degraded);
+  const health = async () =>
+    draining
+      ? answers.draining
+      : (await healthProbe.reachable())
+        ? answers.healthy
+        : answers.degraded;
   const callerIsOperator = async (request: EngineRequest) => {
     try {
       return (await agentForToken(services, bearerToken(request.headers))).principal.isOperator;
@@ -301,6 +328,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     store: databaseJobStore(services.driver),
     clock: services.clock,
     log: config.log,
+    leaseMs: config.jobLeaseSeconds * 1000,
   });
   await scheduler.start();
   // The email door: sign-ups, commands and replies by SMTP (server/mail/).
@@ -329,12 +357,24 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     scheduler,
     openHttpRequests: () => engine.openRequests,
     async close() {
+      // The drain: still serving, but /health says 503 so a proxy sends the work elsewhere.
+      if (config.shutdownDrainMs > 0 && !stopping) {
+        draining = true;
+        await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+      }
       stopping = true;
+      // Parked long-polls answer now with what they have; their callers ask again elsewhere.
+      services.beginShutdown();
       await mailDoor?.close();
-      io.disconnectSockets(true);
-      // The engine first: on node:http, io.close() closes the HTTP server, which would wait for
-      // open connections (a parked long-poll) instead of ending them.
-      await engine.close();
+      // No new connection; then each socket's connection is closed under it, which a socket.io
+      // client takes as a lost connection and reconnects (to another process, behind a proxy)
+      // with its cursor. (A socket.io disconnect would tell the client not to come back.)
+      engine.stopListening();
+      for (const socket of io.of('/').sockets.values()) socket.conn.close();
+      // Requests in flight finish, within SHUTDOWN_TIMEOUT_MS; new ones on open connections
+      // answer 503 service_unavailable, which is safe to retry. The engine before io.close():
+      // on node:http, io.close() closes the HTTP server, which would wait for open connections.
+      await engine.close(config.shutdownTimeoutMs);
       // io.close() also undoes what attaching to uWS changed in socket.io for the whole process.
       await new Promise<void>((resolve) => void io.close(() => resolve()));
       await scheduler.stop();

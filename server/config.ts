@@ -1,4 +1,6 @@
+import type { BlockList } from 'node:net';
 import type { Clock } from '../actors/kernel/clock.ts';
+import { trustedProxies } from './http/client-address.ts';
 
 /** Everything the service reads from its environment, in one place (README.md, "Configuration"). */
 export interface Config {
@@ -36,8 +38,23 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Sign-ups per hour from one address. */
   signUpLimitPerHour: number;
+  /**
+   * TRUSTED_PROXIES: peers whose X-Forwarded-For names the caller (server/http/client-address.ts);
+   * null or unset: the peer's own address is the caller's.
+   */
+  trustedProxies?: BlockList | null;
   /** socket.io connections one agent may hold at once. */
   socketsPerAgent: number;
+  /**
+   * SHUTDOWN_DRAIN_MS (default 0): after SIGTERM, how long `/health` answers 503 `draining`
+   * while every request is still served, so a proxy's health check stops sending work first.
+   */
+  shutdownDrainMs: number;
+  /**
+   * SHUTDOWN_TIMEOUT_MS (default 10000): after the drain, how long requests in flight may take
+   * to finish before they are aborted (new ones answer 503, parked long-polls answer at once).
+   */
+  shutdownTimeoutMs: number;
   /**
    * Browser origins, besides BASE_URL's own, whose requests /mcp takes (`*`: any). A request
    * with another `Origin` is refused (the MCP spec's DNS-rebinding rule).
@@ -64,6 +81,12 @@ export interface Config {
    * name upper-cased, `_` for `.`), keyed by NAME. The scheduler checks them at start-up.
    */
   jobSchedules: Record<string, string>;
+  /**
+   * JOB_LEASE_SECONDS (default 60): how long a scheduled job's run is held by the process
+   * running it without a renewal (it renews every third of it); a run whose process died is
+   * taken over by another process when it runs out.
+   */
+  jobLeaseSeconds: number;
   /**
    * The JSON-RPC endpoints payments are checked on (CHAIN_RPC_URL or CHAIN_RPC_URLS, a comma
    * list); empty: on-chain verification is off and request_payment answers 503. With several,
@@ -297,6 +320,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     actorCapacity: integer(env.ACTOR_CAPACITY, 10_000, 'ACTOR_CAPACITY'),
     rateLimitPerMinute: integer(env.RATE_LIMIT_PER_MINUTE, 1200, 'RATE_LIMIT_PER_MINUTE'),
     signUpLimitPerHour: integer(env.SIGNUP_LIMIT_PER_HOUR, 30, 'SIGNUP_LIMIT_PER_HOUR'),
+    trustedProxies: trustedProxies(env.TRUSTED_PROXIES),
+    shutdownDrainMs: integer(env.SHUTDOWN_DRAIN_MS, 0, 'SHUTDOWN_DRAIN_MS'),
+    shutdownTimeoutMs: integer(env.SHUTDOWN_TIMEOUT_MS, 10_000, 'SHUTDOWN_TIMEOUT_MS'),
     socketsPerAgent: integer(env.SOCKETS_PER_AGENT, 20, 'SOCKETS_PER_AGENT'),
     mcpAllowedOrigins: origins(env.MCP_ALLOWED_ORIGINS, 'MCP_ALLOWED_ORIGINS'),
     s3Url: env.S3_URL || undefined,
@@ -311,6 +337,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       .map((term) => term.trim())
       .filter(Boolean),
     jobSchedules: jobSchedules(env),
+    jobLeaseSeconds: positive(env.JOB_LEASE_SECONDS, 60, 'JOB_LEASE_SECONDS'),
     chainRpcUrls: rpcUrls(env),
     chainId: positive(env.CHAIN_ID, BASE_CHAIN_ID, 'CHAIN_ID'),
     usdcAddress: evmAddress(env.USDC_ADDRESS, 'USDC_ADDRESS') ?? BASE_USDC_ADDRESS,

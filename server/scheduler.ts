@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { createTask, validateDetailed, type Logger, type ScheduledTask } from 'node-cron';
 import { realClock, type Clock } from '../actors/kernel/clock.ts';
-import type { JobStore } from '../actors/kernel/scheduled-jobs.ts';
+import type { JobStore, ScheduledJobState } from '../actors/kernel/scheduled-jobs.ts';
 import { CRON_TIMEZONE, CronSchedule } from './cron-schedule.ts';
 
 /** Work the service does on time, whether or not anyone asks (e.g. expiring invites). */
@@ -14,7 +16,8 @@ export interface ScheduledJob {
   schedule: string;
   /**
    * `now` is the time the run was claimed as of: the fire's own time when node-cron fires it,
-   * the clock's time when the run is a catch-up or a retry (and always on a test's clock).
+   * the clock's time when the run is a catch-up or a retry (and always on a test's clock); a
+   * run taken over from a process that died is handed the time that process was handed.
    */
   run: (now: Date) => Promise<void>;
 }
@@ -36,6 +39,14 @@ export interface SchedulerOptions {
    * claimed (the database away), is tried again: 10 s unless set (tests shorten it).
    */
   retryMs?: number;
+  /**
+   * How long a run is held without a renewal (Config.jobLeaseSeconds, JOB_LEASE_SECONDS):
+   * renewed every third of it while the job runs, and taken over by another process when it
+   * runs out. 60 s unless set.
+   */
+  leaseMs?: number;
+  /** Who holds the leases taken here: `<host>:<pid>:<random>` unless set. */
+  owner?: string;
 }
 
 /** The NAME of the variable JOB_SCHEDULE_<NAME> that overrides a job's schedule: `invites.expire` → INVITES_EXPIRE. */
@@ -46,6 +57,7 @@ function jobScheduleKey(jobName: string): string {
 // setTimeout fires at once for delays past 2^31 - 1 ms; longer waits are taken in steps.
 const MAX_TIMER_MS = 2_147_483_647;
 const RETRY_MS = 10_000;
+const LEASE_MS = 60_000;
 
 /**
  * Runs jobs on time. Each job's next run is kept in the database (`scheduled_jobs`), not in
@@ -53,13 +65,22 @@ const RETRY_MS = 10_000;
  * - at start, a job whose next run has passed runs at once, so a restart misses nothing (a new
  *   job is due at once); a job stored as due later than its schedule's next fire (its schedule
  *   was made more frequent) is brought forward to that fire;
- * - every run is claimed first, in one statement (`update ... where next_run_at <= <time>`): of
- *   several processes on one database each trying the same fire, exactly one wins it;
- * - a claim moves the next run to the schedule's next fire after the claimed time before the
- *   job starts, so a failing job is logged and runs again at its next time, never in a tight
- *   loop. A run that outlasts its period may overlap the next in another process (jobs must be
- *   idempotent); in one process a job never overlaps itself: a fire that comes while it is
- *   claimed or running is turned away, and the due row is claimed as soon as the run ends.
+ * - every run is claimed first, in one statement: of several processes on one database each
+ *   trying the same fire, exactly one wins it. The claim is a lease on the row (migration 035:
+ *   the fire being run, its owner, and `lease_until`, `leaseMs` ahead): the holder renews it
+ *   every third of `leaseMs` while the job runs and, when the run ends (failed or not), moves
+ *   the next run to the schedule's next fire after the claimed time and clears the lease, so a
+ *   failing job is logged and runs again at its next time, never in a tight loop;
+ * - while a run is under way nobody else claims the job; a process that finds one under way
+ *   elsewhere sets a timer for the end of its lease, and claims it then if it was not renewed
+ *   (its holder died, or stalled past its lease) and runs it again as of the same fire (jobs
+ *   must be safe to run twice). A run whose holder died is thus taken over `leaseMs` after its
+ *   last renewal at the latest, by any process that saw it under way (every process that
+ *   asked about the fire, or started since, did; one that did not finds it at its next fire).
+ *   Lease times are read on each process's own clock: machines' clocks must agree (NTP), and
+ *   any difference between them adds to that bound;
+ * - in one process a job never overlaps itself: a fire that comes while it is claimed or
+ *   running is turned away, and the due row is claimed as soon as the run ends.
  *
  * On the real clock (actors/kernel/clock.ts `realClock`, i.e. in production) node-cron fires
  * the jobs. Each job is a node-cron task named after the job, in UTC, `distributed`, whose run
@@ -85,8 +106,8 @@ const RETRY_MS = 10_000;
  *   the run that follows it; stop() here destroys the tasks and then waits for both;
  * - the job's own errors are caught and logged here: node-cron never sees one, and what it
  *   would print itself goes to the service's log.
- * The coordinator holds no lease: a claim moves `next_run_at` past the fire for good, so the
- * lease node-cron offers (`ttlMs`) is not used and there is nothing to release on completion.
+ * The coordinator's claim is the lease above; the lease node-cron offers (`ttlMs`, kept in
+ * node-cron's memory) is not used.
  * Tasks keep the process alive (node-cron's `unref` is off), as the timers they replace did.
  *
  * With any other clock (the tests, and e2e servers on a TestClock moved by hand) node-cron
@@ -104,6 +125,8 @@ export class Scheduler {
   private readonly clock: Clock;
   private readonly log: (message: string) => void;
   private readonly retryMs: number;
+  private readonly leaseMs: number;
+  private readonly owner: string;
   /** node-cron fires the jobs: the clock is the real one. */
   private readonly onNodeCron: boolean;
   /** Jobs whose row is known to exist. */
@@ -155,6 +178,8 @@ export class Scheduler {
     this.clock = options.clock;
     this.log = options.log;
     this.retryMs = options.retryMs ?? RETRY_MS;
+    this.leaseMs = options.leaseMs ?? LEASE_MS;
+    this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.onNodeCron = options.clock === realClock;
   }
 
@@ -206,10 +231,9 @@ export class Scheduler {
         await this.store.ensure(job.name, new Date(now), new Date(next));
         this.ensured.add(job.name);
       }
-      if (await this.store.claim(job.name, new Date(now), new Date(next))) {
-        await this.run(job, now, next);
-      }
-      const stored = await this.store.nextRun(job.name);
+      const fire = await this.claim(job.name, now, now);
+      if (fire !== null) await this.runLeased(job, fire, next);
+      const stored = await this.store.state(job.name);
       if (stored === null) this.ensured.delete(job.name);
       wait = this.waitFor(planned, stored);
     } catch (error) {
@@ -225,14 +249,105 @@ export class Scheduler {
   }
 
   /**
-   * How long the clock waits before claiming the stored next run; undefined when node-cron's
-   * fire at that time claims it.
+   * How long the clock waits before claiming the stored next run, or the run under way when
+   * its lease runs out; undefined when node-cron's fire at the next run claims it.
    */
-  private waitFor(planned: PlannedJob, stored: Date | null): number | undefined {
+  private waitFor(planned: PlannedJob, stored: ScheduledJobState | null): number | undefined {
     if (stored === null) return 0;
-    const wait = stored.getTime() - this.clock.now();
-    if (this.onNodeCron && wait > 0 && planned.schedule.fires(stored.getTime())) return undefined;
-    return wait;
+    const now = this.clock.now();
+    if (stored.runningFire !== null) return (stored.leaseUntil?.getTime() ?? now) - now;
+    const next = stored.nextRunAt.getTime();
+    if (this.onNodeCron && next > now && planned.schedule.fires(next)) return undefined;
+    return next - now;
+  }
+
+  /**
+   * Leases the run due as of `asOf`, or one under way whose lease ran out: the fire to run,
+   * or null when there is none for this process.
+   */
+  private async claim(jobName: string, asOf: number, now: number): Promise<number | null> {
+    const fire = await this.store.claim(
+      jobName,
+      this.owner,
+      new Date(asOf),
+      new Date(now),
+      new Date(now + this.leaseMs),
+    );
+    if (fire === null) return null;
+    // A new run is claimed as of `asOf`; an earlier fire is a run whose lease ran out.
+    if (fire.getTime() < asOf) {
+      this.log(
+        `scheduler: the run of ${jobName} as of ${fire.toISOString()} outlived its lease (its process died or stalled); running it again here`,
+      );
+    }
+    return fire.getTime();
+  }
+
+  /** Runs the leased fire, renewing the lease meanwhile, then hands the job on to `next`. */
+  private async runLeased(job: ScheduledJob, fire: number, next: number): Promise<void> {
+    const renewal = this.renewWhileRunning(job.name, fire);
+    try {
+      await this.run(job, fire, next);
+    } finally {
+      await renewal.end();
+      await this.finish(job.name, fire, next);
+    }
+  }
+
+  /** Renews the lease on the run every third of it, until `end()` (which waits for one under way). */
+  private renewWhileRunning(jobName: string, fire: number): { end: () => Promise<void> } {
+    const every = Math.max(1, Math.floor(this.leaseMs / 3));
+    let ended = false;
+    let cancel = () => {};
+    let renewing: Promise<void> = Promise.resolve();
+    let lost = false;
+    const renew = async () => {
+      const until = this.clock.now() + this.leaseMs;
+      try {
+        const held = await this.store.renew(jobName, this.owner, new Date(fire), new Date(until));
+        if (!held && !lost) {
+          lost = true;
+          this.log(
+            `scheduler: the run of ${jobName} as of ${new Date(fire).toISOString()} lost its lease to another process, which runs it too`,
+          );
+        }
+      } catch (error) {
+        this.log(
+          `scheduler: the lease on the run of ${jobName} could not be renewed (${describe(error)}); trying again in ${every} ms`,
+        );
+      }
+    };
+    const arm = () => {
+      cancel = this.clock.setTimeout(() => {
+        renewing = renew().finally(() => {
+          if (!ended) arm();
+        });
+      }, every);
+    };
+    arm();
+    return {
+      end: async () => {
+        ended = true;
+        cancel();
+        await renewing;
+      },
+    };
+  }
+
+  /** Ends the run in the database: the job is due next at `next`, its lease cleared. */
+  private async finish(jobName: string, fire: number, next: number): Promise<void> {
+    try {
+      const held = await this.store.finish(jobName, this.owner, new Date(fire), new Date(next));
+      if (!held) {
+        this.log(
+          `scheduler: the run of ${jobName} as of ${new Date(fire).toISOString()} ended after another process took it over; that process moves it on`,
+        );
+      }
+    } catch (error) {
+      this.log(
+        `scheduler: the end of the run of ${jobName} could not be recorded (${describe(error)}); another process runs it again when its lease runs out`,
+      );
+    }
   }
 
   /** The job as a node-cron task whose run coordinator is the claim on `scheduled_jobs`. */
@@ -273,11 +388,13 @@ export class Scheduler {
     try {
       if (fire === undefined)
         throw new Error(`node-cron asked about "${key}", not a fire of the job`);
-      const next = schedule.nextAfter(fire);
-      if (!(await this.store.claim(job.name, new Date(fire), new Date(next)))) {
-        // Another process won the fire, or the row is not as node-cron's fires expect (gone,
-        // or stored under another schedule): read it as a tick does, which sets a timer then.
-        const stored = await this.store.nextRun(job.name);
+      const now = this.clock.now();
+      const claimed = await this.claim(job.name, fire, now);
+      if (claimed === null) {
+        // Another process won the fire or holds a run under way, or the row is not as
+        // node-cron's fires expect (gone, or stored under another schedule): read it as a tick
+        // does, which sets a timer then (for a run under way, at the end of its lease).
+        const stored = await this.store.state(job.name);
         if (stored === null) this.ensured.delete(job.name);
         let wait = this.waitFor(planned, stored);
         if (this.release(planned)) wait = 0;
@@ -288,7 +405,9 @@ export class Scheduler {
       // idle() and stop() wait for the run from the moment it is claimed.
       let done = () => {};
       this.track(new Promise<void>((resolve) => (done = resolve)));
-      planned.claimed = { at: fire, next, done };
+      // A run taken over counts its next fire from now, as a catch-up does.
+      const next = schedule.nextAfter(claimed === fire ? fire : now);
+      planned.claimed = { at: claimed, next, done };
       return true;
     } catch (error) {
       this.release(planned);
@@ -310,7 +429,7 @@ export class Scheduler {
     // node-cron calls it only after shouldRun answered yes, so a claim is always there.
     if (!claimed) return;
     try {
-      await this.run(planned.job, claimed.at, claimed.next);
+      await this.runLeased(planned.job, claimed.at, claimed.next);
     } finally {
       if (this.release(planned)) this.arm(planned, 0);
       claimed.done();

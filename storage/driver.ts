@@ -84,6 +84,11 @@ export interface Driver extends Queryable {
    */
   listen?(channel: string, onPayload: (payload: string) => void): Promise<void>;
   /**
+   * Calls `onResumed` each time listening resumes after a lost connection: notifications may
+   * have been lost meanwhile, so whatever they keep fresh must be read again.
+   */
+  onListenResumed?(onResumed: () => void): void;
+  /**
    * PostgreSQL: from now on the `agents` pool logs in as `user` (a role that can read only what
    * agents may). Resolves false, changing nothing, when that login does not work here.
    */

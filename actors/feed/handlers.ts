@@ -42,17 +42,20 @@ export const waitForChanges: Handler<'wait_for_changes'> = async (
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
+  // A process that begins to stop answers its parked long-polls at once: the caller asks again.
+  services.stopping.addEventListener('abort', onAbort, { once: true });
   const woken = services.hub.waitForChange(agentId, timeoutMs, stop.signal);
   try {
     const first = await readCallerPage(services, principal, from, limit);
-    if (first.changes.length > 0 || timeoutMs === 0) return first;
+    if (first.changes.length > 0 || timeoutMs === 0 || services.stopping.aborted) return first;
     await woken;
-    if (signal.aborted) return first;
+    if (signal.aborted || services.stopping.aborted) return first;
     // Read on from where the first page ended: the place moved there already.
     return await readCallerPage(services, principal, from, limit);
   } finally {
     stop.abort();
     signal.removeEventListener('abort', onAbort);
+    services.stopping.removeEventListener('abort', onAbort);
   }
 };
 
@@ -71,14 +74,16 @@ async function waitInWorkspace(
 ): Promise<FeedPage> {
   const deadline = services.clock.now() + timeoutMs;
   const waiter = new FeedWaiter(services, principal.agentId, principal.token?.workspaceId ?? null);
+  // The caller going, or this process beginning to stop, ends the wait.
+  const ended = AbortSignal.any([signal, services.stopping]);
   try {
     waiter.reading();
     let page = await readCallerPage(services, principal, from, limit);
-    while (page.changes.length === 0 && !signal.aborted) {
+    while (page.changes.length === 0 && !ended.aborted) {
       const left = deadline - services.clock.now();
       if (left <= 0) break;
-      await waiter.next(left, signal);
-      if (signal.aborted) break;
+      await waiter.next(left, ended);
+      if (ended.aborted) break;
       waiter.reading();
       page = await readCallerPage(services, principal, decodeCursor(page.cursor) ?? from, limit);
     }

@@ -16,6 +16,20 @@ export const DEFAULT_SQL_TIMEOUT_LIMITS: SqlTimeoutLimits = { perAgent: 3, total
 /** Agents' accounts kept at most; past this, those with nothing recent are dropped. */
 const MAX_ACCOUNTS = 10_000;
 
+/**
+ * The per-agent part of the budget kept where every process of a deployment sees it
+ * (actors/index/shared-sql-timeouts.ts, on PostgreSQL).
+ */
+export interface SharedTimeouts {
+  /**
+   * How many more timeouts `agentId` may run into now, of its `limit` a minute: a fraction as
+   * the budget refills evenly, below zero when overdrawn (timeouts counted at once elsewhere).
+   */
+  left(agentId: string, limit: number): Promise<number>;
+  /** Counts one timeout of `agentId`. */
+  record(agentId: string, limit: number): Promise<void>;
+}
+
 /** One agent's account, or everyone's: times of recent timeouts, and queries running now. */
 interface Account {
   timeouts: number[];
@@ -30,7 +44,11 @@ interface Account {
  * limits: a running query may still time out, so it holds its place until it ends. Past a limit
  * the query is refused with 429 `rate_limited` and Retry-After, before it runs.
  *
- * Kept in memory per process, as the request rate limits are.
+ * Kept in memory per process; with `shared` (several processes on one PostgreSQL) each agent's
+ * timeouts are counted where every process sees them, so a timeout on one counts on all, while
+ * the queries it has running are counted by the process that runs them. The `total` budget stays
+ * per process on purpose: it guards this process's own connections (its pool, on PGlite its one
+ * connection), which a crowd of slow queries elsewhere does not touch.
  */
 export class SqlTimeoutBudget {
   private readonly agents = new Map<string, Account>();
@@ -39,23 +57,29 @@ export class SqlTimeoutBudget {
   constructor(
     readonly limits: SqlTimeoutLimits,
     private readonly clock: Clock,
+    private readonly shared?: SharedTimeouts,
   ) {}
 
   /**
    * Takes a place for one query of `agentId`, or throws `rate_limited`. The caller must call
    * the returned function once the query ended, saying whether it ran past its time limit.
    */
-  admit(agentId: string): (timedOut: boolean) => void {
+  async admit(agentId: string): Promise<(timedOut: boolean) => Promise<void>> {
+    const perAgent = this.limits.perAgent;
+    // Read first: nothing below waits, so the agent's queries running here are counted as of now.
+    const sharedLeft =
+      this.shared && perAgent > 0 ? await this.shared.left(agentId, perAgent) : undefined;
     const now = this.clock.now();
     if (this.agents.size >= MAX_ACCOUNTS) this.sweep(now);
     const agent = this.agents.get(agentId) ?? { timeouts: [], running: 0 };
-    this.refuseIfSpent(agent, this.limits.perAgent, now, 'you');
+    if (sharedLeft !== undefined) refuseIfSharedSpent(sharedLeft, perAgent, agent.running);
+    else this.refuseIfSpent(agent, perAgent, now, 'you');
     this.refuseIfSpent(this.everyone, this.limits.total, now, 'all agents together');
     this.agents.set(agentId, agent);
     agent.running++;
     this.everyone.running++;
     let settled = false;
-    return (timedOut) => {
+    return async (timedOut) => {
       if (settled) return;
       settled = true;
       agent.running--;
@@ -66,6 +90,10 @@ export class SqlTimeoutBudget {
         this.everyone.timeouts.push(at);
       }
       if (agent.running === 0 && agent.timeouts.length === 0) this.agents.delete(agentId);
+      // Counted before the answer goes out, so the agent's next query anywhere sees it. A count
+      // that fails (the database gone) loses one timeout: the query's own answer matters more.
+      if (timedOut && this.shared && perAgent > 0)
+        await this.shared.record(agentId, perAgent).catch(() => undefined);
     };
   }
 
@@ -80,14 +108,7 @@ export class SqlTimeoutBudget {
       recent.length >= limit && oldest !== undefined
         ? Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000))
         : 1;
-    throw new ServiceError(
-      'rate_limited',
-      `Index queries that run past their time limit are limited to ${limit} a minute for ${who}` +
-        ` (${recent.length} in the last minute, ${account.running} running now). Retry after` +
-        ` ${retryAfter} s, and narrow the query with WHERE or LIMIT so that it ends in time.`,
-      { retry_after_seconds: retryAfter },
-      { 'retry-after': String(retryAfter) },
-    );
+    throw overBudget(limit, who, recent.length, account.running, retryAfter);
   }
 
   private sweep(now: number): void {
@@ -97,4 +118,34 @@ export class SqlTimeoutBudget {
         this.agents.delete(agentId);
     }
   }
+}
+
+/**
+ * Refuses a query of an agent whose shared budget, `left` timeouts, has no room for one more
+ * beside the `running` queries of this process (each may still time out, so holds a place).
+ */
+function refuseIfSharedSpent(left: number, limit: number, running: number): void {
+  const needed = running + 1;
+  if (left >= needed) return;
+  // The budget refills `limit` timeouts a minute, evenly.
+  const retryAfter = Math.max(1, Math.ceil(((needed - left) * WINDOW_MS) / limit / 1000));
+  const spent = Math.max(0, Math.ceil(limit - left));
+  throw overBudget(limit, 'you', spent, running, retryAfter);
+}
+
+function overBudget(
+  limit: number,
+  who: string,
+  recent: number,
+  running: number,
+  retryAfter: number,
+): ServiceError {
+  return new ServiceError(
+    'rate_limited',
+    `Index queries that run past their time limit are limited to ${limit} a minute for ${who}` +
+      ` (${recent} in the last minute, ${running} running now). Retry after` +
+      ` ${retryAfter} s, and narrow the query with WHERE or LIMIT so that it ends in time.`,
+    { retry_after_seconds: retryAfter },
+    { 'retry-after': String(retryAfter) },
+  );
 }

@@ -78,8 +78,10 @@ export class AgentCounts<T> {
     for (const mark of this.computing.get(agentId) ?? []) mark.forgotten = true;
   }
 
+  /** Forgets every agent's figures, including those being computed now. */
   clear(): void {
     this.entries.clear();
+    for (const marks of this.computing.values()) for (const mark of marks) mark.forgotten = true;
   }
 
   private keep(agentId: string, counted: Counted<T>): void {

@@ -73,6 +73,17 @@ export class ChangeHub {
     this.publish([{ agentId, seq }]);
   }
 
+  /**
+   * Word from other processes may have been lost: every listener re-reads the table (the
+   * signal's sequence number is unknown, so it is infinite), and the heads are loaded again.
+   */
+  resync(): void {
+    this.heads.clear();
+    for (const agentId of [...this.listeners.keys()]) {
+      this.publish([{ agentId, seq: Number.POSITIVE_INFINITY }]);
+    }
+  }
+
   /** The newest sequence number known for the agent, or undefined when not yet loaded. */
   head(agentId: string): number | undefined {
     return this.heads.get(agentId);

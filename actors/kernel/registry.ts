@@ -168,6 +168,17 @@ export class ActorRegistry<A extends PersistentActor> {
     else this.drop(id, entry);
   }
 
+  /**
+   * Word from other processes may have been lost (the listening connection was down): every
+   * copy is treated as stale, dropped now or reloaded before its next command.
+   */
+  invalidateAll(): void {
+    for (const [id, entry] of this.entries) {
+      if (entry.pins > 0 || entry.fresh) entry.stale = true;
+      else this.drop(id, entry);
+    }
+  }
+
   /** Waits until every mailbox is empty. */
   async flush(): Promise<void> {
     while (this.inFlight.size > 0 || this.loading.size > 0) {

@@ -84,6 +84,12 @@ export class Services {
   private readonly instance = randomUUID();
   /** The operator agent's id; set at start-up by ensureOperator, before any request. */
   operatorId = '';
+  readonly #stopping = new AbortController();
+  /**
+   * Aborted when the process begins to stop: what waits for news (a parked long-poll) answers
+   * at once with what it has, so the caller asks again, of another process.
+   */
+  readonly stopping: AbortSignal = this.#stopping.signal;
 
   constructor(
     readonly driver: Driver,
@@ -197,6 +203,19 @@ export class Services {
       else if (notice.kind === COUNTS_NOTICE_KIND) this.counts.forget(notice.id);
       else this.#registries.get(notice.kind)?.invalidate(notice.id, notice.version);
     });
+    this.driver.onListenResumed?.(() => this.forgetWhatOthersMayHaveChanged());
+  }
+
+  /**
+   * After the listening connection was lost and came back, word from other processes may be
+   * missing: every copy they could have made stale is dropped (actors, tokens, account figures)
+   * and every socket and long-poll re-reads its feed, so a change committed meanwhile arrives.
+   */
+  private forgetWhatOthersMayHaveChanged(): void {
+    this.counts.clear();
+    this.tokens.forgetAll();
+    for (const registry of this.#registries.values()) registry.invalidateAll();
+    this.hub.resync();
   }
 
   /** Tells other processes that an agent's tokens changed, inside the transaction that did it. */
@@ -224,6 +243,11 @@ export class Services {
       () => true,
       () => false,
     );
+  }
+
+  /** Ends every wait for news (see `stopping`). */
+  beginShutdown(): void {
+    this.#stopping.abort();
   }
 
   /** Lets go of every actor after their mailboxes drain. */

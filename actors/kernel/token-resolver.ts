@@ -55,6 +55,7 @@ function refusal(row: TokenRow & { agentSuspended: boolean }, nowMs: number): st
 export class TokenResolver {
   private readonly cache = new Map<string, Cached>();
   private readonly listeners = new Set<(agentId: string) => void>();
+  private readonly allListeners = new Set<() => void>();
 
   constructor(
     /** Where to read: the request's open transaction, or the driver. */
@@ -125,6 +126,22 @@ export class TokenResolver {
     for (const [key, cached] of this.cache)
       if (cached.grant.agentId === agentId) this.cache.delete(key);
     for (const listener of this.listeners) listener(agentId);
+  }
+
+  /**
+   * Forgets every cached token (word of changes from other processes may have been lost), and
+   * tells the listeners of each agent whose tokens were cached, so open sockets are re-checked.
+   */
+  forgetAll(): void {
+    const agents = new Set([...this.cache.values()].map((cached) => cached.grant.agentId));
+    for (const agentId of agents) this.forgetAgent(agentId);
+    for (const listener of this.allListeners) listener();
+  }
+
+  /** Calls `listener` when every agent's tokens may have changed (see `forgetAll`). */
+  onAllForgotten(listener: () => void): () => void {
+    this.allListeners.add(listener);
+    return () => this.allListeners.delete(listener);
   }
 
   /** Calls `listener` whenever an agent's tokens change (a door holding connections re-checks). */

@@ -31,6 +31,10 @@ export class Suspensions {
       this.generation += 1;
       this.known.delete(agentId);
     });
+    tokens.onAllForgotten(() => {
+      this.generation += 1;
+      this.known.clear();
+    });
   }
 
   async isSuspended(agentId: string): Promise<boolean> {

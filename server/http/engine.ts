@@ -54,8 +54,13 @@ export interface HttpEngine {
   /** Starts listening; resolves with the port actually bound (for port 0). */
   listen(host: string, port: number): Promise<number>;
   attachSocketIo(io: SocketIoServer): void;
-  /** Stops listening and aborts requests still open. */
-  close(): Promise<void>;
+  /** Takes no new connection; connections open already still bring requests. */
+  stopListening(): void;
+  /**
+   * Stops listening, waits up to `waitMs` (default 0) for the requests in flight to be
+   * answered, then aborts those still open and closes every connection.
+   */
+  close(waitMs?: number): Promise<void>;
   /** Requests taken and not yet answered or aborted (tests check that none is left behind). */
   readonly openRequests: number;
 }
@@ -69,4 +74,15 @@ export function dropStream(response: EngineResponse): void {
   if (!chunks) return;
   const iterator = chunks[Symbol.asyncIterator]();
   void Promise.resolve(iterator.return?.()).catch(() => undefined);
+}
+
+/**
+ * Resolves once `open()` is 0 or after `waitMs`, whichever comes first. It looks every 10 ms:
+ * it runs once, at shutdown, and answers end on their own time, with no event for "the last".
+ */
+export async function requestsFinished(open: () => number, waitMs: number): Promise<void> {
+  const deadline = performance.now() + waitMs;
+  while (open() > 0 && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(10, waitMs)));
+  }
 }

@@ -5,11 +5,19 @@ import { BodyStream } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
 import { TakenRequest } from './taken-request.ts';
 import { isBodyless } from '../../protocol/binding.ts';
-import { dropStream, type EngineResponse, type HttpEngine, type RequestHandler } from './engine.ts';
+import {
+  dropStream,
+  requestsFinished,
+  type EngineResponse,
+  type HttpEngine,
+  type RequestHandler,
+} from './engine.ts';
 
 /** node:http behind the same seam: used where uWS cannot load, or with HTTP_ENGINE=node. */
 export function createNodeEngine(handler: RequestHandler): HttpEngine {
   const open = new Set<LazyAbort>();
+  /** Resolves once the server has stopped listening and its last connection closed. */
+  let closed: Promise<void> | null = null;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? '/';
     const mark = url.indexOf('?');
@@ -97,12 +105,17 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
     attachSocketIo(io: SocketIoServer) {
       io.attach(server);
     },
-    async close() {
+    stopListening() {
+      if (!closed) closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle kept-alive connections would otherwise wait for a next request.
+      server.closeIdleConnections();
+    },
+    async close(waitMs = 0) {
+      this.stopListening();
+      await requestsFinished(() => open.size, waitMs);
       for (const controller of open) controller.abort();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      server.closeAllConnections();
+      await closed;
     },
     get openRequests() {
       return open.size;

@@ -7,7 +7,13 @@ import { BodyStream, ClientGone } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
 import { TakenRequest, type Peer } from './taken-request.ts';
 import { GuardedResponse, type AbortListener } from './uws-response.ts';
-import { dropStream, type EngineResponse, type HttpEngine, type RequestHandler } from './engine.ts';
+import {
+  dropStream,
+  requestsFinished,
+  type EngineResponse,
+  type HttpEngine,
+  type RequestHandler,
+} from './engine.ts';
 
 type UWS = typeof uWS;
 
@@ -251,9 +257,13 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
     attachSocketIo(io: SocketIoServer) {
       io.attachApp(app);
     },
-    async close() {
+    stopListening() {
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
       listenSocket = null;
+    },
+    async close(waitMs = 0) {
+      this.stopListening();
+      await requestsFinished(() => open.size, waitMs);
       for (const controller of open) controller.abort();
     },
     get openRequests() {

@@ -8,7 +8,6 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   type CallToolResult,
-  type JSONRPCErrorResponse,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../../actors/kernel/services.ts';
@@ -30,7 +29,7 @@ import {
   rpcErrorResponse,
   toolArguments,
 } from './json-rpc.ts';
-import { MessageLimits, type CountMessage } from './message-limits.ts';
+import { MessageLimits, type CountMessage, type Refusal } from './message-limits.ts';
 import { originRule } from './origin.ts';
 import { byteBodyArguments, operationUrl, takeBody, toolResult } from './binding.ts';
 import { RESOURCE_NOT_FOUND, ResourceTable } from './resources.ts';
@@ -56,8 +55,11 @@ export function createMcpDoor(
   services: Services,
   baseUrl: string,
   log: (error: unknown) => void,
-  /** Door-level checks before a call (per-address limits); throws to refuse. */
-  admit: (operation: Operation, request: EngineRequest) => void,
+  /**
+   * Door-level checks before a call (per-address limits); throws or rejects to refuse. It may
+   * wait: limits shared by several processes lease credit from the database.
+   */
+  admit: (operation: Operation, request: EngineRequest) => void | Promise<void>,
   /** MCP_ALLOWED_ORIGINS: browser origins admitted besides BASE_URL's own (server/mcp/origin.ts). */
   allowedOrigins: readonly string[] = [],
 ) {
@@ -159,7 +161,7 @@ export function createMcpDoor(
             { limit_bytes: entry.argumentLimit },
           );
         }
-        admit(entry.operation, http);
+        await admit(entry.operation, http);
         const answer = await invoke(services, entry.operation, fields, {
           token: argumentToken ?? headerToken,
           // Aborted when the server closes, which it does as soon as the HTTP client goes.
@@ -213,12 +215,17 @@ export function createMcpDoor(
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
-    const limits = new MessageLimits(countMessage, baseUrl);
+    const limits = new MessageLimits(countMessage, baseUrl, log);
+    let gate: Gate | undefined;
     try {
       await server.connect(transport);
-      gateMessages(transport, log, (message) => {
+      gate = gateMessages(transport, log, (message) => {
         const overLimit = limits.refusal(message);
-        return overLimit === undefined ? invalidParams(message) : overLimit;
+        return overLimit instanceof Promise
+          ? overLimit.then((refused) => (refused === undefined ? invalidParams(message) : refused))
+          : overLimit === undefined
+            ? invalidParams(message)
+            : overLimit;
       });
       const headers = new Headers();
       for (const [name, value] of Object.entries(request.headers)) headers.set(name, value);
@@ -235,6 +242,8 @@ export function createMcpDoor(
       const response = await unlessAborted(answered, request.signal);
       // The client went away: nobody reads an answer; closing below stops the work.
       if (!response) return { status: 499, headers: {}, body: '' };
+      // Notifications are answered 202 at once: their counts may still be under way.
+      await gate.settled();
       const responseHeaders: Record<string, string> = {};
       response.headers.forEach((value, name) => {
         responseHeaders[name] = value;
@@ -246,6 +255,7 @@ export function createMcpDoor(
         body: Buffer.from(await response.arrayBuffer()),
       };
     } finally {
+      gate?.close();
       await server.close().catch(() => undefined);
     }
   }
@@ -279,22 +289,57 @@ export function createMcpDoor(
   };
 }
 
+type MessageExtra = Parameters<
+  NonNullable<WebStandardStreamableHTTPServerTransport['onmessage']>
+>[1];
+
+/** The gate between a POST's transport and its server (gateMessages). */
+interface Gate {
+  /** Resolves once every message so far was delivered, answered or dropped. */
+  settled(): Promise<void>;
+  /** Delivers nothing more: the request is over. */
+  close(): void;
+}
+
 /**
  * Stands between the transport and the server: each message `refuse` answers (an error
  * response, or null for a notification to drop) never reaches the server. The SDK's server
  * answers a request whose params do not fit its method with -32603 (internal error), because the
  * validation error escapes the handler; invalidParams answers those -32602 here instead.
+ * `refuse` may have to wait (a count leasing shared credit): messages still go to the server in
+ * the order they came, each once its own verdict and every earlier one are known; a message
+ * decided at once with nothing waiting before it goes at once.
  */
 function gateMessages(
   transport: WebStandardStreamableHTTPServerTransport,
   log: (error: unknown) => void,
-  refuse: (message: JSONRPCMessage) => JSONRPCErrorResponse | null | undefined,
-): void {
+  refuse: (message: JSONRPCMessage) => Refusal | Promise<Refusal>,
+): Gate {
   const deliver = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    const refused = refuse(message);
+  let queue: Promise<void> | undefined;
+  let closed = false;
+  const pass = (message: JSONRPCMessage, extra: MessageExtra, refused: Refusal) => {
+    if (closed) return;
     if (refused === undefined) deliver?.(message, extra);
     else if (refused !== null) transport.send(refused).catch(log);
+  };
+  transport.onmessage = (message, extra) => {
+    if (queue === undefined) {
+      const refused = refuse(message);
+      if (!(refused instanceof Promise)) return pass(message, extra, refused);
+      queue = refused.then((verdict) => pass(message, extra, verdict));
+    } else {
+      queue = queue.then(async () => pass(message, extra, await refuse(message)));
+    }
+    // MessageLimits turns a failed count into the message's own answer: nothing is left to reject.
+    queue = queue.catch(log);
+  };
+  return {
+    settled: async () => {
+      // A message that came while an earlier one waited extends the queue: wait to its end.
+      for (let last: Promise<void> | undefined; last !== queue;) await (last = queue);
+    },
+    close: () => (closed = true),
   };
 }
 

@@ -3,17 +3,27 @@ import {
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
-import { toProblem } from '../../protocol/errors.ts';
-import { RateLimited } from '../http/rate-limit.ts';
+import { toProblem, type ServiceError } from '../../protocol/errors.ts';
+import { asServiceError } from '../http/problem.ts';
+import { RateLimited, type LimitHeaders } from '../http/rate-limit.ts';
 
-/** Counts one more request against the caller's limits; throws RateLimited past them. */
-export type CountMessage = () => Record<string, string>;
+/**
+ * Counts one more request against the caller's limits: the RateLimit headers, or a promise of
+ * them while credit shared with other processes is leased; throws (or rejects with) RateLimited
+ * past them.
+ */
+export type CountMessage = () => LimitHeaders | Promise<LimitHeaders>;
+
+/** What a message's count decides: undefined, admitted; null, a notification dropped; or its answer. */
+export type Refusal = JSONRPCErrorResponse | null | undefined;
 
 /**
  * The per-address limits, message by message: the first message of a POST rode on the HTTP
  * request's own count; every further one is counted here. A request past the limit is answered
  * alone with the `rate_limited` problem (as the HTTP refusal of a whole POST is), a notification
  * past it is dropped, and the HTTP answer carries the RateLimit headers and `Retry-After`.
+ * Counting may wait for credit (several processes on PostgreSQL share the limits), so the
+ * verdict may be a promise; the door delivers messages in order, each once its count is known.
  */
 export class MessageLimits {
   private seen = 0;
@@ -23,28 +33,28 @@ export class MessageLimits {
   constructor(
     private readonly count: CountMessage | undefined,
     private readonly baseUrl: string,
+    private readonly log: (error: unknown) => void,
   ) {}
 
-  refusal(message: JSONRPCMessage): JSONRPCErrorResponse | null | undefined {
+  refusal(message: JSONRPCMessage): Refusal | Promise<Refusal> {
     if (this.seen++ === 0 || !this.count) return undefined;
+    let counted: LimitHeaders | Promise<LimitHeaders>;
     try {
-      this.latest = this.count();
-      return undefined;
+      counted = this.count();
     } catch (error) {
-      if (!(error instanceof RateLimited)) throw error;
-      this.latest = error.headers;
-      this.retryAfter = error.headers['retry-after'];
-      if (!('method' in message) || !('id' in message)) return null;
-      return {
-        jsonrpc: '2.0',
-        id: message.id,
-        error: {
-          code: ErrorCode.ConnectionClosed,
-          message: error.message,
-          data: toProblem(error, this.baseUrl),
-        },
-      };
+      return this.refused(message, error);
     }
+    if (!(counted instanceof Promise)) {
+      this.latest = counted;
+      return undefined;
+    }
+    return counted.then(
+      (headers) => {
+        this.latest = headers;
+        return undefined;
+      },
+      (error: unknown) => this.refused(message, error),
+    );
   }
 
   /** What the HTTP answer says of the limits once every message was counted. */
@@ -53,6 +63,29 @@ export class MessageLimits {
     return {
       ...this.latest,
       ...(this.retryAfter === undefined ? {} : { 'retry-after': this.retryAfter }),
+    };
+  }
+
+  /**
+   * A message whose count failed: past the limit, or the count itself failed (the shared
+   * limits' database unreachable), which refuses that message alone with its problem.
+   */
+  private refused(message: JSONRPCMessage, error: unknown): Refusal {
+    let problem: ServiceError;
+    if (error instanceof RateLimited) {
+      this.latest = error.headers;
+      this.retryAfter = error.headers['retry-after'];
+      problem = error;
+    } else problem = asServiceError(error, this.log);
+    if (!('method' in message) || !('id' in message)) return null;
+    return {
+      jsonrpc: '2.0',
+      id: message.id,
+      error: {
+        code: error instanceof RateLimited ? ErrorCode.ConnectionClosed : ErrorCode.InternalError,
+        message: problem.message,
+        data: toProblem(problem, this.baseUrl),
+      },
     };
   }
 }

@@ -216,6 +216,10 @@ export async function openPostgres(
       listener ??= new PostgresListener(url, shared);
       await listener.listen(channel, onPayload);
     },
+    onListenResumed(onResumed) {
+      listener ??= new PostgresListener(url, shared);
+      listener.onResumed(onResumed);
+    },
     async close() {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([

@@ -11,6 +11,7 @@ const retryDelay = (attempt: number) => Math.min(100 * 2 ** attempt, 2000);
  */
 export class PostgresListener {
   private readonly handlers = new Map<string, ((payload: string) => void)[]>();
+  private readonly resumed: (() => void)[] = [];
   private readonly sql: postgres.Sql;
   private resubscribing: Promise<void> | null = null;
   private closed = false;
@@ -59,6 +60,11 @@ export class PostgresListener {
     }
   }
 
+  /** Calls `handler` after every lost connection, once listening works again. */
+  onResumed(handler: () => void): void {
+    this.resumed.push(handler);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.wake?.();
@@ -73,6 +79,16 @@ export class PostgresListener {
         try {
           for (const channel of this.handlers.keys()) {
             await this.sql.unsafe(listenStatement(channel));
+          }
+          // What was told while the connection was down is lost: whoever relies on it re-reads.
+          for (const handler of this.resumed) {
+            try {
+              handler();
+            } catch (error) {
+              queueMicrotask(() => {
+                throw error;
+              });
+            }
           }
           return;
         } catch {

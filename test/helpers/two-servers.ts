@@ -7,6 +7,8 @@ import { freshDatabaseUrl, postgresSuite } from './storage.ts';
 export interface TwoServers {
   a: TestServer;
   b: TestServer;
+  /** The database they share. */
+  databaseUrl: string;
 }
 
 /**
@@ -17,6 +19,7 @@ export function twoServerSuite(name: string, config: Partial<Config> = {}): Test
   const test = postgresSuite<TwoServers>(name);
   test.before(async (context) => {
     const databaseUrl = await freshDatabaseUrl();
+    context.databaseUrl = databaseUrl;
     context.a = await startTestServer({ ...config, databaseUrl });
     context.b = await startTestServer({ ...config, databaseUrl });
   });

@@ -84,17 +84,20 @@ function recordingStore(
     claims: [] as Claim[],
     failNextFire: false,
     ensure: database.ensure,
-    nextRun: database.nextRun,
-    async claim(name: string, now: Date, nextRunAt: Date) {
-      const claim: Claim = { at: now.getTime() };
+    renew: database.renew,
+    finish: database.finish,
+    state: database.state,
+    async claim(name: string, owner: string, fire: Date, now: Date, leaseUntil: Date) {
+      const claim: Claim = { at: fire.getTime() };
       store.claims.push(claim);
       try {
         if (store.failNextFire && claim.at % 1000 === 0) {
           store.failNextFire = false;
           throw new Error('database away');
         }
-        claim.won = await database.claim(name, now, nextRunAt);
-        return claim.won;
+        const claimed = await database.claim(name, owner, fire, now, leaseUntil);
+        claim.won = claimed !== null;
+        return claimed;
       } catch (error) {
         claim.error = (error as Error).message;
         throw error;

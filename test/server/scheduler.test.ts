@@ -219,27 +219,54 @@ if (!driverKinds().includes('postgres')) schedulerTests('postgres');
 
 const unit = suite('scheduler without a database');
 
-/** A job store in memory that fails when told to. */
+/** A job store in memory (its leases as the database keeps them) that fails when told to. */
 function memoryStore(): JobStore & { failNext: number; rows: Map<string, Date> } {
   const rows = new Map<string, Date>();
+  const running = new Map<string, { fire: Date; owner: string; until: Date }>();
+  const failing = () => {
+    if (store.failNext > 0 && store.failNext--) throw new Error('database away');
+  };
   const store = {
     rows,
     failNext: 0,
     async ensure(name: string, firstRunAt: Date, latestRunAt: Date) {
-      if (store.failNext > 0 && store.failNext--) throw new Error('database away');
+      failing();
       const due = rows.get(name);
       if (!due) rows.set(name, firstRunAt);
       else if (due > latestRunAt) rows.set(name, latestRunAt);
     },
-    async claim(name: string, now: Date, nextRunAt: Date) {
-      if (store.failNext > 0 && store.failNext--) throw new Error('database away');
+    async claim(name: string, owner: string, fire: Date, now: Date, until: Date) {
+      failing();
       const due = rows.get(name);
-      if (!due || due > now) return false;
+      const run = running.get(name);
+      if (!due || (run ? run.until > now : due > fire)) return null;
+      running.set(name, { fire: run?.fire ?? fire, owner, until });
+      return run?.fire ?? fire;
+    },
+    async renew(name: string, owner: string, fire: Date, until: Date) {
+      const run = running.get(name);
+      if (run?.owner !== owner || run.fire.getTime() !== fire.getTime()) return false;
+      run.until = until;
+      return true;
+    },
+    async finish(name: string, owner: string, fire: Date, nextRunAt: Date) {
+      const run = running.get(name);
+      if (run?.owner !== owner || run.fire.getTime() !== fire.getTime()) return false;
+      running.delete(name);
       rows.set(name, nextRunAt);
       return true;
     },
-    async nextRun(name: string) {
-      return rows.get(name) ?? null;
+    async state(name: string) {
+      const nextRunAt = rows.get(name);
+      const run = running.get(name);
+      return nextRunAt
+        ? {
+            nextRunAt,
+            runningFire: run?.fire ?? null,
+            leaseOwner: run?.owner ?? null,
+            leaseUntil: run?.until ?? null,
+          }
+        : null;
     },
   };
   return store;
