@@ -23,8 +23,8 @@ export interface KeyedRequest {
  * crash between them leaves either all or nothing: never a claimed key with no answer, nor an
  * answer with no write.
  * `execute` returns the answer and whether to keep it for replays (a failure on the service's
- * side is not kept: a retry runs again); a refusal it throws rolls everything back, the claim
- * too. `seal` and `unseal` turn an answer into what is stored and back.
+ * side is not kept: its writes and the claim roll back, and a retry runs again); a refusal it
+ * throws rolls everything back, the claim too. `seal` and `unseal` turn an answer into what is stored and back.
  */
 export async function onceByKey<T>(
   services: Services,
@@ -54,6 +54,13 @@ export async function onceByKey<T>(
       await unit.end(false).catch(() => undefined);
       if (error instanceof ClaimedElsewhere) continue;
       throw error;
+    }
+    if (!outcome.keep) {
+      // A failure on the service's side keeps nothing, the claim included: a retry with the
+      // same key runs again (committing the claim alone would make it answer
+      // idempotency_key_in_use for the key's whole lifetime).
+      await unit.end(false).catch(() => undefined);
+      return outcome.answer;
     }
     try {
       await unit.end(true);
