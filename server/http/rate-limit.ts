@@ -209,6 +209,13 @@ export class SharedRateLimiter implements RequestLimiter {
   private readonly keys = new Map<string, Held>();
   private readonly units: { refillPerMs: number; cost: number; capacity: number };
   private readonly slice: number;
+  /**
+   * While the database cannot lease credit (it is away), this process counts on its own, so
+   * requests that need no database (a warm whoami, documents) are still served, and limited.
+   */
+  private readonly local: RateLimiter;
+  /** Until when (service clock) leases are not asked for, after one failed. */
+  private databaseAwayUntil = 0;
 
   constructor(
     /** Names the limit in the shared table (`requests`, `sign-ups`). */
@@ -221,6 +228,7 @@ export class SharedRateLimiter implements RequestLimiter {
     const cost = rule.windowSeconds * 1000;
     this.units = { refillPerMs: rule.limit, cost, capacity: rule.limit * cost };
     this.slice = Math.max(1, Math.ceil(rule.limit / 50));
+    this.local = new RateLimiter(rule, clock, addressOf);
   }
 
   take(from: Caller): LimitHeaders | Promise<LimitHeaders> {
@@ -229,7 +237,13 @@ export class SharedRateLimiter implements RequestLimiter {
     const held = this.keys.get(key);
     // The hot path: credit in hand, no waiting.
     if (held && held.credit >= this.units.cost) return this.spend(held);
-    return this.leaseAndTake(key);
+    if (this.clock.now() < this.databaseAwayUntil) return this.local.take(key);
+    return this.leaseAndTake(key).catch((error: unknown) => {
+      if (error instanceof RateLimited) throw error;
+      // No lease (the database is away): count here for a second, then ask again.
+      this.databaseAwayUntil = this.clock.now() + 1000;
+      return this.local.take(key);
+    });
   }
 
   private async leaseAndTake(key: string): Promise<LimitHeaders> {
