@@ -1,4 +1,5 @@
 import { ServiceError } from './errors.ts';
+import { isWellFormed } from './input-guard.ts';
 
 /** The longest file path, in bytes of UTF-8 after normalisation. */
 export const MAX_PATH_BYTES = 1024;
@@ -124,9 +125,4 @@ export function parseFilePath(input: string, field = 'path'): string {
 
 function codePoint(char: string): string {
   return `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
-}
-
-/** String.prototype.isWellFormed (Node 20), which this TypeScript lib does not declare yet. */
-function isWellFormed(text: string): boolean {
-  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 }

@@ -8,7 +8,9 @@ import type { JsonSchema } from './json-schema.ts';
  *
  * - Objects and arrays nested deeper than MAX_INPUT_DEPTH: every recursive step after this one
  *   (JSON.stringify, zod, a hash of the request) would otherwise run out of stack.
- * - NUL (U+0000) in any string or key: PostgreSQL's `text` and `jsonb` cannot hold it.
+ * - Text that is not well-formed: NUL (U+0000), which PostgreSQL's `text` and `jsonb` cannot
+ *   hold, and lone UTF-16 surrogates (`\ud800` in JSON), which have no UTF-8 form, in any string
+ *   or key.
  * - Keys named `__proto__`, `constructor` or `prototype` below the top level: assigning them
  *   rewires an object's prototype, so a record of free keys could carry inherited values. (At the
  *   top level they are unknown fields, which the operation's strict schema refuses.)
@@ -25,6 +27,16 @@ export const MIN_INPUT_INTEGER = -2_147_483_648;
 
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** String.prototype.isWellFormed (Node 20), which this TypeScript lib does not declare yet. */
+export function isWellFormed(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** Text the service stores as it is: no NUL, no lone surrogate. */
+function isStorableText(text: string): boolean {
+  return !text.includes('\u0000') && isWellFormed(text);
+}
+
 type Path = readonly (string | number)[];
 
 /** A field path as the refusals name it (zod's way: `dimensions.price`, `files.0`). */
@@ -33,9 +45,10 @@ export function fieldName(path: Path): string {
 }
 
 /**
- * Refuses raw input (a JSON value, or query and path fields) that nests too deep, holds NUL, or
- * names a prototype key below the top level. `pathField` is the operation's file path (its rest
- * parameter): NUL there is `invalid_path`, as the HTTP router answers it.
+ * Refuses raw input (a JSON value, or query and path fields) that nests too deep, holds NUL or a
+ * lone surrogate, or names a prototype key below the top level. `pathField` is the operation's
+ * file path (its rest parameter): ill-formed text there is `invalid_path`, as the HTTP router
+ * answers it.
  */
 export function refuseHostileShape(value: unknown, options: { pathField?: string } = {}): void {
   if (isPlain(value)) return;
@@ -47,7 +60,7 @@ export function refuseHostileShape(value: unknown, options: { pathField?: string
  * (refuseFirstFault walks again to name the field, only for input that is refused).
  */
 function isPlain(value: unknown): boolean {
-  if (typeof value === 'string') return !value.includes('\u0000');
+  if (typeof value === 'string') return isStorableText(value);
   if (value === null || typeof value !== 'object') return true;
   const nodes: object[] = [value];
   const depths: number[] = [1];
@@ -61,11 +74,11 @@ function isPlain(value: unknown): boolean {
       let child: unknown;
       if (keys) {
         const key = keys[index] as string;
-        if (key.includes('\u0000') || (depth > 1 && PROTOTYPE_KEYS.has(key))) return false;
+        if (!isStorableText(key) || (depth > 1 && PROTOTYPE_KEYS.has(key))) return false;
         child = node[key];
       } else child = (node as unknown as unknown[])[index];
       if (typeof child === 'string') {
-        if (child.includes('\u0000')) return false;
+        if (!isStorableText(child)) return false;
       } else if (child !== null && typeof child === 'object') {
         nodes.push(child);
         depths.push(depth + 1);
@@ -77,7 +90,9 @@ function isPlain(value: unknown): boolean {
 
 /** Throws the refusal of the first fault found, naming its field. */
 function refuseFirstFault(value: unknown, options: { pathField?: string }): void {
-  if (typeof value === 'string' && value.includes('\u0000')) throw holdsNul([], options.pathField);
+  if (typeof value === 'string' && !isStorableText(value)) {
+    throw illFormed(value, [], options.pathField);
+  }
   if (value === null || typeof value !== 'object') return;
   // Each object or array once; its path is rebuilt from the parents only for a refusal.
   const pending: Visit[] = [{ node: value, key: undefined, parent: undefined, depth: 1 }];
@@ -86,7 +101,7 @@ function refuseFirstFault(value: unknown, options: { pathField?: string }): void
     if (visit.depth > MAX_INPUT_DEPTH) throw tooDeep(pathOf(visit));
     const take = (key: string | number, child: unknown) => {
       if (typeof child === 'string') {
-        if (child.includes('\u0000')) throw holdsNul(pathOf(visit, key), options.pathField);
+        if (!isStorableText(child)) throw illFormed(child, pathOf(visit, key), options.pathField);
       } else if (child !== null && typeof child === 'object') {
         pending.push({ node: child, key, parent: visit, depth: visit.depth + 1 });
       }
@@ -97,7 +112,7 @@ function refuseFirstFault(value: unknown, options: { pathField?: string }): void
     }
     const node = visit.node as Record<string, unknown>;
     for (const key of Object.keys(node)) {
-      if (key.includes('\u0000')) throw holdsNul(pathOf(visit, key), undefined, 'its name');
+      if (!isStorableText(key)) throw illFormed(key, pathOf(visit, key), undefined, 'its name');
       if (visit.depth > 1 && PROTOTYPE_KEYS.has(key)) {
         throw invalidInput(
           fieldName(pathOf(visit, key)),
@@ -137,17 +152,30 @@ export function nestingExceeds(value: unknown, limit: number): boolean {
   return false;
 }
 
-function holdsNul(path: Path, pathField: string | undefined, where = 'it'): ServiceError {
+/** The refusal of text holding NUL or a lone surrogate, naming which. */
+function illFormed(
+  text: string,
+  path: Path,
+  pathField: string | undefined,
+  where = 'it',
+): ServiceError {
   const field = fieldName(path);
+  const nul = text.includes('\u0000');
   if (pathField !== undefined && path.length === 1 && path[0] === pathField) {
-    return new ServiceError('invalid_path', `The \`${field}\` holds NUL (%00).`, {
-      field,
-      rule: 'control_character',
-    });
+    return new ServiceError(
+      'invalid_path',
+      nul
+        ? `The \`${field}\` holds NUL (%00).`
+        : `The \`${field}\` is not valid UTF-8 (it holds a lone surrogate).`,
+      { field, rule: nul ? 'control_character' : 'not_utf8' },
+    );
   }
   return invalidInput(
     field,
-    `holds NUL (U+0000) in ${where}; text may not contain NUL. Remove it (send binary data as a file)`,
+    nul
+      ? `holds NUL (U+0000) in ${where}; text may not contain NUL. Remove it (send binary data as a file)`
+      : `holds a lone UTF-16 surrogate in ${where}, which is not text (it has no UTF-8 form); send well-formed Unicode`,
+    { rule: nul ? 'nul' : 'lone_surrogate' },
   );
 }
 

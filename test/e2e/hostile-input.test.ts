@@ -40,6 +40,8 @@ test.after(async ({ server, mcp }) => {
 });
 
 const NUL_TEXT = 'a\u0000b';
+/** A lone high surrogate: JSON can carry it (`"\\ud800"`), UTF-8 cannot. */
+const LONE_SURROGATE = 'a\ud800b';
 const HUGE = 99_999_999_999;
 
 interface Problem {
@@ -64,21 +66,24 @@ function types(schema: JsonSchema): unknown[] {
  * A value of `schema` holding NUL in its first string, and where the NUL sits below it (as the
  * refusal names it: `files.0`, `dimensions.k`); undefined when the schema holds no string.
  */
-function withNul(schema: JsonSchema): { value: unknown; below: (string | number)[] } | undefined {
-  if (types(schema).includes('string')) return { value: NUL_TEXT, below: [] };
+function withNul(
+  schema: JsonSchema,
+  text = NUL_TEXT,
+): { value: unknown; below: (string | number)[] } | undefined {
+  if (types(schema).includes('string')) return { value: text, below: [] };
   if (schema.type === 'array' && schema.items) {
-    const item = withNul(schema.items as JsonSchema);
+    const item = withNul(schema.items as JsonSchema, text);
     return item && { value: [item.value], below: [0, ...item.below] };
   }
   if (schema.type === 'object') {
     for (const [key, sub] of Object.entries(
       (schema.properties ?? {}) as Record<string, JsonSchema>,
     )) {
-      const inner = withNul(sub);
+      const inner = withNul(sub, text);
       if (inner) return { value: { [key]: inner.value }, below: [key, ...inner.below] };
     }
     if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
-      const inner = withNul(schema.additionalProperties as JsonSchema);
+      const inner = withNul(schema.additionalProperties as JsonSchema, text);
       if (inner) return { value: { k: inner.value }, below: ['k', ...inner.below] };
     }
   }
@@ -180,13 +185,23 @@ async function overMcp(
 }
 
 /** Every (operation, field) pair of the table whose field can hold text (the rest made valid). */
-function nulCases() {
+function nulCases(text = NUL_TEXT) {
   return OPERATION_LIST.flatMap((operation) =>
     fieldsOf(operation).flatMap(([name, schema]) => {
-      const nul = withNul(schema);
+      const nul = withNul(schema, text);
       return nul ? [{ operation, name, ...nul }] : [];
     }),
   );
+}
+
+/**
+ * Whether a field travels in a JSON body over HTTP. Only JSON carries a lone surrogate: in a
+ * path or query it is percent-encoded UTF-8, which has no form for it (decoding refuses the
+ * bytes, or URLSearchParams makes them U+FFFD).
+ */
+function inJsonBody(operation: Operation, name: string): boolean {
+  const binding = resolveBinding(operation.method, operation.binding);
+  return binding.body.kind === 'json' && !pathParameters(operation.path).includes(name);
 }
 
 /** Every (operation, field) pair of the table whose field is a whole number. */
@@ -203,6 +218,18 @@ function expectedNul(operation: Operation, name: string, below: (string | number
   return name === restParameter(operation.path)
     ? { status: 400, code: 'invalid_path', field: name }
     : { status: 400, code: 'invalid_input', field: [name, ...below].join('.') };
+}
+
+/** The same, for a lone surrogate: the file path names the rule `not_utf8`, text `lone_surrogate`. */
+function expectedSurrogate(operation: Operation, name: string, below: (string | number)[]) {
+  return name === restParameter(operation.path)
+    ? { status: 400, code: 'invalid_path', field: name, rule: 'not_utf8' }
+    : {
+        status: 400,
+        code: 'invalid_input',
+        field: [name, ...below].join('.'),
+        rule: 'lone_surrogate',
+      };
 }
 
 function seen(problem: Problem) {
@@ -250,6 +277,32 @@ test('NUL in any text field of any operation answers invalid_input naming the fi
       wrong.push(`${operation.name}.${name}: ${JSON.stringify(seen(answer))}`);
   }
   assert.equal(wrong, []);
+});
+
+test('a lone surrogate in any text field of any operation answers 400 naming the field, over HTTP (JSON bodies) and MCP', async ({
+  server,
+  operator,
+  mcp,
+}) => {
+  const wrong: string[] = [];
+  let overHttpCount = 0;
+  for (const { operation, name, value, below } of nulCases(LONE_SURROGATE)) {
+    const input = { ...validInput(operation), [name]: value };
+    const expected = expectedSurrogate(operation, name, below);
+    const answers: [string, Problem][] = [['mcp', await overMcp(mcp, operation, input)]];
+    if (inJsonBody(operation, name)) {
+      overHttpCount++;
+      answers.push(['http', await overHttp(server, operator, operation, input)]);
+    }
+    for (const [door, answer] of answers) {
+      const got = { ...seen(answer), rule: answer.rule };
+      if (JSON.stringify(got) !== JSON.stringify(expected))
+        wrong.push(`${door} ${operation.name}.${name}: ${JSON.stringify(got)}`);
+    }
+  }
+  assert.equal(wrong, []);
+  // The fields the finding named travel in JSON bodies, so HTTP is reached too.
+  assert.ok(overHttpCount > 20, `only ${overHttpCount} fields reached over HTTP`);
 });
 
 test('a whole number past the database range in any integer field answers 400 invalid_input, over HTTP and MCP', async ({

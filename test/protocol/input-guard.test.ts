@@ -46,6 +46,14 @@ test('NUL in the file path field is invalid_path, as the HTTP router answers it'
   assert.is(shape({ note: 'a\u0000' }, 'path'), 'invalid_input note');
 });
 
+test('a lone surrogate is found in any string and any key, and a well-formed pair passes', () => {
+  assert.is(shape({ a: 'x\ud800' }), 'invalid_input a');
+  assert.is(shape({ a: ['ok', { b: '\udc00y' }] }), 'invalid_input a.1.b');
+  assert.is(shape({ a: { 'k\udfff': 1 } }), 'invalid_input a.k\udfff');
+  assert.is(shape({ path: 'a\ud800.md' }, 'path'), 'invalid_path path');
+  assert.is(shape({ a: 'emoji \ud83d\ude00 is a pair' }), 'ok');
+});
+
 test(`nesting is taken up to ${MAX_INPUT_DEPTH} levels and refused past it, naming the top field`, () => {
   assert.is(shape(nested(MAX_INPUT_DEPTH - 1)), 'ok');
   assert.is(shape(nested(MAX_INPUT_DEPTH)), 'invalid_input field');
