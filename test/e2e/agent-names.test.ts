@@ -48,6 +48,15 @@ const REFUSED: Refusal[] = [
   lookAlike('𝗌𝖾𝗋𝗏𝗂𝖼𝖾', 'mathematical sans-serif letters'),
   lookAlike('my ЅЕRVІСЕ bot', 'a look-alike inside a longer name, in capitals'),
   lookAlike('serv\u3164ice', 'the name with an invisible letter inside'),
+  lookAlike('SERVlCE', 'capitals with a small L for the capital I'),
+  lookAlike('sErVlCe', 'mixed case with a small L for the capital I'),
+  lookAlike('ser vice', 'a space inside'),
+  lookAlike('s.e.r.v.i.c.e', 'dots between the letters'),
+  lookAlike('s_e-r v.i.c.e', 'mixed separators'),
+  lookAlike('sérvice', 'an accent'),
+  lookAlike('şervice', 'a cedilla'),
+  lookAlike('seɾvice', 'an r with a fishhook (U+027E)'),
+  lookAlike('sɛrvice', 'an open e (U+025B)'),
   invalid('   ', 'spaces only', /visible letter or digit/),
   invalid('...', 'punctuation only', /visible letter or digit/),
   invalid('-_ .', 'separators only', /visible letter or digit/),
@@ -68,6 +77,8 @@ const TAKEN = [
   'Σωκράτης',
   'Привет бот',
   '한국어 봇',
+  'server-observer',
+  'nice vice sernice',
 ];
 
 for (const refusal of REFUSED) {
