@@ -16,7 +16,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -296,6 +296,19 @@ async function throwAwayPostgres(
   };
 }
 
+/**
+ * The frontend rules of deploy/haproxy.cfg that answer, at the proxy, the requests the uWS engine
+ * never answers (bad header names, unknown methods, HTTP/1.0, no Host): one text for both configs.
+ */
+export function unansweredRequestRules(): string[] {
+  const text = readFileSync(new URL('./haproxy.cfg', import.meta.url), 'utf8');
+  const begin = text.indexOf('  # --- requests uWebSockets.js never answers (begin');
+  const end = text.indexOf('  # --- requests uWebSockets.js never answers (end) ---');
+  if (begin < 0 || end < begin)
+    throw new Error('deploy/haproxy.cfg lost its unanswered-request block');
+  return text.slice(begin, end).trimEnd().split('\n');
+}
+
 /** The haproxy configuration of the cluster: the settings in docs/deployment.md. */
 export function haproxyConfigFor(
   proxyPort: number,
@@ -318,6 +331,7 @@ export function haproxyConfigFor(
     '',
     'frontend public',
     `  bind 127.0.0.1:${proxyPort}`,
+    ...unansweredRequestRules(),
     '  default_backend services',
     '',
     'backend services',

@@ -40,6 +40,15 @@ export const ERRORS = {
   operator_not_suspendable: { status: 409, title: 'The operator cannot suspend itself' },
   not_found: { status: 404, title: 'Nothing is here, or you may not see it' },
   method_not_allowed: { status: 405, title: 'This path does not take that method' },
+  // The next four are answered by the proxy in front of the uWS engine (deploy/haproxy.cfg),
+  // which drops such requests without a word; the node:http engine serves or refuses them itself.
+  header_name_unsupported: {
+    status: 400,
+    title: 'A header name holds a character other than letters, digits and -',
+  },
+  host_required: { status: 400, title: 'An HTTP/1.1 request must carry a Host header' },
+  method_not_implemented: { status: 501, title: 'This service does not know that method' },
+  http_version_not_supported: { status: 505, title: 'Use HTTP/1.1 or later' },
   not_acceptable: {
     status: 406,
     title: 'This route cannot answer in any type the Accept header allows',

@@ -50,6 +50,13 @@ export const SWAKS: ExternalClient = {
   debian: 'swaks',
 };
 
+/** Debian's haproxy, the proxy deploy/ puts in front of the service processes. */
+export const HAPROXY: ExternalClient = {
+  name: 'haproxy',
+  probe: ['/usr/sbin/haproxy', '-v'],
+  debian: 'haproxy',
+};
+
 const skippedClientSuites: string[] = [];
 
 /** Suites declared with clientSuite that did not run because their client is not installed. */
