@@ -218,6 +218,15 @@ export class ServiceError extends Error {
   readonly extra: Record<string, unknown>;
   /**
    * Headers the HTTP door sends with the problem (lower-case names), e.g. `retry-after`. Other
+  outcome_unknown: {
+    status: 503,
+    title:
+      'The database connection was lost while committing; the write may be stored. Retry with the same Idempotency-Key',
+  },
+  storage_full: {
+    status: 507,
+    title: "The service's storage is full; nothing was written. Retry after Retry-After",
+  },
    * doors leave them out: say the same in `extra` where an agent needs it everywhere.
    */
   readonly responseHeaders: Readonly<Record<string, string>>;

@@ -150,6 +150,9 @@ export function commonErrors(operation: Operation): ErrorCode[] {
     // Starting or stopping (server/app.ts); the database out of reach (any statement).
     'service_unavailable',
     'storage_unavailable',
+    // A full disk (database or file store); a connection lost during COMMIT.
+    'storage_full',
+    'outcome_unknown',
     // A malformed `Authorization` header is refused whatever the auth kind, before it is read.
     'unauthorized',
     // A body past its limit; over MCP, arguments past the operation's JSON limit (any tool).

@@ -27,6 +27,22 @@ export class StorageUnavailableError extends Error {
   }
 }
 
+/**
+ * The connection was lost while the transaction's COMMIT was in flight, and the database could
+ * not be asked afterwards whether it committed: the writes may or may not be stored. Never
+ * answered as "nothing was written"; a retry with the same Idempotency-Key replays the answer
+ * when they were.
+ */
+export class StorageOutcomeUnknownError extends Error {
+  /** A short machine-readable cause for logs, e.g. `CONNECTION_CLOSED`, `in progress`. */
+  readonly reason: string;
+  constructor(reason: string) {
+    super(`The database connection was lost while committing (${reason}); the outcome is unknown.`);
+    this.name = 'StorageOutcomeUnknownError';
+    this.reason = reason;
+  }
+}
+
 export const UNIQUE_VIOLATION = '23505';
 /** A write inside a READ ONLY transaction. */
 export const READ_ONLY_SQL_TRANSACTION = '25006';
@@ -34,3 +50,7 @@ export const READ_ONLY_SQL_TRANSACTION = '25006';
 export const IN_FAILED_SQL_TRANSACTION = '25P02';
 /** A statement stopped by the transaction's statement timeout. */
 export const QUERY_CANCELED = '57014';
+/** Class 53, insufficient resources: no room on the database's disk. */
+export const DISK_FULL = '53100';
+/** Class 53: the server ran out of memory, connections or another resource; transient. */
+export const INSUFFICIENT_RESOURCES = ['53000', '53200', '53300', '53400'] as const;

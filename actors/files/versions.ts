@@ -25,6 +25,7 @@ import { readHeldBytes } from '../../storage/upload-reservations.ts';
 import { discardUnusedBlobs, holdBlob } from './blob-collector.ts';
 import { countsNotice } from '../kernel/agent-counts.ts';
 import { currentUnit } from '../kernel/commit.ts';
+import { storageProblem } from '../kernel/storage-problems.ts';
 import { contentMd5Mismatch, md5Matches, Md5Watch } from './content-md5.ts';
 import { contentTypeOf } from './content-type.ts';
 import { runDeleteHooks, runSaveHooks } from './save-hooks.ts';
@@ -103,10 +104,7 @@ export function blobFailure(error: unknown, maxBytes: number): unknown {
     );
   }
   if (error instanceof BlobStoreFullError || error instanceof BlobStoreUnavailableError) {
-    return new ServiceError(
-      'storage_unavailable',
-      "The service's file storage cannot take bytes just now; nothing was saved. Retry later.",
-    );
+    return storageProblem(error);
   }
   return error;
 }

@@ -21,12 +21,19 @@ export function asServiceError(error: unknown, log: (error: unknown) => void): S
   );
 }
 
+/** Seconds to wait before retrying, where the default second is too soon. */
+const RETRY_AFTER_SECONDS: Partial<Record<string, string>> = {
+  storage_unavailable: '5',
+  outcome_unknown: '5',
+  storage_full: '60',
+};
+
 export function problemResponse(error: ServiceError, baseUrl: string): EngineResponse {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (error.status === 401)
     headers['www-authenticate'] = 'Bearer realm="service", error="invalid_token"';
-  if (error.status === 503)
-    headers['retry-after'] = error.code === 'storage_unavailable' ? '5' : '1';
+  if (error.status === 503 || error.code === 'storage_full')
+    headers['retry-after'] = RETRY_AFTER_SECONDS[error.code] ?? '1';
   if (Array.isArray(error.extra.allow)) headers.allow = error.extra.allow.join(', ');
   if (error instanceof RateLimited) Object.assign(headers, error.headers);
   for (const name in error.responseHeaders) headers[name] = error.responseHeaders[name] as string;

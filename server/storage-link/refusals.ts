@@ -118,3 +118,5 @@ export function toRefusal(error: unknown, log: (error: unknown) => void): LinkRe
       );
   }
 }
+    case 'storage_full':
+    case 'outcome_unknown':

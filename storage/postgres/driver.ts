@@ -1,9 +1,10 @@
 import postgres from 'postgres';
 import type { Driver, Queryable, Row, Transaction, TransactionOptions } from '../driver.ts';
 import { StorageUnavailableError } from '../database-error.ts';
-import { translatePostgresError } from './errors.ts';
+import { translateAutocommitError, translatePostgresError } from './errors.ts';
 import { PostgresListener } from './listener.ts';
 import { StallWatch } from './stall.ts';
+import { learnCommitOutcome, TRANSACTION_ID_SQL } from './commit-outcome.ts';
 import { TransactionGuard } from '../transaction-guard.ts';
 
 const PING_DEADLINE_MS = 2000;
@@ -64,28 +65,32 @@ export async function openPostgres(
     run: typeof sql | postgres.TransactionSql,
     ended = { now: false },
     stall: StallWatch | null = null,
-  ): Queryable => ({
-    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
-      if (ended.now) throw new Error(ENDED);
-      try {
-        const statement = run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
-          prepare: true,
-        });
-        const rows = await (stall ?? new StallWatch()).watch(statement);
-        return [...rows] as unknown as T[];
-      } catch (error) {
-        throw translatePostgresError(error);
-      }
-    },
-    async script(text: string) {
-      if (ended.now) throw new Error(ENDED);
-      try {
-        await run.unsafe(text).simple();
-      } catch (error) {
-        throw translatePostgresError(error);
-      }
-    },
-  });
+  ): Queryable => {
+    // Outside a transaction each statement commits on its own.
+    const autocommit = run === sql;
+    return {
+      async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+        if (ended.now) throw new Error(ENDED);
+        try {
+          const statement = run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+            prepare: true,
+          });
+          const rows = await (stall ?? new StallWatch()).watch(statement);
+          return [...rows] as unknown as T[];
+        } catch (error) {
+          throw autocommit ? translateAutocommitError(text, error) : translatePostgresError(error);
+        }
+      },
+      async script(text: string) {
+        if (ended.now) throw new Error(ENDED);
+        try {
+          await run.unsafe(text).simple();
+        } catch (error) {
+          throw translatePostgresError(error);
+        }
+      },
+    };
+  };
   const inside = (
     tx: postgres.TransactionSql,
     ended: { now: boolean },
@@ -132,17 +137,24 @@ export async function openPostgres(
     // lost at the wrong moment can leave them pending for ever): stall.ts.
     const stall = new StallWatch();
     let steps = stall.begin();
+    // Set once the handle may no longer be used: its callback settled, or its connection was
+    // lost (postgres.js would send a late statement on the reconnected connection, outside
+    // any transaction, and autocommit it).
+    const ended = { now: false };
+    // Set once the callback resolved and COMMIT is about to be sent: what it wrote, if anything.
+    let committing: { xid: string | null; pid: number; result: T } | null = null;
+    const pool = poolFor(options.pool);
     try {
-      const begun = poolFor(options.pool).begin(options.readOnly ? 'read only' : '', async (tx) => {
+      const begun = pool.begin(options.readOnly ? 'read only' : '', async (tx) => {
         steps();
-        const ended = { now: false };
+        let result: T;
         try {
           if (options.timeoutMs && options.timeoutMs > 0) {
             await stall.watch(
               tx.unsafe(`set local statement_timeout = ${Math.ceil(options.timeoutMs)}`),
             );
           }
-          return await guard.run(() => work(inside(tx, ended, stall)));
+          result = await guard.run(() => work(inside(tx, ended, stall)));
         } catch (error) {
           callbackFailed.push(error);
           throw error;
@@ -150,11 +162,28 @@ export async function openPostgres(
           ended.now = true;
           steps = stall.begin();
         }
+        if (!options.readOnly) {
+          const [row] = await tx.unsafe<{ xid: string | null; pid: number }[]>(TRANSACTION_ID_SQL);
+          committing = { xid: row?.xid ?? null, pid: row?.pid ?? 0, result };
+        }
+        return result;
       });
       return (await Promise.race([begun, stall.given])) as T;
     } catch (error) {
+      ended.now = true;
       if (callbackFailed.includes(error)) throw error;
-      throw translatePostgresError(error);
+      const failure = translatePostgresError(error);
+      // Only a lost connection leaves the COMMIT's outcome open; a transaction that wrote
+      // nothing has nothing to lose, and any other failure at COMMIT rolled it back.
+      const sent = committing as { xid: string | null; pid: number; result: T } | null;
+      if (!(failure instanceof StorageUnavailableError) || !sent?.xid) throw failure;
+      // A COMMIT that stalled may still be running: end its backend first, which settles the
+      // outcome and drops the connection from the pool at once.
+      if (failure.reason.startsWith('no answer')) {
+        await pool.unsafe('select pg_terminate_backend($1)', [sent.pid]).catch(() => undefined);
+      }
+      await learnCommitOutcome(pool, sent.xid, failure);
+      return sent.result;
     } finally {
       stall.clear();
     }

@@ -1,4 +1,8 @@
-import { DatabaseError, StorageUnavailableError } from '../database-error.ts';
+import {
+  DatabaseError,
+  StorageOutcomeUnknownError,
+  StorageUnavailableError,
+} from '../database-error.ts';
 
 /** Codes postgres.js and Node's net give a connection that could not be made or was lost. */
 const UNREACHABLE = new Set([
@@ -37,4 +41,31 @@ export function translatePostgresError(error: unknown): unknown {
   }
   if (code && UNREACHABLE.has(code)) return new StorageUnavailableError(code);
   return error;
+}
+
+/** Failures that come before a statement reaches the server: it cannot have run. */
+const NEVER_SENT = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_ENDED',
+  '57P03',
+]);
+/** A statement that only reads (a `select` the service writes calls no writing function). */
+const READS = /^\s*(select|show|values)\b/i;
+
+/**
+ * What the failure of one statement run on its own (autocommit, outside any transaction)
+ * becomes: like translatePostgresError, but a writing statement whose connection was lost
+ * after it may have reached the server is StorageOutcomeUnknownError: it may have committed,
+ * so "nothing was written" would be a guess.
+ */
+export function translateAutocommitError(text: string, error: unknown): unknown {
+  const translated = translatePostgresError(error);
+  if (!(translated instanceof StorageUnavailableError)) return translated;
+  if (NEVER_SENT.has(translated.reason) || READS.test(text)) return translated;
+  return new StorageOutcomeUnknownError(translated.reason);
 }
