@@ -14,6 +14,13 @@ export interface IndexedVersion {
   body: string;
 }
 
+/**
+ * The most a version's fields (its YAML header as JSON, every alias resolved) may take in the
+ * index: a header past it is not indexed (actors/index/yaml-header.ts names this bound in the
+ * file's `index_error`). Without it, 40 KB of aliases stored 8.6 MB.
+ */
+export const INDEX_FIELDS_MAX_BYTES = 256 * 1024;
+
 /** Text past this many characters is left out of the search column (a tsvector holds < 1 MB). */
 export const SEARCH_TEXT_MAX_CHARS = 200_000;
 
@@ -30,12 +37,24 @@ export function searchText(fields: unknown, body: string): string {
   return parts.join('\n').slice(0, SEARCH_TEXT_MAX_CHARS);
 }
 
-export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): Promise<void> {
+/**
+ * Stores one indexed version; answers the bytes of its fields, which count against its author's
+ * quota (rule `every_kept_byte`) while the version keeps its bytes: the caller adds them to the
+ * author's use (addIndexedUse) in the same transaction. The body and the search words need no
+ * count of their own: they are made of the file's bytes, which are counted.
+ */
+export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): Promise<number> {
+  const fields = JSON.stringify(row.fields);
+  const keptBytes = Buffer.byteLength(fields, 'utf8');
+  // The header reader refuses larger fields with an index error; this is the last line.
+  if (keptBytes > INDEX_FIELDS_MAX_BYTES) {
+    throw new RangeError(`indexed fields of ${keptBytes} bytes passed ${INDEX_FIELDS_MAX_BYTES}`);
+  }
   await tx.query(
     `insert into indexed_versions (workspace_id, path, version, sha256, author_id, saved_at,
-       visibility, convention, fields, body, search, current)
+       visibility, convention, fields, body, search, current, kept_bytes, withheld)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::jsonb, $10,
-       to_tsvector('pg_catalog.english', $11), true)`,
+       to_tsvector('pg_catalog.english', $11), true, $12, index_row_withheld($1, $2, $7))`,
     [
       row.workspaceId,
       row.path,
@@ -45,11 +64,53 @@ export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): 
       row.savedAt,
       row.visibility,
       row.convention,
-      JSON.stringify(row.fields),
+      fields,
       row.body,
       searchText(row.fields, row.body),
+      keptBytes,
     ],
   );
+  return keptBytes;
+}
+
+/**
+ * Adds `bytes` (negative: gives them back) to what the index keeps for an agent, within its
+ * storage use (migration 038): `used_bytes`, which the quota holds, and `index_bytes`, the part
+ * `whoami` shows as the index's. Locks the agent's row, as every change of use does.
+ */
+export async function addIndexedUse(tx: Queryable, agentId: string, bytes: number): Promise<void> {
+  await tx.query(
+    `insert into storage_usage (agent_id, used_bytes, index_bytes)
+     values ($1, greatest($2::int8, 0), greatest($2::int8, 0))
+     on conflict (agent_id) do update
+       set used_bytes = greatest(storage_usage.used_bytes + $2::int8, 0),
+         index_bytes = greatest(storage_usage.index_bytes + $2::int8, 0)`,
+    [agentId, bytes],
+  );
+}
+
+/**
+ * The path's indexed versions stop counting against their authors (a delete lets go of every
+ * version); answers what each author gets back, by agent id.
+ */
+export async function releaseIndexedBytes(
+  tx: Queryable,
+  workspaceId: string,
+  path: string,
+): Promise<Map<string, number>> {
+  const rows = await tx.query<{ author_id: string; bytes: number }>(
+    // RETURNING sees the row as updated: the bytes given back are read from `counted`.
+    `with released as (
+       update indexed_versions i set kept_bytes = 0
+       from (select version, kept_bytes from indexed_versions
+             where workspace_id = $1 and path = $2 and kept_bytes > 0) counted
+       where i.workspace_id = $1 and i.path = $2 and i.version = counted.version
+       returning i.author_id, counted.kept_bytes
+     )
+     select author_id, sum(kept_bytes)::int8 as bytes from released group by author_id`,
+    [workspaceId, path],
+  );
+  return new Map(rows.map((row) => [row.author_id, Number(row.bytes)]));
 }
 
 /** The path's indexed versions are no longer current (a new version is saved, or it is deleted). */

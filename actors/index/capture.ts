@@ -11,7 +11,8 @@ import {
  * What the index keeps of a markdown file with a YAML header (`---` ... `---`): the header as
  * fields (each key one field) and the markdown after it. A header that cannot be read, or that
  * passes the bounds of yaml-header.ts (64 KiB, 1,000 top-level keys, nesting, anchors, aliases,
- * tags) or the header thread's deadline, leaves an index error on the file, never a failed save.
+ * tags, and what it expands to with its aliases resolved: 100,000 values, 256 KiB of fields as
+ * JSON) or the header thread's deadline, leaves an index error on the file, never a failed save.
  */
 
 /** Markdown past this is saved but not indexed (its error says so). */

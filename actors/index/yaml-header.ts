@@ -1,4 +1,10 @@
-import { isAlias, isMap, isScalar, isSeq, parseDocument, type Node, type Pair } from 'yaml';
+import { isMap, parseDocument } from 'yaml';
+import { INDEX_FIELDS_MAX_BYTES } from '../../storage/file-index.ts';
+import {
+  expandsPast,
+  expansionProblem,
+  type ExpansionBounds,
+} from '../../protocol/yaml-expansion.ts';
 
 /**
  * Reads a markdown file's YAML header within bounds, on whichever thread calls it (the event
@@ -7,7 +13,10 @@ import { isAlias, isMap, isScalar, isSeq, parseDocument, type Node, type Pair } 
  * with every earlier one: 30,000 keys took 10 s) and alias resolution (every alias scans every
  * anchor before it). Here duplicates are found with one Set per mapping, and anchors, aliases,
  * tags and nesting are counted on the composed document before it is turned into values, so
- * every step is linear in the header's bytes, which the caller caps.
+ * every step is linear in the header's bytes, which the caller caps. Aliases are bounded by what
+ * they expand to, not by their number: 100 aliases of a 20,000-item list are 2,000,000 values
+ * from 40 KB of text, so the values and the JSON bytes of the header with every alias resolved
+ * are counted on the composed document too, and refused before they are allocated.
  */
 
 /** The bounds of a header the index reads; past any of them the file saves with an error. */
@@ -21,12 +30,29 @@ export const HEADER_LIMITS = {
   anchors: 100,
   aliases: 100,
   tags: 1000,
+  /**
+   * Values once every alias is replaced by what it names (a plain 64 KiB header has fewer);
+   * the bytes of the same are bounded by INDEX_FIELDS_MAX_BYTES, what the index stores.
+   */
+  expandedNodes: 100_000,
 } as const;
 
 /** A header read: its fields, or why it is not indexed. */
 export type HeaderReading = { fields: Record<string, unknown> } | { error: string };
 
 const INVALID = 'The YAML header is not valid:';
+
+/** The header's bounds as the expansion walk (yaml-expansion.ts) holds them. */
+const HEADER_EXPANSION: ExpansionBounds = {
+  subject: 'The YAML header',
+  reader: 'the index reads',
+  depth: HEADER_LIMITS.depth,
+  anchors: HEADER_LIMITS.anchors,
+  aliases: HEADER_LIMITS.aliases,
+  tags: HEADER_LIMITS.tags,
+  values: HEADER_LIMITS.expandedNodes,
+  bytes: INDEX_FIELDS_MAX_BYTES,
+};
 
 export function tooManyKeys(): string {
   return `The YAML header has more than ${HEADER_LIMITS.keys} top-level keys; the index reads at most ${HEADER_LIMITS.keys}.`;
@@ -95,57 +121,6 @@ export function headerOverBounds(shape: HeaderShape): string | null {
   return null;
 }
 
-/** Counts of what the bounds limit, taken on the composed document. */
-interface Counts {
-  anchors: number;
-  aliases: number;
-  tags: number;
-}
-
-/**
- * Walks the composed document once: depth, anchors, aliases and tags counted, and duplicate
- * keys found per mapping with the `yaml` package's own notion of equal keys (scalars with the
- * same value). Answers the first bound passed or the first duplicate, else null.
- */
-function walk(node: unknown, depth: number, counts: Counts): string | null {
-  if (!node || typeof node !== 'object') return null;
-  if (isAlias(node)) {
-    return ++counts.aliases > HEADER_LIMITS.aliases
-      ? `The YAML header has more than ${HEADER_LIMITS.aliases} aliases (*name); the index reads at most ${HEADER_LIMITS.aliases}.`
-      : null;
-  }
-  const value = node as Node;
-  if (value.anchor && ++counts.anchors > HEADER_LIMITS.anchors) {
-    return `The YAML header has more than ${HEADER_LIMITS.anchors} anchors (&name); the index reads at most ${HEADER_LIMITS.anchors}.`;
-  }
-  if (value.tag && ++counts.tags > HEADER_LIMITS.tags) {
-    return `The YAML header has more than ${HEADER_LIMITS.tags} tags (!tag); the index reads at most ${HEADER_LIMITS.tags}.`;
-  }
-  if (isScalar(value)) return null;
-  if (depth > HEADER_LIMITS.depth) return tooDeep();
-  if (isSeq(value)) {
-    for (const item of value.items) {
-      const problem = walk(item, depth + 1, counts);
-      if (problem) return problem;
-    }
-    return null;
-  }
-  if (isMap(value)) {
-    const seen = new Set<unknown>();
-    for (const pair of value.items as Pair<unknown, unknown>[]) {
-      if (isScalar(pair.key)) {
-        if (seen.has(pair.key.value)) {
-          return `${INVALID} Map keys must be unique (\`${String(pair.key.value)}\` appears twice).`;
-        }
-        seen.add(pair.key.value);
-      }
-      const problem = walk(pair.key, depth + 1, counts) ?? walk(pair.value, depth + 1, counts);
-      if (problem) return problem;
-    }
-  }
-  return null;
-}
-
 /** Reads a header's source (the text between the `---` lines) into fields, within the bounds. */
 export function readHeader(source: string): HeaderReading {
   const over = headerOverBounds(measureHeader(source));
@@ -157,18 +132,23 @@ export function readHeader(source: string): HeaderReading {
   }
   const top = document.contents;
   if (isMap(top) && top.items.length > HEADER_LIMITS.keys) return { error: tooManyKeys() };
-  const problem = walk(top, 1, { anchors: 0, aliases: 0, tags: 0 });
+  const problem = expansionProblem(top, HEADER_EXPANSION);
   if (problem) return { error: problem };
   let header: unknown;
+  let json: string;
   try {
     header = document.toJS({ maxAliasCount: 100 });
+    json = JSON.stringify(header) ?? 'null';
   } catch (error) {
     return { error: `${INVALID} ${firstLine((error as Error).message)}` };
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header)) {
     return { error: 'The YAML header must be a mapping of keys to values (`key: value` lines).' };
   }
-  return { fields: JSON.parse(JSON.stringify(header)) as Record<string, unknown> };
+  // The walk's figure is an estimate; the JSON the index stores is measured.
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > INDEX_FIELDS_MAX_BYTES) return { error: expandsPast(HEADER_EXPANSION, bytes) };
+  return { fields: JSON.parse(json) as Record<string, unknown> };
 }
 
 function firstLine(message: string | undefined): string {

@@ -11,7 +11,8 @@ import {
   type ByteReply,
 } from '../../protocol/binding.ts';
 import { ServiceError, toProblem } from '../../protocol/errors.ts';
-import { refuseHostileShape } from '../../protocol/input-guard.ts';
+import { MAX_INPUT_DEPTH, refuseHostileShape } from '../../protocol/input-guard.ts';
+import { expansionProblem, type ExpansionBounds } from '../../protocol/yaml-expansion.ts';
 import { jsonBodyLimit, restParameter, type Operation } from '../../protocol/operation.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { asServiceError } from '../http/problem.ts';
@@ -21,6 +22,18 @@ import type { InboundMail } from './inbound.ts';
 
 /** Aliases one body may expand (a "billion laughs" body is refused, not expanded). */
 const MAX_ALIASES = 50;
+
+/** A body may become at most four times its own bytes as JSON (plus 256 KiB), aliases resolved. */
+const commandBodyBounds = (text: string): ExpansionBounds => ({
+  subject: 'The body',
+  reader: 'the mail door reads',
+  depth: MAX_INPUT_DEPTH,
+  anchors: MAX_ALIASES,
+  aliases: MAX_ALIASES,
+  tags: MAX_ALIASES,
+  values: 100_000 + text.length,
+  bytes: 256 * 1024 + 4 * Buffer.byteLength(text, 'utf8'),
+});
 
 /**
  * The body of a command: YAML (the core schema, no custom tags) holding one mapping, or nothing
@@ -32,6 +45,9 @@ export function parseCommandBody(text: string): Record<string, unknown> {
   if (problem) {
     throw new ServiceError('invalid_yaml', `The body is not valid YAML: ${problem.message}`);
   }
+  // Aliases bounded by what they repeat, before toJS builds it (protocol/yaml-expansion.ts).
+  const tooLarge = expansionProblem(document.contents, commandBodyBounds(text));
+  if (tooLarge) throw new ServiceError('invalid_yaml', tooLarge);
   let value: unknown;
   try {
     value = document.toJS({ maxAliasCount: MAX_ALIASES });

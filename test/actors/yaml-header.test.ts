@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { holdHeaderThread, readHeaderOffLoop } from '../../actors/index/header-thread.ts';
 import { indexEntry, indexEntryHere } from '../../actors/index/capture.ts';
 import { HEADER_LIMITS, readHeader } from '../../actors/index/yaml-header.ts';
+import { INDEX_FIELDS_MAX_BYTES } from '../../storage/file-index.ts';
 
 const lines = (count: number, line: (index: number) => string) =>
   Array.from({ length: count }, (_, index) => line(index)).join('\n');
@@ -43,6 +44,50 @@ test('each bound is named: bytes, top-level keys (block and flow), depth, anchor
   assert.match(errorOf(lines(101, (i) => `a${i}: &x${i} v`)), /more than 100 anchors/);
   assert.match(errorOf(`a: &x v\n${lines(101, (i) => `b${i}: *x`)}`), /more than 100 aliases/);
   assert.match(errorOf(`k:\n${lines(1001, () => '  - !!str v')}`), /more than 1000 tags/);
+});
+
+/** The issue's header: one anchored list of `items` items, then `aliases` aliases of it. */
+const aliasBomb = (items: number, aliases: number) =>
+  [
+    `a0: &a [${Array.from({ length: items }, () => 'x').join(',')}]`,
+    ...Array.from({ length: aliases }, (_, i) => `a${i + 1}: *a`),
+  ].join('\n');
+
+test("the issue's alias bomb (40 KB, 99 aliases of a 20,000-item list) is refused naming the 256 KiB bound of stored fields", () => {
+  const bomb = aliasBomb(20_000, 99);
+  assert.is(Buffer.byteLength(bomb) < HEADER_LIMITS.bytes, true);
+  assert.match(errorOf(bomb), /expands to more than 262144 bytes as JSON .* at most 262144 bytes/);
+  assert.is(INDEX_FIELDS_MAX_BYTES, 262144);
+  // The same list aliased a few times stays within the bound and reads.
+  assert.is(errorOf(aliasBomb(2_000, 3)), 'read');
+});
+
+test('aliases are counted as all they repeat before anything is built: 2^40 values from nested aliases are refused at once', () => {
+  const levels = [`l0: &l0 [x, x]`];
+  for (let i = 1; i <= 40; i++) levels.push(`l${i}: &l${i} [*l${i - 1}, *l${i - 1}]`);
+  assert.match(errorOf(levels.join('\n').replace(/^l40: &l40/m, 'l40:')), /expands to more than/);
+});
+
+test('the values of a header are bounded with its aliases resolved, and so is its nesting', () => {
+  // 99 aliases of a list of 1,100 one-digit numbers: 220 KB of JSON, but 110,000 values.
+  const lists = Array.from({ length: 1_100 }, () => '1').join(',');
+  const many = `a0: &a [${lists}]\n${lines(99, (i) => `a${i + 1}: *a`)}`;
+  assert.match(errorOf(many), /more than 100000 values/);
+  // Each anchor 20 levels deep wrapping the one before: 5 of them nest 100 levels.
+  const deep = [`l0: &l0 ${'['.repeat(20)}x${']'.repeat(20)}`];
+  for (let i = 1; i < 5; i++)
+    deep.push(`l${i}: &l${i} ${'['.repeat(20)}*l${i - 1}${']'.repeat(20)}`);
+  assert.match(errorOf(deep.join('\n')), /more than 32 levels deep/);
+});
+
+test('merge keys, binary scalars and an alias inside its own node are bounded or refused', () => {
+  const merged = `%YAML 1.1\n---\nbase: &b {${lines(2_000, (i) => `k${i}: ${'v'.repeat(10)}`).replaceAll('\n', ', ')}}\n${lines(99, (i) => `m${i}: {<<: *b}`)}`;
+  assert.match(errorOf(merged), /expands to more than 262144 bytes/);
+  // A binary scalar is measured as the JSON it becomes (an array of numbers), not its base64:
+  // 30,000 bytes are 40 KB of text and 120 KB of JSON, three times over.
+  const binary = `b: &b !!binary ${Buffer.alloc(30_000, 200).toString('base64')}\nc: *b\nd: *b`;
+  assert.match(errorOf(binary), /expands to more than 262144 bytes/);
+  assert.match(errorOf('a: &a [1, *a]\n'), /the alias \*a is inside the node it names/);
 });
 
 test('the headers of the issue are refused on their size before any parsing', async () => {
