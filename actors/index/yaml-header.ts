@@ -1,4 +1,6 @@
 import { isMap, parseDocument } from 'yaml';
+import { ServiceError } from '../../protocol/errors.ts';
+import { refuseHostileShape } from '../../protocol/input-guard.ts';
 import { INDEX_FIELDS_MAX_BYTES } from '../../storage/file-index.ts';
 import {
   expandsPast,
@@ -145,10 +147,22 @@ export function readHeader(source: string): HeaderReading {
   if (typeof header !== 'object' || header === null || Array.isArray(header)) {
     return { error: 'The YAML header must be a mapping of keys to values (`key: value` lines).' };
   }
+  // Text the database cannot hold (NUL, a lone surrogate such as "\ud800"), as in any input.
+  try {
+    refuseHostileShape(header);
+  } catch (error) {
+    if (error instanceof ServiceError) return { error: `The YAML header ${unstorable(error)}` };
+    throw error;
+  }
   // The walk's figure is an estimate; the JSON the index stores is measured.
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > INDEX_FIELDS_MAX_BYTES) return { error: expandsPast(HEADER_EXPANSION, bytes) };
   return { fields: JSON.parse(json) as Record<string, unknown> };
+}
+
+/** The input guard's refusal as words about the header: `field: why`. */
+function unstorable(error: ServiceError): string {
+  return `field ${error.message.replace(/\.$/, '')}.`;
 }
 
 function firstLine(message: string | undefined): string {

@@ -22,6 +22,16 @@ test('an ordinary header reads as before: scalars, lists, nested mappings, ancho
   });
 });
 
+test('text the database cannot hold (a lone surrogate, NUL) made by YAML escapes is refused, naming the field', () => {
+  assert.match(errorOf('k: "a\\ud800b"\n'), /field k: holds a lone UTF-16 surrogate/);
+  assert.match(
+    errorOf('k: {deep: ["\\udc00"]}\n'),
+    /field k\.deep\.0: holds a lone UTF-16 surrogate/,
+  );
+  assert.match(errorOf('"a\\0": 1\n'), /holds NUL/);
+  assert.equal(readHeader('k: "\\ud83d\\ude00"\n'), { fields: { k: '\u{1F600}' } });
+});
+
 test('duplicate keys are found at every level, without the quadratic check', () => {
   assert.match(errorOf('a: 1\nb: 2\na: 3\n'), /not valid: Map keys must be unique \(`a`/);
   assert.match(errorOf('a: {x: 1, y: 2, x: 3}\n'), /Map keys must be unique \(`x`/);

@@ -138,7 +138,7 @@ for (const { name, text } of HOSTILE) {
   });
 }
 
-test('each bound inside 64 KiB is named in the index error: top-level keys, nesting, anchors, aliases, tags, duplicates', async ({
+test('each bound inside 64 KiB is named in the index error: top-level keys, nesting, anchors, aliases, tags, duplicates, text the database cannot hold', async ({
   server,
 }) => {
   const owner = await server.signUp();
@@ -163,6 +163,9 @@ test('each bound inside 64 KiB is named in the index error: top-level keys, nest
       markdown(['k:', ...times(3000, (i) => `  n${i}: v`), '  n7: again']),
       /not valid: Map keys must be unique \(`n7`/,
     ],
+    // YAML escapes make text the database cannot hold: a lone surrogate, NUL.
+    ['surrogate.md', markdown(['k: "a\\ud800b"']), /field k: holds a lone UTF-16 surrogate/],
+    ['nul.md', markdown(['k: ["ok", "a\\0b"]']), /field k\.1: holds NUL/],
   ];
   for (const [path, text] of cases) await put(server, owner, id, path, text);
   for (const [path, , bound] of cases) {
