@@ -1,12 +1,21 @@
 /**
  * The relations an agent's SQL may name, bound to what its caller may read. Each is a CTE over
- * one of the scope views of migrations/013_index_scope_first.sql (named with their schema, so that
- * the agent's unqualified names can only ever mean these CTEs); the views read the caller from
- * the setting `agent_index.caller`, which `bindScope` sets from a parameter.
+ * one of the scope views of migrations/039_withheld_index_rows.sql (named with their schema, so
+ * that the agent's unqualified names can only ever mean these CTEs); the views read the caller
+ * from the setting `agent_index.caller`, which `bindScope` sets from a parameter.
+ *
+ * What must always hold: no view reads a row its caller may not read and then filters it out.
+ * Rows out of everyone's reach are not in the tables the views scan (private rows in their own
+ * partition, rows moderation withholds in theirs), and the caller's own such rows come only
+ * through a MATERIALIZED CTE fenced to its workspaces; so an agent's filter, however the
+ * planner orders it, never meets one (test/e2e/hidden-index-rows.test.ts probes every view).
  */
 import type { Queryable } from './driver.ts';
 import { ADVISORY_LOCK } from './locks.ts';
-export type IndexScope = 'own' | 'public' | 'store';
+
+/** Every scope an agent's SQL may run in (query_index's `scope`). */
+export const INDEX_SCOPES = ['own', 'public', 'store'] as const;
+export type IndexScope = (typeof INDEX_SCOPES)[number];
 
 /** The role agents' SQL runs as: it may read the scope views and nothing else of ours. */
 export const INDEX_READER_ROLE = 'agent_index_reader';
@@ -37,7 +46,8 @@ export function bindScope(withRole: boolean): string {
     }`;
 }
 
-const SCOPE_VIEWS = [
+/** Every view the reader role may read: the scope views, and nothing else of ours. */
+export const SCOPE_VIEWS = [
   'files_own',
   'files_public',
   'files_store',

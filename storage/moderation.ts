@@ -20,7 +20,7 @@ export async function lockListingForModeration(
   return row ? { listingId, authorId: row.author_id, hidden: row.hidden } : null;
 }
 
-/** Hides the listing (`reason`), or shows it again (`at` null). */
+/** Hides the listing (`reason`), or shows it again (`at` null), in the index too. */
 export async function setListingHidden(
   tx: Queryable,
   listingId: string,
@@ -32,6 +32,26 @@ export async function setListingHidden(
     at,
     reason,
   ]);
+  await moveIndexRows(
+    tx,
+    `(workspace_id, path) in (select l.workspace_id, l.path from listings l
+       where l.listing_id = $1)`,
+    listingId,
+  );
+}
+
+/**
+ * Moves the index rows `where` names to where index_row_withheld (migration 039) now puts them:
+ * a withheld row leaves the partition the scope views read, a row given back returns to it.
+ * Called in the act's transaction, after the act's own update, with its rows locked.
+ */
+async function moveIndexRows(tx: Queryable, where: string, id: string): Promise<void> {
+  await tx.query(
+    `update indexed_versions set withheld = not withheld
+     where visibility = 'public' and ${where}
+       and withheld <> index_row_withheld(workspace_id, path, visibility)`,
+    [id],
+  );
 }
 
 /** Whether the operator hid the listing (false for none). */
@@ -63,7 +83,7 @@ export async function lockAgentForModeration(
   return row ? { agentId, isOperator: row.is_operator, suspended: row.suspended } : null;
 }
 
-/** Suspends the agent (`reason`), or lifts its suspension (`at` null). */
+/** Suspends the agent (`reason`), or lifts its suspension (`at` null), in the index too. */
 export async function setAgentSuspended(
   tx: Queryable,
   agentId: string,
@@ -75,6 +95,11 @@ export async function setAgentSuspended(
     at,
     reason,
   ]);
+  await moveIndexRows(
+    tx,
+    'workspace_id in (select w.workspace_id from workspaces w where w.owner_agent_id = $1)',
+    agentId,
+  );
 }
 
 /** Whether the agent is suspended (false for none). */
@@ -144,4 +169,17 @@ export async function existingTargets(
      select 'workspace', workspace_id from workspaces where workspace_id = any($1::uuid[])`,
     [ids],
   );
+}
+
+/** Whether `path` in the workspace is a listing's file the operator hid. */
+export async function isHiddenListingFile(
+  db: Queryable,
+  workspaceId: string,
+  path: string,
+): Promise<boolean> {
+  const rows = await db.query(
+    `select 1 from listings where workspace_id = $1 and path = $2 and hidden_at is not null`,
+    [workspaceId, path],
+  );
+  return rows.length > 0;
 }

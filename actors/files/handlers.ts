@@ -12,6 +12,7 @@ import { readCursorPage } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { FileReceipt } from '../receipts/receipts.ts';
 import type { Handler } from '../kernel/handler.ts';
+import { assertFileNotHidden } from '../moderation/hidden-files.ts';
 import { assertMayChange, readable } from '../workspaces/access.ts';
 
 export const writeFile: Handler<'write_file'> = async (call, input) => {
@@ -36,10 +37,12 @@ export const writeFile: Handler<'write_file'> = async (call, input) => {
 export const readFile: Handler<'read_file'> = async ({ services, principal }, input) => {
   const path = parseFilePath(input.path);
   const workspace = await readable(services, principal, input.workspace_id);
+  const resource = input.version === undefined ? 'file' : 'file version';
+  await assertFileNotHidden(services, principal, workspace, path, resource);
   const db = services.db();
   // The current version (version left out) or a kept one: one row with its properties.
   const wanted = await findKeptVersion(db, workspace.workspaceId, path, input.version ?? null);
-  if (!wanted) throw notFound(input.version === undefined ? 'file' : 'file version');
+  if (!wanted) throw notFound(resource);
   const blobs = services.files.blobs;
   const bytes: FileBytes = {
     contentMd5: wanted.contentMd5,
