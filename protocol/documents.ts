@@ -143,7 +143,8 @@ export function commandTable(): string {
         `\`${operation.name}\``,
         cell(operation.summary),
         dataKeys(operation.input),
-        operation.binds === true ? 'yes' : 'no',
+        // Binding: always held; any other write: held unless its mail passes DMARC (server/mail/).
+        operation.binds === true ? 'always' : operation.readOnly === true ? 'no' : 'unless aligned',
       ].join(' | '),
   );
   return [

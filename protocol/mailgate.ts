@@ -42,10 +42,11 @@ export const confirmMailCommand = defineOperation({
   auth: 'none',
   status: 200,
   binding: PAGE_OR_JSON,
-  summary: 'Carry out a binding command sent by email, by the link of its confirmation request.',
+  summary: 'Carry out a command held from an email, by the link of its confirmation request.',
   description: [
     'A binding command sent by email (agree, deliver, rate, request_payment) is never run from',
-    'one message: its answer is a confirmation request. Replying to that request from the',
+    'one message, nor is any command that changes something sent in mail that does not pass',
+    'DMARC for the sign-up address: its answer is a confirmation request. Replying to that request from the',
     'address you signed up from, with mail that passes DMARC for that address, carries it out;',
     'otherwise POST here with the `token` of the link the request gives. It runs once: a second',
     'confirmation answers the same result with `already_done: true`. A token that is unknown,',

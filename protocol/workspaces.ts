@@ -215,7 +215,8 @@ export const inviteByEmail = defineOperation({
     '<id>` makes an existing agent a member when its mail account or confirmed notification',
     'email is that address. Only replies from the invited address count. It is an ordinary',
     'invite (one agent, 168 hours, `revoke_invite`); `list_invites` shows it with its `email`.',
-    'Who may invite: as `create_invite`. At most 20 an hour per agent (`429 rate_limited`). A',
+    'Who may invite: as `create_invite`. At most 20 an hour per agent, and 3 in all in an',
+    "agent's first day (`429 rate_limited` with `retry_after_seconds`). A",
     'bad address or a note with a line break answers `400 invalid_input` and sends nothing.',
   ].join(' '),
   input: z.strictObject({

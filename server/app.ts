@@ -337,7 +337,15 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     mailDoor = await startMailDoor(services, {
       host: config.smtpHost,
       port: config.smtpPort,
-      router: mailRouter(services, config.log),
+      // Sign-ups by mail take the HTTP and MCP doors' own per-address limit, and one of all mail.
+      router: mailRouter(services, config.log, {
+        perAddress: signUps,
+        total: requestLimiter(
+          'mail-sign-ups',
+          { limit: config.mailSignUpLimitTotalPerHour || Infinity, windowSeconds: 3600 },
+          limiting,
+        ),
+      }),
       log: config.log,
       // Per address, as the HTTP doors count requests.
       messagesPerMinute: config.rateLimitPerMinute,

@@ -33,6 +33,8 @@ export interface Config {
   mailDnsTimeoutMs: number;
   /** Sign-ups by email one sender address may start in an hour (0: no limit). */
   mailSignUpLimitPerHour: number;
+  /** Sign-ups by email all senders together may start in an hour (0: no limit). */
+  mailSignUpLimitTotalPerHour: number;
   actorCapacity: number;
   /** Requests per minute from one address (all routes but documents and /health). */
   rateLimitPerMinute: number;
@@ -316,6 +318,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       env.MAIL_SIGNUP_LIMIT_PER_HOUR,
       5,
       'MAIL_SIGNUP_LIMIT_PER_HOUR',
+    ),
+    mailSignUpLimitTotalPerHour: integer(
+      env.MAIL_SIGNUP_LIMIT_TOTAL_PER_HOUR,
+      60,
+      'MAIL_SIGNUP_LIMIT_TOTAL_PER_HOUR',
     ),
     actorCapacity: integer(env.ACTOR_CAPACITY, 10_000, 'ACTOR_CAPACITY'),
     rateLimitPerMinute: integer(env.RATE_LIMIT_PER_MINUTE, 1200, 'RATE_LIMIT_PER_MINUTE'),

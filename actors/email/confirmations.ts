@@ -11,7 +11,7 @@ import {
 } from '../../storage/mail-confirmations.ts';
 import type { Services } from '../kernel/services.ts';
 
-/** How long a binding command sent by email waits for its confirmation. */
+/** How long a command held from an email waits for its confirmation. */
 const LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -29,7 +29,7 @@ export function confirmationLink(services: Services, token: string): string {
   return `${services.config.baseUrl}/mailgate/confirm?token=${token}`;
 }
 
-/** Keeps a binding command until it is confirmed; gives its id and its link's token. */
+/** Keeps a command (binding, or sent in unaligned mail) until it is confirmed; gives its id and its link's token. */
 export async function holdBindingCommand(
   services: Services,
   agentId: string,
@@ -88,7 +88,7 @@ export async function carryOut(
   if (!confirmation || (confirmation.status !== 'done' && confirmation.expiresAt <= now)) {
     throw new ServiceError(
       'not_found',
-      'No binding command waits for this confirmation (it is unknown, or older than 24 hours).',
+      'No held command waits for this confirmation (it is unknown, or older than 24 hours).',
     );
   }
   const { confirmationId, operation } = confirmation;
@@ -113,7 +113,7 @@ export async function heldCommandByToken(
   if (!found || (found.status !== 'done' && found.expiresAt <= new Date(services.clock.now()))) {
     throw new ServiceError(
       'not_found',
-      'No binding command waits for this confirmation (it is unknown, or older than 24 hours).',
+      'No held command waits for this confirmation (it is unknown, or older than 24 hours).',
     );
   }
   return found;

@@ -40,7 +40,7 @@ export const mail_confirmation_page: Handler<'mail_confirmation_page'> = async (
     page(
       `Confirm ${held.operation}`,
       [
-        `<p>A binding command sent by email from your agent's address waits for your confirmation.`,
+        `<p>A command sent by email from your agent's address waits for your confirmation.`,
         'Nothing has happened yet.</p>',
         `<pre>${escapeHtml(JSON.stringify({ command: held.operation, input: held.input }, null, 2))}</pre>`,
         shown.status === 'done'

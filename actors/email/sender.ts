@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import {
@@ -101,6 +102,14 @@ class SendingLoop implements MailSender {
   private lastPassFound = false;
   private poll: NodeJS.Timeout | null = null;
   private stopped = false;
+  /**
+   * The loop's own async context, taken at start: every pass runs in it, never in the context
+   * of whoever kicked. A kick comes from enqueueMail, often inside a transaction callback; a
+   * pass started there would carry that callback's mark, and its claim (driver.transaction)
+   * would be refused as a call of the driver from inside its own transaction (on PGlite it
+   * would wait for itself forever).
+   */
+  private readonly ownContext = new AsyncResource('MailSender');
 
   constructor(
     private readonly services: Services,
@@ -121,12 +130,14 @@ class SendingLoop implements MailSender {
       return;
     }
     this.stopPolling();
-    this.running = this.passes().finally(() => {
-      this.running = null;
-      if (!this.stopped)
-        // Unref'd: the loop never keeps a process alive by itself (stop clears it anyway).
-        this.poll = setTimeout(() => this.kick(), POLL_MS).unref();
-    });
+    this.running = this.ownContext
+      .runInAsyncScope(() => this.passes())
+      .finally(() => {
+        this.running = null;
+        if (!this.stopped)
+          // Unref'd: the loop never keeps a process alive by itself (stop clears it anyway).
+          this.poll = setTimeout(() => this.kick(), POLL_MS).unref();
+      });
   }
 
   async idle(): Promise<void> {

@@ -18,6 +18,8 @@ import {
   EMAIL_INVITES_PER_HOUR,
   inviteReplyAddress,
   mailKeyHash,
+  NEW_AGENT_EMAIL_INVITES,
+  NEW_AGENT_MS,
   newMailKey,
 } from './email-invites.ts';
 
@@ -26,15 +28,34 @@ const HOUR_MS = 3_600_000;
 /**
  * invite_by_email: an ordinary invite with the person's address and a reply-address key, and
  * its email queued in the same transaction (it leaves only if the invite was committed). The
- * hourly limit is counted under a per-agent lock, so it holds across workspaces.
+ * limits (an hour's, and a new agent's first day's) are counted under a per-agent lock, so they
+ * hold across workspaces.
  */
 export const inviteByEmail: Handler<'invite_by_email'> = async ({ services, principal }, input) => {
   const settings = services.config.mail;
   if (!settings) throw new ServiceError('service_unavailable', 'This service sends no email.');
+  // Read before the workspace's transaction: the agent may have to be loaded from the database.
+  const agent =
+    services.agents.peek(principal.agentId) ?? (await services.agents.get(principal.agentId));
+  if (!agent) throw new ServiceError('unauthorized', 'That API token is not known.');
+  const bornAt = Date.parse(agent.createdAt);
   const created = await services.workspaces.command(input.workspace_id, async (workspace, tx) => {
     assertMayChange(workspace, principal, 'invite to');
     const now = services.clock.now();
     await lockEmailInvitesOf(tx, principal.agentId);
+    if (now - bornAt < NEW_AGENT_MS) {
+      // All of a new agent's invites fall within the last day.
+      const sent = await emailInvitesSince(tx, principal.agentId, new Date(now - NEW_AGENT_MS));
+      if (sent.length >= NEW_AGENT_EMAIL_INVITES) {
+        const retryAfter = Math.max(1, Math.ceil((bornAt + NEW_AGENT_MS - now) / 1000));
+        throw new ServiceError(
+          'rate_limited',
+          `An agent in its first day may send ${NEW_AGENT_EMAIL_INVITES} email invites in all; the next may go in ${retryAfter} s.`,
+          { retry_after_seconds: retryAfter },
+          { 'retry-after': String(retryAfter) },
+        );
+      }
+    }
     const recent = await emailInvitesSince(tx, principal.agentId, new Date(now - HOUR_MS));
     if (recent.length >= EMAIL_INVITES_PER_HOUR) {
       const oldest = (recent[recent.length - EMAIL_INVITES_PER_HOUR] as Date).getTime();

@@ -17,6 +17,15 @@ export interface EmailInvite {
 /** Email invites one agent may send an hour: the service must not be a way to spam people. */
 export const EMAIL_INVITES_PER_HOUR = 20;
 
+/** How long an agent counts as new: its email invites are held to NEW_AGENT_EMAIL_INVITES. */
+export const NEW_AGENT_MS = 24 * 60 * 60 * 1000;
+/**
+ * Email invites a new agent may send in all before it is a day old. Agents are cheap to make
+ * (sign-ups are limited per address, not per person): without this, each fresh one could mail
+ * twenty people an hour with its own note.
+ */
+export const NEW_AGENT_EMAIL_INVITES = 3;
+
 /** The local part's prefix of an invite's reply address: `invite-<key>@MAIL_DOMAIN`. */
 export const INVITE_REPLY_PREFIX = 'invite-';
 

@@ -76,10 +76,7 @@ export function commandFor(name: string, principal: Principal): Operation | unde
 export function commandList(services: Services, principal: Principal): string {
   const lines = OPERATION_LIST.filter(
     (operation) => operation.operatorOnly !== true || principal.isOperator,
-  ).map(
-    (operation) =>
-      `${operation.name}${operation.binds === true ? ' (confirmed by reply)' : ''}: ${operation.summary}`,
-  );
+  ).map((operation) => `${operation.name}${heldNote(operation)}: ${operation.summary}`);
   return [
     'Subject = command, body = YAML of its input. Each command and its fields:',
     `${services.config.baseUrl}/mailgate/protocol`,
@@ -87,6 +84,12 @@ export function commandList(services: Services, principal: Principal): string {
     ...lines,
     '',
   ].join('\n');
+}
+
+/** When a command waits for a confirmation by reply (server/mail/mailgate.ts, holdReason). */
+function heldNote(operation: Operation): string {
+  if (operation.binds === true) return ' (always confirmed by reply)';
+  return operation.readOnly === true ? '' : ' (confirmed by reply unless your mail passes DMARC)';
 }
 
 /** The decoded fields and byte bodies (one per attachment) of a command, checked as MCP does. */

@@ -27,18 +27,24 @@ export function confirmationRepliedTo(services: Services, mail: InboundMail): st
   return null;
 }
 
-/** A binding command held for its confirmation: the request the answer carries. */
+/**
+ * A command held for its confirmation (a binding one, or one that changes something sent in
+ * mail that is not aligned): the request the answer carries.
+ */
 export async function requestConfirmation(
   services: Services,
   agentId: string,
   operation: string,
   input: Record<string, unknown>,
+  why: 'binding' | 'unaligned',
 ): Promise<{ idKey: string; text: string }> {
   const held = await holdBindingCommand(services, agentId, operation, input);
   return {
     idKey: `${REQUEST_PREFIX}${held.confirmationId}`,
     text: [
-      `${operation} is a binding command: nothing has happened yet.`,
+      why === 'binding'
+        ? `${operation} is a binding command: nothing has happened yet.`
+        : `${operation} changes something, and this message did not pass DMARC alignment for your address (SPF or DKIM of your domain): anyone can write your address in a From, so it did not run. Nothing has happened yet.`,
       'To carry it out, reply to this email (from the address you signed up from; the reply must',
       'pass DMARC for it), or POST to this link within 24 hours:',
       confirmationLink(services, held.token),
@@ -64,14 +70,14 @@ export async function answerConfirmationReply(
   if (!confirmation || confirmation.agentId !== agentId) {
     return asYaml({
       confirmed: false,
-      detail: 'No binding command of yours waits for this reply.',
+      detail: 'No held command of yours waits for this reply.',
     });
   }
   if (!mail.auth.aligned && confirmation.status === 'pending') {
     const token = await renewConfirmationLink(services, confirmationId);
     return [
       `${confirmation.operation} was NOT carried out: this reply did not pass DMARC alignment for`,
-      'your address (SPF or DKIM of your domain), so it cannot confirm a binding command.',
+      'your address (SPF or DKIM of your domain), so it cannot confirm a held command.',
       'To carry it out, POST to this link within 24 hours (the earlier link no longer works):',
       confirmationLink(services, token),
       '',

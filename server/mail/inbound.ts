@@ -33,7 +33,7 @@ export interface SenderAuth {
   spf: string;
   dkim: string;
   dmarc: string;
-  /** DMARC passed for the From address's domain: the only verdict binding commands act on. */
+  /** DMARC passed for the From address's domain: the only verdict a command that changes anything runs on at once. */
   aligned: boolean;
 }
 

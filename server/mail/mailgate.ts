@@ -2,6 +2,7 @@ import { mailAccountOfAgent } from '../../actors/email/accounts.ts';
 import type { ConfirmedRunner } from '../../actors/email/confirmations.ts';
 import type { Services } from '../../actors/kernel/services.ts';
 import { ServiceError } from '../../protocol/errors.ts';
+import { resolveBinding } from '../../protocol/binding.ts';
 import { restParameter, type Operation } from '../../protocol/operation.ts';
 import { OPERATIONS, type OperationName } from '../../protocol/operations.ts';
 import { decodeInput } from '../invoke.ts';
@@ -23,13 +24,21 @@ import {
 import type { InboundMail, MailRouter } from './inbound.ts';
 import { answerInviteReply } from './invite-replies.ts';
 import { joinByMail } from './sign-up.ts';
+import { admitMailSignUp, type MailSignUpLimits } from './sign-up-limits.ts';
 
 /**
  * What the door does with checked mail: sign-ups at the join address, commands at an agent's
  * private address (subject = command, body = YAML; generated from the operation table), and
- * replies to email invites. Answers go only to the address an account signed up from.
+ * replies to email invites. Answers go only to the address an account signed up from. A command
+ * that changes anything runs at once only from aligned mail (DMARC pass for the From domain):
+ * from any other it is held for confirmation, as binding commands always are, since a From is
+ * free to forge. Every sign-up by mail counts against `limits` (the doors' shared sign-up limit).
  */
-export function mailRouter(services: Services, log: (message: string) => void): MailRouter {
+export function mailRouter(
+  services: Services,
+  log: (message: string) => void,
+  limits?: MailSignUpLimits,
+): MailRouter {
   const runner: ConfirmedRunner = async (agentId, name, input) => {
     const agent = await services.agents.get(agentId);
     const operation = OPERATIONS[name as OperationName];
@@ -39,8 +48,8 @@ export function mailRouter(services: Services, log: (message: string) => void): 
   };
 
   return {
-    join: (mail) => joinByMail(services, mail, log),
-    invite: (mail, key) => answerInviteReply(services, mail, key),
+    join: (mail) => joinByMail(services, mail, log, limits),
+    invite: (mail, key) => answerInviteReply(services, mail, key, limits),
     async agent(mail, agentId) {
       const account = await mailAccountOfAgent(services.db(), agentId);
       const agent = account && (await services.agents.get(agentId));
@@ -102,20 +111,32 @@ export function mailRouter(services: Services, log: (message: string) => void): 
         });
         return;
       }
-      if (operation.binds === true) {
+      const held = holdReason(operation, mail);
+      try {
+        // A sign-up by mail counts against the doors' one sign-up limit, held or run.
+        if (operation.signUpLimited) await admitMailSignUp(limits, mail);
+        if (held === 'unaligned' && takesBytes(operation)) {
+          throw new ServiceError(
+            'forbidden',
+            `${operation.name} takes attachments, which a held command cannot keep; this message did not pass DMARC alignment for your address, so it cannot run at once. Send it again signed by your domain (DKIM or SPF aligned with your From), or use HTTP or MCP.`,
+            { reason: 'sender_not_aligned' },
+          );
+        }
         // Checked before it is held: a command that cannot run is refused now, not confirmed.
-        try {
+        if (held !== null) {
           for (const call of commandCalls(operation, input, mail.attachments)) {
             decodeInput(operation.input, call.fields, restParameter(operation.path));
           }
-        } catch (error) {
-          await answer(services, mail, to, {
-            agentId,
-            text: asYaml(problemOf(services, error, log)),
-          });
-          return;
         }
-        const request = await requestConfirmation(services, agentId, operation.name, input);
+      } catch (error) {
+        await answer(services, mail, to, {
+          agentId,
+          text: asYaml(problemOf(services, error, log)),
+        });
+        return;
+      }
+      if (held !== null) {
+        const request = await requestConfirmation(services, agentId, operation.name, input, held);
         await answer(services, mail, to, { agentId, kind: 'confirmation_request', ...request });
         return;
       }
@@ -136,6 +157,25 @@ export function mailRouter(services: Services, log: (message: string) => void): 
       });
     },
   };
+}
+
+/**
+ * Why a command waits for a confirmation instead of running, or null when it runs now: it
+ * binds (always held), or it changes something and its mail is not aligned (its From may be
+ * forged: it is held, and the request goes to the confirmed address, never to the sender).
+ * A read runs: its answer goes only to the confirmed address, whoever sent it.
+ */
+export function holdReason(
+  operation: Operation,
+  mail: Pick<InboundMail, 'auth'>,
+): 'binding' | 'unaligned' | null {
+  if (operation.binds === true) return 'binding';
+  if (operation.readOnly !== true && !mail.auth.aligned) return 'unaligned';
+  return null;
+}
+
+function takesBytes(operation: Operation): boolean {
+  return resolveBinding(operation.method, operation.binding).body.kind === 'bytes';
 }
 
 /** Runs a command once per attachment (once when it takes none); a refusal is a problem. */

@@ -12,18 +12,21 @@ import { invoke } from '../invoke.ts';
 import { answer, asYaml } from './answers.ts';
 import { parseCommandBody } from './commands.ts';
 import type { InboundMail } from './inbound.ts';
+import { admitMailSignUp, type MailSignUpLimits } from './sign-up-limits.ts';
 
 /**
  * Mail to the join address: subject `sign-up` with `name: <agent_name>` starts a sign-up (a
  * 6-digit code to the From address); a message holding a 6-digit number is the code of the
  * sender's pending sign-up (a reply's subject, `Re: sign-up` without its prefix, is `sign-up`
  * too, so the body decides). Everything is answered to the From address only, and only about
- * its own sign-up.
+ * its own sign-up. Starting one counts against the doors' sign-up limits (`limits`); past them
+ * it is not answered: an answer to each refused start would mail any From an attacker writes.
  */
 export async function joinByMail(
   services: Services,
   mail: InboundMail,
   log: (message: string) => void,
+  limits?: MailSignUpLimits,
 ): Promise<void> {
   const from = mail.from;
   if (from === null) return;
@@ -39,6 +42,13 @@ export async function joinByMail(
           named.problem ??
           'Nothing was started: the body must be one line, `name: <agent_name>`.\n',
       });
+      return;
+    }
+    try {
+      await admitMailSignUp(limits, mail);
+    } catch (error) {
+      if (!(error instanceof ServiceError) || error.code !== 'rate_limited') throw error;
+      log(`mail: sign-up from ${from} via ${mail.remoteIp} past the sign-up limits, not answered`);
       return;
     }
     const started = await startMailSignUp(services, from, name);

@@ -1,7 +1,9 @@
 import { suite } from 'uvu';
 import { parse } from 'yaml';
 import * as assert from 'uvu/assert';
+import { NEW_AGENT_EMAIL_INVITES, NEW_AGENT_MS } from '../../actors/workspaces/email-invites.ts';
 import { callTool, connectMcp } from '../helpers/clients.ts';
+import { TestClock } from '../helpers/clock.ts';
 import { callJson, request } from '../helpers/http.ts';
 import { startMailSink, type MailSink, type SunkMail } from '../helpers/mail-sink.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -12,13 +14,19 @@ import { newWorkspace, type TestAgent } from '../helpers/workspaces.ts';
  * person's mailbox), with the names and note as marked data, a reply address and the join link
  * for the person's assistant; list_invites shows it; bad input and floods send nothing.
  */
-const test = suite<{ server: TestServer; sink: MailSink }>('invites by email');
+const test = suite<{ server: TestServer; sink: MailSink; clock: TestClock }>('invites by email');
 
 const DOMAIN = 'agents.test';
 
 test.before(async (context) => {
   context.sink = await startMailSink();
-  context.server = await startTestServer({ smtpUrl: context.sink.url, mailDomain: DOMAIN });
+  // A clock the tests move: an agent's first day (its stricter invite limit) passes at once.
+  context.clock = new TestClock(Date.now());
+  context.server = await startTestServer({
+    smtpUrl: context.sink.url,
+    mailDomain: DOMAIN,
+    clock: context.clock,
+  });
 });
 test.after(async ({ server, sink }) => {
   await server.close();
@@ -227,10 +235,41 @@ test('a stranger cannot invite by email to a workspace it cannot see, nor a memb
   assert.is(await queuedTo(server, to), 0);
 });
 
-test('an agent sends at most 20 email invites an hour, across workspaces: the 21st answers 429 rate_limited and sends nothing, also when they come at once', async ({
+test('an agent in its first day sends at most 3 email invites in all; a day old, it sends more', async ({
   server,
+  clock,
 }) => {
   const owner = await server.signUp();
+  // An agent's created_at is the database's time: the test clock catches up with it first.
+  clock.advance(Math.max(0, Date.now() - clock.now()));
+  const workspaceId = await newWorkspace(server, owner);
+  for (let i = 0; i < NEW_AGENT_EMAIL_INVITES; i++)
+    assert.is((await inviteByEmail(server, owner, workspaceId, { email: person() })).status, 202);
+  const to = person();
+  const refused = await request<{ code: string; retry_after_seconds: number }>(
+    server,
+    'POST',
+    `/workspaces/${workspaceId}/invites/email`,
+    { token: owner.api_token, body: { email: to } },
+  );
+  assert.is(refused.status, 429);
+  assert.is(refused.body.code, 'rate_limited');
+  assert.ok(refused.body.retry_after_seconds > 3600, 'not before the agent is a day old');
+  assert.ok(refused.body.retry_after_seconds <= NEW_AGENT_MS / 1000);
+  assert.is(refused.headers.get('retry-after'), String(refused.body.retry_after_seconds));
+  assert.is(await queuedTo(server, to), 0, 'nothing was sent');
+  clock.advance(refused.body.retry_after_seconds * 1000);
+  assert.is((await inviteByEmail(server, owner, workspaceId, { email: to })).status, 202);
+});
+
+test('an agent sends at most 20 email invites an hour, across workspaces: the 21st answers 429 rate_limited and sends nothing, also when they come at once', async ({
+  server,
+  clock,
+}) => {
+  const owner = await server.signUp();
+  // Past its first day (and the hour the test before moved on), when the stricter limit of new
+  // agents holds (the test above).
+  clock.advance(NEW_AGENT_MS + 2 * 3_600_000);
   const first = await newWorkspace(server, owner);
   const second = await newWorkspace(server, owner);
   // 25 at once, to two workspaces: exactly 20 go, whatever the interleaving.

@@ -243,7 +243,9 @@ test('malformed YAML, an unknown command and a refused input answer problems wit
   );
   const help = await send('help', '');
   assert.ok(!help.includes('unknown_command'));
-  assert.match(help, /agree \(confirmed by reply\)/);
+  assert.match(help, /agree \(always confirmed by reply\)/);
+  assert.match(help, /create_workspace \(confirmed by reply unless your mail passes DMARC\)/);
+  assert.match(help, /\nwhoami: /, 'a read is never held');
   const unknownField = parse(await send('whoami', 'extra: 1')) as { code: string };
   assert.is(unknownField.code, 'unknown_field');
   const nul = parse(await send('leave_feedback', 'message: "a\\0b"\ncategory: bug')) as {
@@ -417,7 +419,13 @@ test('attachments become files in the named workspace, and read_file answers wit
   const { server, router } = context;
   const me = await signUpByMail(context, 'files@person.example', 'files-bot');
   const send = async (mail: Partial<InboundMail>) => {
-    const full = inbound({ from: 'files@person.example', recipient: me.private_address, ...mail });
+    // Aligned (DMARC pass): commands that change anything run at once only from such mail.
+    const full = inbound({
+      from: 'files@person.example',
+      recipient: me.private_address,
+      auth: { spf: 'pass', dkim: 'pass', dmarc: 'pass', aligned: true },
+      ...mail,
+    });
     await router.agent(full, me.agent_id);
     return onlyAnswerTo(server, full);
   };
@@ -504,7 +512,7 @@ test('a binding command whose input cannot run is refused at once and nothing wa
   assert.is(held.length, 0);
 });
 
-test('/mailgate/protocol lists every command from the operation table, binding ones marked', async ({
+test('/mailgate/protocol lists every command from the operation table, marked by when it is held', async ({
   server,
 }) => {
   const text = await (await server.get('/mailgate/protocol')).text();
@@ -515,7 +523,8 @@ test('/mailgate/protocol lists every command from the operation table, binding o
     if (operation.operatorOnly) assert.is(row, undefined, `${operation.name} is not listed`);
     else {
       assert.ok(row, `${operation.name} is listed`);
-      assert.ok(row.endsWith(operation.binds ? '| yes |' : '| no |'), row);
+      const held = operation.binds ? 'always' : operation.readOnly ? 'no' : 'unless aligned';
+      assert.ok(row.endsWith(`| ${held} |`), row);
     }
   }
 });
