@@ -208,6 +208,10 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+  too_many_queries: {
+    status: 429,
+    title: 'You have as many index queries running or waiting as one agent may',
+  },
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** An error meant for the caller: it crosses the wire with its code. Anything else is internal. */

@@ -9,6 +9,40 @@ import { checkUserSql } from './sql-policy.ts';
 /** The most bytes of rows (as JSON) one answer carries; past it `truncated` is true. */
 export const INDEX_BYTE_CAP = 8 * 1024 * 1024;
 
+/**
+ * The most bytes (UTF-8) of all `params` of one query together, below the 64 KiB a body may
+ * hold. What a cross join of parameters' `jsonb_array_elements` aggregates (`string_agg`)
+ * grows with their size: the bound makes such a value smaller, the memory cap (PGlite:
+ * storage/pglite/driver.ts) stops it, and `work_mem` makes sorts and hashes spill to disk.
+ */
+export const INDEX_PARAMS_BYTE_CAP = 32 * 1024;
+
+/**
+ * What one agent's query may use for each sort or hash before it spills to disk (PostgreSQL's
+ * default is 4MB, but a server's configuration may raise it for the service's own work).
+ */
+const AGENT_WORK_MEM = '4MB';
+
+/** Refusals of queries that ran out of memory (they spend from the budget: handlers.ts). */
+const outOfMemory = new WeakSet<ServiceError>();
+
+/** Whether `error` refused a query that ran out of the memory one query may use. */
+export function ranOutOfMemory(error: ServiceError): boolean {
+  return outOfMemory.has(error);
+}
+
+/** Refuses `params` whose bytes together pass INDEX_PARAMS_BYTE_CAP, before anything runs. */
+function checkParamBytes(params: (string | null)[]): void {
+  const bytes = params.reduce((sum, value) => sum + (value ? Buffer.byteLength(value) : 0), 0);
+  if (bytes <= INDEX_PARAMS_BYTE_CAP) return;
+  throw new ServiceError(
+    'invalid_input',
+    `params hold ${bytes} bytes together; a query may pass at most ${INDEX_PARAMS_BYTE_CAP} ` +
+      '(32 KiB). Filter in SQL over the index instead of sending the data.',
+    { field: 'params', limit_bytes: INDEX_PARAMS_BYTE_CAP },
+  );
+}
+
 /** The leading rows whose JSON fits in `cap` bytes (at least none). */
 function withinBytes(rows: unknown[][], cap: number): unknown[][] {
   let bytes = 0;
@@ -77,6 +111,7 @@ export async function runIndexQuery(
 ) {
   const checked = await checkUserSql(input.sql);
   const params = (input.params ?? []).map((value) => (value === null ? null : String(value)));
+  checkParamBytes(params);
   if (params.length !== checked.parameterCount) {
     throw new ServiceError(
       'invalid_input',
@@ -92,6 +127,7 @@ export async function runIndexQuery(
         await tx.query(bindScope(services.indexReaderRole && !services.indexReaderLogin), [
           principal.agentId,
         ]);
+        await tx.query(`select set_config('work_mem', $1, true)`, [AGENT_WORK_MEM]);
         return tx.queryTable(text, params);
       },
       { readOnly: true, timeoutMs: services.sqlTimeoutMs, pool: 'agents' },
@@ -118,7 +154,7 @@ export async function runIndexQuery(
     if (error instanceof DatabaseError && beyondLimits(error)) {
       // PostgreSQL's own reason where it says something to an agent; an internal one never.
       const reason = error.sqlState === 'XX000' ? '' : ` (${error.message})`;
-      throw new ServiceError(
+      const refusal = new ServiceError(
         'sql_too_complex',
         `The query needs more than the database gives one query${reason}: memory, nesting ` +
           'depth, grouping sets, or a regular expression too complex to compile (nested ' +
@@ -126,6 +162,8 @@ export async function runIndexQuery(
           'repetitions, fewer rows or values at once.',
         { field: 'sql' },
       );
+      if (error.sqlState?.startsWith('53')) outOfMemory.add(refusal);
+      throw refusal;
     }
     if (error instanceof DatabaseError) {
       throw new ServiceError('invalid_input', `The query failed: ${error.message}`, {

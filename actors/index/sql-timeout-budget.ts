@@ -39,9 +39,11 @@ interface Account {
 /**
  * A budget of index queries that run past their time limit. A query that times out held a
  * database connection for the whole limit (on PGlite, the one connection every write needs), so
- * each agent may spend only a few a minute, and all agents together a few more. A query may
- * start only while the timeouts of the last minute plus the queries running now stay under both
- * limits: a running query may still time out, so it holds its place until it ends. Past a limit
+ * each agent may spend only a few a minute, and all agents together a few more. An agent's query
+ * may start only while its timeouts of the last minute plus its queries running now stay under
+ * its limit (a running query may still time out, so it holds its place until it ends), and
+ * while the timeouts of all agents in the last minute stay under the total (others' running
+ * queries do not count there: sql-slots.ts shares the running places fairly). Past a limit
  * the query is refused with 429 `rate_limited` and Retry-After, before it runs.
  *
  * Kept in memory per process; with `shared` (several processes on one PostgreSQL) each agent's
@@ -74,7 +76,10 @@ export class SqlTimeoutBudget {
     const agent = this.agents.get(agentId) ?? { timeouts: [], running: 0 };
     if (sharedLeft !== undefined) refuseIfSharedSpent(sharedLeft, perAgent, agent.running);
     else this.refuseIfSpent(agent, perAgent, now, 'you');
-    this.refuseIfSpent(this.everyone, this.limits.total, now, 'all agents together');
+    // All agents together: only timeouts that happened. Counting others' running queries too let
+    // ten agents with three slow queries each refuse everyone else (issue 32); how many run at
+    // once is the slots' to bound (sql-slots.ts), so this overshoots by at most those.
+    this.refuseIfSpent(this.everyone, this.limits.total, now, 'all agents together', false);
     this.agents.set(agentId, agent);
     agent.running++;
     this.everyone.running++;
@@ -97,18 +102,25 @@ export class SqlTimeoutBudget {
     };
   }
 
-  private refuseIfSpent(account: Account, limit: number, now: number, who: string): void {
+  private refuseIfSpent(
+    account: Account,
+    limit: number,
+    now: number,
+    who: string,
+    countRunning = true,
+  ): void {
     if (limit <= 0) return;
     const recent = account.timeouts.filter((at) => at > now - WINDOW_MS);
     account.timeouts = recent;
-    if (recent.length + account.running < limit) return;
+    const running = countRunning ? account.running : 0;
+    if (recent.length + running < limit) return;
     // Places come back when a timeout leaves the window, or when a running query ends.
     const oldest = recent[0];
     const retryAfter =
       recent.length >= limit && oldest !== undefined
         ? Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000))
         : 1;
-    throw overBudget(limit, who, recent.length, account.running, retryAfter);
+    throw overBudget(limit, who, recent.length, running, retryAfter);
   }
 
   private sweep(now: number): void {

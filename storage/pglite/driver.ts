@@ -9,7 +9,23 @@ import { TransactionGuard } from '../transaction-guard.ts';
 export interface PgliteDriver extends Driver {
   /** Test-only: ends the worker thread unannounced, as a crash would. */
   crashWorkerForTests(): Promise<void>;
+  /**
+   * PostgreSQL's WebAssembly memory now (as of the last answer), the most it ever reached on
+   * any thread, and how many times the thread was replaced because that memory had grown past
+   * `memory.restartAboveBytes`.
+   */
+  memory(): { wasmBytes: number; peakWasmBytes: number; restarts: number };
 }
+
+/**
+ * The embedded database's memory ceiling. PostgreSQL in PGlite lives in WebAssembly memory,
+ * which grows and never shrinks: the process starts at ~200-400 MB RSS with 128 MiB of it.
+ * `maxBytes` is the most it may grow to (one query past it fails `out of memory`, 53200);
+ * `restartAboveBytes`: when a statement or transaction left it larger than this, the thread
+ * is replaced before the next one runs, which gives the memory back. Together they keep the
+ * process under ~1 GB RSS whatever agents' SQL does (figures in bench/, issue 32).
+ */
+export const PGLITE_MEMORY = { maxBytes: 512 * 2 ** 20, restartAboveBytes: 256 * 2 ** 20 };
 
 export interface PgliteOptions {
   /**
@@ -17,6 +33,8 @@ export interface PgliteOptions {
    * or, as before there was a cancel, by stopping the thread (bench/sql-timeouts.ts compares).
    */
   cancel?: 'in-engine' | 'stop-thread';
+  /** The memory ceiling (PGLITE_MEMORY); tests lower it. */
+  memory?: Partial<typeof PGLITE_MEMORY>;
 }
 
 const PING_DEADLINE_MS = 2000;
@@ -44,15 +62,20 @@ export async function openPglite(
   options: PgliteOptions = {},
 ): Promise<PgliteDriver> {
   const cancelInEngine = options.cancel !== 'stop-thread';
+  const memory = { ...PGLITE_MEMORY, ...options.memory };
   await preparePgliteDataDir(dataDir);
   const guard = new TransactionGuard();
   let closing = false;
-  let thread = await PgliteThread.start(dataDir, onDeath);
+  const startThread = () => PgliteThread.start(dataDir, onDeath, memory.maxBytes);
+  let thread = await startThread();
   let reopening: Promise<PgliteThread> | null = null;
+  let restarts = 0;
+  /** The most PostgreSQL's memory reached on threads replaced so far. */
+  let peakWasmBytes = 0;
 
   function reopen(after: Promise<void> = Promise.resolve()): Promise<PgliteThread> {
     const next = after
-      .then(() => PgliteThread.start(dataDir, onDeath))
+      .then(startThread)
       // A new thread's first statement is slow (hundreds of ms): take that cost here, so that
       // it never counts against the time limit of the statement that comes next.
       .then(async (started) => {
@@ -120,6 +143,21 @@ export async function openPglite(
     },
   };
 
+  /**
+   * Between turns, when the last one left PostgreSQL's memory past the ceiling: the thread
+   * closes cleanly (nothing is in flight between turns, and every commit is on disk) and a
+   * new one opens the data directory before the next turn starts, so the next statement (a
+   * write of the service included) waits ~1 s for it and then runs on the new thread.
+   */
+  async function restartIfGrown(): Promise<void> {
+    if (closing || reopening || !thread.alive || thread.memoryBytes <= memory.restartAboveBytes)
+      return;
+    restarts++;
+    peakWasmBytes = Math.max(peakWasmBytes, thread.memoryBytes);
+    // A thread that did not start is started again by the next statement's connect().
+    await reopen(thread.close()).catch(() => undefined);
+  }
+
   // Turns: each statement or transaction waits for the one before it.
   let turn: Promise<unknown> = Promise.resolve();
   /** Statements and transactions waiting for their turn now. */
@@ -131,7 +169,8 @@ export async function openPglite(
       return work();
     };
     const result = turn.then(start, start);
-    turn = result.catch(() => undefined);
+    // The caller has its answer at once; the next turn waits for a restart, if one is due.
+    turn = result.catch(() => undefined).then(restartIfGrown);
     return result;
   };
   const misused = (method: string): Promise<never> | null => {
@@ -223,5 +262,10 @@ export async function openPglite(
     async crashWorkerForTests() {
       await thread.crash();
     },
+    memory: () => ({
+      wasmBytes: thread.memoryBytes,
+      peakWasmBytes: Math.max(peakWasmBytes, thread.memoryBytes),
+      restarts,
+    }),
   };
 }

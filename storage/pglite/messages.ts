@@ -19,13 +19,17 @@ export interface Statement {
  */
 export type WorkerRequest = { id: number; statements: Statement[] } | 'close';
 
-export type WorkerReply =
+/** Each reply says how large the thread's WebAssembly memory is now (it never shrinks). */
+export type WorkerReply = { memoryBytes: number } & (
   | { id: number; rows: Record<string, unknown>[] }
-  | { id: number; error: { message: string; code?: string } };
+  | { id: number; error: { message: string; code?: string } }
+);
 
 /** What the worker thread is started with. */
 export interface WorkerData {
   dataDir: string;
   /** The global the worker puts its cancel function under, for cancel.ts to call. */
   cancelHook: string;
+  /** The most bytes PostgreSQL's WebAssembly memory may grow to; past it, `out of memory`. */
+  memoryMaxBytes: number;
 }

@@ -19,6 +19,8 @@ export class PgliteThread {
   /** Why calls fail from now on; null while the thread serves. */
   private stopped: Error | null = null;
   private readonly exited: Promise<void>;
+  /** PostgreSQL's WebAssembly memory as of the last answer: it grows, and never shrinks. */
+  memoryBytes = 0;
 
   private constructor(
     private readonly worker: Worker,
@@ -27,6 +29,7 @@ export class PgliteThread {
     this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
     worker.on('message', (message: WorkerReply | 'ready' | 'closed') => {
       if (typeof message === 'string') return;
+      this.memoryBytes = message.memoryBytes;
       const waiter = this.pending.get(message.id);
       if (!waiter) return;
       this.pending.delete(message.id);
@@ -49,10 +52,11 @@ export class PgliteThread {
   static async start(
     dataDir: string,
     onDeath: (thread: PgliteThread) => void,
+    memoryMaxBytes: number,
   ): Promise<PgliteThread> {
     watchPgliteThreads();
     const worker = new Worker(new URL('./worker.mjs', import.meta.url), {
-      workerData: { dataDir, cancelHook: CANCEL_HOOK } satisfies WorkerData,
+      workerData: { dataDir, cancelHook: CANCEL_HOOK, memoryMaxBytes } satisfies WorkerData,
     });
     await new Promise<void>((resolve, reject) => {
       const onExit = (code: number) => reject(new Error(`the PGlite worker exited (${code})`));

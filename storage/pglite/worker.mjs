@@ -19,7 +19,9 @@ import { PreparedStatements } from './statements.mjs';
 /** @typedef {import('./messages.ts').WorkerReply} WorkerReply */
 /** @typedef {Record<string, unknown>} Row */
 
-const { dataDir, cancelHook } = /** @type {import('./messages.ts').WorkerData} */ (workerData);
+const { dataDir, cancelHook, memoryMaxBytes } = /** @type {import('./messages.ts').WorkerData} */ (
+  workerData
+);
 if (!parentPort) throw new Error('pglite-worker must run as a worker thread');
 const port = parentPort;
 
@@ -33,12 +35,39 @@ const port = parentPort;
  */
 const MEMORY_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
-// int8 as a JS number, as the postgres.js driver does: every int8 the service keeps (sequence
-// numbers, byte counts) stays far below 2^53.
-const db = await PGlite.create(dataDir, {
-  parsers: { [types.INT8]: (/** @type {string} */ value) => Number(value) },
-  startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS],
-});
+const WASM_PAGE_BYTES = 65536;
+
+/**
+ * PGlite makes PostgreSQL's WebAssembly memory itself, with a maximum of 2 GiB, and has no
+ * option for it; that memory never shrinks, so one agent's query (a `string_agg` of a cross
+ * join) took the process to 2 GB for good. While PGlite starts, the memory it makes is given
+ * `memoryMaxBytes` as its maximum instead (a smaller maximum satisfies the module's import):
+ * past it a growth fails, PostgreSQL's allocator answers `out of memory` (53200), and the
+ * query fails alone while the thread serves on. Only this thread's global is touched.
+ */
+async function createWithMemoryCap() {
+  const NativeMemory = WebAssembly.Memory;
+  const maxPages = Math.floor(memoryMaxBytes / WASM_PAGE_BYTES);
+  class CappedMemory extends NativeMemory {
+    /** @param {WebAssembly.MemoryDescriptor} descriptor */
+    constructor(descriptor) {
+      const maximum = Math.min(descriptor.maximum ?? maxPages, maxPages);
+      super({ ...descriptor, initial: Math.min(descriptor.initial, maximum), maximum });
+    }
+  }
+  WebAssembly.Memory = CappedMemory;
+  try {
+    // int8 as a JS number, as the postgres.js driver does: every int8 the service keeps
+    // (sequence numbers, byte counts) stays far below 2^53.
+    return await PGlite.create(dataDir, {
+      parsers: { [types.INT8]: (/** @type {string} */ value) => Number(value) },
+      startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS],
+    });
+  } finally {
+    WebAssembly.Memory = NativeMemory;
+  }
+}
+const db = await createWithMemoryCap();
 
 const statements = new PreparedStatements(db);
 
@@ -113,8 +142,13 @@ async function runAll(batch) {
   return rows;
 }
 
-/** @param {WorkerReply} reply */
-const reply = (reply) => port.postMessage(reply);
+/**
+ * @param {{ id: number; rows: Row[] } | { id: number; error: { message: string; code?: string } }} answer
+ */
+const reply = (answer) =>
+  port.postMessage(
+    /** @type {WorkerReply} */ ({ ...answer, memoryBytes: postgres.wasmMemory.buffer.byteLength }),
+  );
 
 // One request at a time, start to end: a batch is a unit, and prepared statements are run
 // with PGlite's raw protocol calls, which its own lock does not cover.
