@@ -6,7 +6,7 @@
  * fails: a run that breaks or overruns prints what it has and exits 0.
  *
  * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
- * index-sql, store, chat, reputation, sql-timeouts, payments, email, webhooks, scale-out) runs only those sections; BENCH_EXPLAIN=1 prints the
+ * index-sql, store, chat, reputation, sql-timeouts, payments, email, webhooks, hostile-neighbours, scale-out) runs only those sections; BENCH_EXPLAIN=1 prints the
  * index queries' plans.
  */
 import { execSync } from 'node:child_process';
@@ -50,6 +50,7 @@ import { measureStore, STORE_LISTINGS, type StoreSink } from './store.ts';
 import { measureSqlTimeouts, sqlTimeoutsTable, type SqlTimeoutsFigure } from './sql-timeouts.ts';
 import { measureRawUws, measureWhoami } from './whoami.ts';
 import { measureWebhooks, WEBHOOK_CHANGES, WEBHOOK_ENDPOINTS } from './webhooks.ts';
+import { hostileNeighboursTable, runHostileNeighbours } from './hostile-neighbours.ts';
 
 /**
  * Past this the bench prints what it has and exits (BENCH_LIMIT_S shortens it for a try-out).
@@ -91,6 +92,7 @@ const SECTIONS = [
   'payments',
   'email',
   'webhooks',
+  'hostile-neighbours',
   'scale-out',
 ] as const;
 type SectionName = (typeof SECTIONS)[number];
@@ -404,6 +406,19 @@ async function webhooks(): Promise<void> {
   );
 }
 
+/** A victim's small PUTs beside each hostile neighbour, on both drivers (hostile-neighbours.ts). */
+async function hostileNeighbours(): Promise<void> {
+  await section('small PUTs beside hostile neighbours', async () => {
+    const { figures, notes } = await runHostileNeighbours(stop.signal, log, serverLog);
+    const shown = hostileNeighboursTable(figures);
+    log(`small PUTs beside hostile neighbours:\n${shown}`);
+    results.notes.push(
+      `Small PUTs beside hostile neighbours (bench/hostile-neighbours.ts):\n${shown}`,
+      ...notes,
+    );
+  });
+}
+
 /**
  * 1, 2 and 3 service processes on one PostgreSQL, push across them beside the socket.io
  * PostgreSQL adapter (scale-out.ts). PostgreSQL only: without a database it says so and skips.
@@ -468,6 +483,7 @@ if (wanted('sql-timeouts')) await sqlTimeouts();
 if (wanted('payments')) await payments();
 if (wanted('email')) await email();
 if (wanted('webhooks')) await webhooks();
+if (wanted('hostile-neighbours')) await hostileNeighbours();
 if (wanted('scale-out')) await scaleOut();
 // Last: loading 100,000 files takes its time on each driver.
 if (wanted('index-sql')) await indexSql();

@@ -88,7 +88,8 @@ export const setWebhook = defineOperation({
     'the webhook is disabled and your feed gets `webhook.disabled`. The `secret` is shown only',
     'in this answer; setting the webhook again (also to re-enable it) makes a new secret and',
     'starts at your newest change. The URL must reach a public address: a host that resolves',
-    'to a loopback, private, link-local (cloud metadata), CGNAT or multicast address is refused',
+    'to a loopback, private, link-local (cloud metadata), CGNAT, multicast, documentation or any',
+    'other special-purpose address (IANA registries; IPv4 carried in IPv6 forms too) is refused',
     'with `422 webhook_url_refused`; so is every redirect (at most 3 are followed) to one.',
   ].join(' '),
   input: z.strictObject({

@@ -1,40 +1,6 @@
 import { promises as dns } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
-
-/**
- * Where a webhook may not reach (server-side request forgery): loopback, private, link-local
- * (cloud metadata at 169.254.169.254 included), unspecified, CGNAT, multicast and reserved
- * ranges, and their IPv4-mapped IPv6 forms (BlockList checks `::ffff:a.b.c.d` against the IPv4
- * rules). NAT64 (64:ff9b::/96) is refused whole: it can carry any IPv4 address.
- */
-const BLOCKED = (() => {
-  const list = new BlockList();
-  const v4: [string, number][] = [
-    ['0.0.0.0', 8],
-    ['10.0.0.0', 8],
-    ['100.64.0.0', 10],
-    ['127.0.0.0', 8],
-    ['169.254.0.0', 16],
-    ['172.16.0.0', 12],
-    ['192.0.0.0', 24],
-    ['192.168.0.0', 16],
-    ['198.18.0.0', 15],
-    ['224.0.0.0', 4],
-    ['240.0.0.0', 4],
-  ];
-  for (const [network, prefix] of v4) list.addSubnet(network, prefix, 'ipv4');
-  const v6: [string, number][] = [
-    ['::', 128],
-    ['::1', 128],
-    ['64:ff9b::', 96],
-    ['fc00::', 7],
-    ['fe80::', 10],
-    ['fec0::', 10],
-    ['ff00::', 8],
-  ];
-  for (const [network, prefix] of v6) list.addSubnet(network, prefix, 'ipv6');
-  return list;
-})();
+import { isIP } from 'node:net';
+import { specialAddressReason } from './special-addresses.ts';
 
 /** One address a host name resolved to. */
 export interface ResolvedAddress {
@@ -64,13 +30,15 @@ export interface AddressPolicy {
   resolve?: Resolver;
 }
 
-/** Why `address` is refused, or null when it is public. */
+/**
+ * Why `address` is refused, or null when it is public: every range of the IANA special-purpose
+ * registries (loopback, private, link-local and cloud metadata, CGNAT, documentation,
+ * benchmarking, multicast, reserved, NAT64, 6to4, Teredo...), and every IPv6 form carrying an
+ * IPv4 address that is refused (special-addresses.ts).
+ */
 export function blockedReason(address: string): string | null {
-  const family = isIP(address);
-  if (family === 0) return `${address} is not an IP address`;
-  return BLOCKED.check(address, family === 6 ? 'ipv6' : 'ipv4')
-    ? `${address} is a loopback, private, link-local or otherwise non-public address`
-    : null;
+  if (isIP(address) === 0) return `${address} is not an IP address`;
+  return specialAddressReason(address);
 }
 
 /** The URL's host without IPv6 brackets. */

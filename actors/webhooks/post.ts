@@ -1,7 +1,8 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { MAX_WEBHOOK_REDIRECTS } from '../../protocol/webhooks.ts';
+import { boundedRequest, OutgoingTimeout } from '../kernel/outgoing-request.ts';
 import {
   AddressRefused,
   checkedAddress,
@@ -11,6 +12,13 @@ import {
 
 /** How one delivery attempt ended. */
 export type PostOutcome = { ok: true; status: number } | { ok: false; error: string };
+
+/**
+ * The most bytes of a receiver's answer read: nobody reads it (the status is the answer), so a
+ * few KiB lets a short body end and the kept-alive connection be reused; a longer one drops
+ * the connection instead of draining it.
+ */
+export const WEBHOOK_ANSWER_BYTES = 4 * 1024;
 
 // Kept-alive connections: a socket in the pool was opened to an address checked when it was
 // opened, so reusing it reaches nothing unchecked.
@@ -28,48 +36,13 @@ function pinned(target: ResolvedAddress): LookupFunction {
   };
 }
 
-/** One request to one checked address; the answer's body is read and dropped. */
-function once(
-  url: URL,
-  target: ResolvedAddress,
-  body: string,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
-      url,
-      {
-        method: 'POST',
-        agent: url.protocol === 'https:' ? httpsAgent : httpAgent,
-        lookup: pinned(target),
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-          'user-agent': 'agent-service-webhooks/1',
-        },
-        signal,
-      },
-      (response) => {
-        response.on('error', reject);
-        response.on('end', () => resolve(response));
-        // Nobody reads the answer: drained (within the attempt's time limit) so that the
-        // connection can be reused.
-        response.resume();
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
-}
-
 /**
  * POSTs `body` to `url`, checking the address before each connection (address-guard.ts) and
  * following at most MAX_WEBHOOK_REDIRECTS redirects by hand, each target checked the same way
  * and POSTed the same body and headers (307/308 keep the method; 301/302/303 are treated alike:
- * a webhook is a POST or nothing). The whole attempt, look-ups and redirects included, ends
- * after `timeoutMs`.
+ * a webhook is a POST or nothing). The whole attempt, look-ups, redirects and answers included,
+ * ends after `timeoutMs`; of each answer at most WEBHOOK_ANSWER_BYTES is read
+ * (actors/kernel/outgoing-request.ts).
  */
 export async function postWebhook(
   url: string,
@@ -84,8 +57,24 @@ export async function postWebhook(
   try {
     for (let hop = 0; ; hop++) {
       const target = await withSignal(checkedAddress(current, policy), signal);
-      const response = await once(current, target, body, headers, signal);
-      const status = response.statusCode ?? 0;
+      const https = current.protocol === 'https:';
+      const response = await boundedRequest(
+        current,
+        {
+          method: 'POST',
+          agent: https ? httpsAgent : httpAgent,
+          lookup: pinned(target),
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+            'user-agent': 'agent-service-webhooks/1',
+          },
+          body,
+        },
+        { timeoutMs, maxAnswerBytes: WEBHOOK_ANSWER_BYTES, signal },
+      );
+      const status = response.status;
       if (status >= 200 && status < 300) return { ok: true, status };
       const location = response.headers.location;
       if (status >= 300 && status < 400 && location) {
@@ -101,9 +90,9 @@ export async function postWebhook(
     }
   } catch (error) {
     if (error instanceof AddressRefused) return { ok: false, error: `refused: ${error.message}` };
-    if (signal.aborted && !stop.aborted)
-      return { ok: false, error: `no answer within ${timeoutMs} ms` };
     if (stop.aborted) return { ok: false, error: 'the service stopped' };
+    if (signal.aborted || error instanceof OutgoingTimeout)
+      return { ok: false, error: `no answer within ${timeoutMs} ms` };
     const code = (error as NodeJS.ErrnoException).code;
     return { ok: false, error: `${code ?? 'failed'}: ${(error as Error).message}` };
   }

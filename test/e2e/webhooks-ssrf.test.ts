@@ -79,6 +79,11 @@ const REFUSED_URLS = [
   // Spellings the URL parser turns into loopback.
   'http://2130706433/hooks',
   'http://0x7f.1/hooks',
+  // Issue 32 §5: IPv6 forms carrying IPv4, and documentation ranges.
+  'http://[::127.0.0.1]/hooks',
+  'http://[::ffff:0:7f00:1]/hooks',
+  'http://[2002:7f00:1::]/hooks',
+  'http://192.0.2.1/hooks',
 ];
 
 test('set_webhook refuses loopback, private, link-local, metadata and CGNAT addresses, literal or resolved, and writes nothing', async ({
@@ -112,6 +117,9 @@ for (const [name, to] of [
   ['a loopback address', (c: Context) => c.target.url],
   ['a name resolving to loopback', (c: Context) => `http://localhost:${c.target.port}/hooks`],
   ['the metadata address', () => 'http://169.254.169.254/latest/meta-data/'],
+  // Issue 32 §5: forms that carry a loopback IPv4 address, decoded at every hop too.
+  ['a 6to4 address carrying loopback', () => 'http://[2002:7f00:1::]/hooks'],
+  ['an IPv4-translated loopback address', () => 'http://[::ffff:0:7f00:1]/hooks'],
 ] as const) {
   test(`a delivery redirected to ${name} is refused at that hop and counts as a failure`, async (context) => {
     const { server, target } = context;

@@ -13,11 +13,18 @@ import {
   type Address,
   type PublicClient,
 } from 'viem';
+import { boundedFetch } from '../../kernel/outgoing-request.ts';
 
 /** How long one RPC call may take before it counts as no answer (CHAIN_RPC_TIMEOUT_MS's default). */
 export const RPC_TIMEOUT_MS = 5000;
 /** Retries of a failed RPC call inside one check (viem's own; the next tick retries anyway). */
 export const RPC_RETRIES = 1;
+/**
+ * The most bytes of one JSON-RPC answer read (actors/kernel/outgoing-request.ts): a receipt
+ * with a few hundred logs or a block header is far below it; a provider that streams for ever
+ * is cut there, within the call's time limit.
+ */
+export const RPC_ANSWER_BYTES = 1024 * 1024;
 
 /** What the service's start-up contract says about the chain (server/config.ts). */
 export interface ChainSettings {
@@ -75,7 +82,12 @@ export function chainAccess(settings: ChainSettings): ChainAccess | null {
           chain,
           // Every read is fresh: a cached head would hold confirmations back.
           cacheTime: 0,
-          transport: http(url, { timeout, retryCount: RPC_RETRIES, retryDelay: 100 }),
+          transport: http(url, {
+            fetchFn: boundedFetch({ timeoutMs: timeout, maxAnswerBytes: RPC_ANSWER_BYTES }),
+            timeout,
+            retryCount: RPC_RETRIES,
+            retryDelay: 100,
+          }),
         }) as PublicClient,
     ),
   };
