@@ -267,11 +267,15 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
 
   // Test-only operations bring their own handlers (config.ts, testOperations).
   const operations = [
-    ...OPERATION_LIST.map((operation) => ({ operation, options: { log: logError } })),
+    ...OPERATION_LIST.map((operation) => ({
+      operation,
+      // Anonymous Idempotency-Keys are each caller address's own (server/http/idempotency.ts).
+      options: { log: logError, addressOf: limiting.addressOf },
+    })),
     ...(config.testOperations
       ? TEST_OPERATIONS.map(({ operation, handler }) => ({
           operation,
-          options: { handler, log: logError },
+          options: { handler, log: logError, addressOf: limiting.addressOf },
         }))
       : []),
   ];

@@ -110,6 +110,19 @@ export async function findTokenByHash(
   return raw ? { ...toRow(raw), agentSuspended: raw.suspended } : null;
 }
 
+/** The token with this id, as findTokenByHash answers it (a storage link names its maker so). */
+export async function findTokenById(
+  db: Queryable,
+  tokenId: string,
+): Promise<(TokenRow & { agentSuspended: boolean }) | null> {
+  const [raw] = await db.query<Raw & { suspended: boolean }>(
+    `select t.${columns.split(', ').join(', t.')}, a.suspended_at is not null as suspended
+     from agent_tokens t join agents a using (agent_id) where t.token_id = $1`,
+    [tokenId],
+  );
+  return raw ? { ...toRow(raw), agentSuspended: raw.suspended } : null;
+}
+
 export async function findToken(
   db: Queryable,
   agentId: string,

@@ -5,6 +5,9 @@ import { findLiveTokensByHashes, revokeToken, type FoundWhere } from '../../stor
 import type { Services } from '../kernel/services.ts';
 import { hashToken, tokenShape, TOKEN_PREFIX } from '../kernel/tokens.ts';
 
+/** The hashes among these that are live tokens now (one indexed query). */
+type LookUp = (hashes: Uint8Array[]) => Promise<readonly Uint8Array[]>;
+
 /**
  * Leaked tokens: every save others can read (a file in a public workspace, a listing, a
  * message, feedback) is scanned for the service's own API tokens; a live one found there is
@@ -15,20 +18,16 @@ import { hashToken, tokenShape, TOKEN_PREFIX } from '../kernel/tokens.ts';
  * tokenShape), with no base62 character right before or after it: a look-alike, or the middle
  * of a longer word, is no alarm. Tokens are ASCII, so bytes of any file are scanned as they are.
  *
- * Work is bounded per byte: the prefix is found by Buffer's native search, the token's form by
- * one linear regular expression, and only a whole token (at least 52 bytes apart from the
- * next) costs a SHA-256. At most MAX_TOKENS_PER_SAVE distinct tokens are looked
- * up per save, and at most MAX_CHECKS_PER_SAVE checksums computed; a save past either stops
- * scanning there (only a file made to hide a token behind thousands of others gets past).
+ * Work is bounded per byte, never by a count a file could use up: the prefix is found by
+ * Buffer's native search, the token's form by one linear regular expression, and only a whole
+ * token (at least 52 bytes apart from the next) costs a checksum. Every well-formed token is
+ * checked, however many decoys come before it: a scan bound to the service looks them up as
+ * they come, LOOKUP_BATCH at a time, each batch one indexed query (`token_hash = any(...)`), and
+ * keeps only the live ones, so what it holds is bounded too (a batch, and the live tokens).
  */
 
-/** Distinct well-formed tokens one save looks up, at most. */
-export const MAX_TOKENS_PER_SAVE = 100;
-/**
- * Checksums one save computes, at most (~3 µs each): a file made of distinct look-alikes would
- * otherwise cost a SHA-256 per 52 bytes. Past it the scan stops.
- */
-export const MAX_CHECKS_PER_SAVE = 10_000;
+/** Well-formed tokens looked up together (one indexed query each), as a stream goes by. */
+export const LOOKUP_BATCH = 1_000;
 
 const PREFIX = Buffer.from(TOKEN_PREFIX, 'latin1');
 /** `asvc_` and its 46 characters. */
@@ -54,12 +53,12 @@ export type FoundTokens = readonly Uint8Array[];
  * tiny ones) is found once, whole. Call `see` for each chunk, then `found` once at the end.
  */
 export class TokenScan {
-  /** Well-formed tokens found: at most MAX_TOKENS_PER_SAVE. */
+  /** Well-formed tokens found and not looked up yet: at most LOOKUP_BATCH when bound. */
   private readonly tokens = new Set<string>();
+  /** Live tokens found by the lookups so far, by their hash (latin1). */
+  private readonly live = new Map<string, Uint8Array>();
   /** Look-alikes whose checksum failed, remembered up to CHECKED_LIMIT. */
   private readonly lookAlikes = new Set<string>();
-  /** Checksums computed so far. */
-  private checks = 0;
   /** The last CARRY bytes of the stream so far (a copy: the chunk itself is not kept). */
   private tail = Buffer.alloc(0);
   /** Bytes of the stream so far. */
@@ -67,8 +66,44 @@ export class TokenScan {
   /** Stream position of the first token start not yet decided (every earlier one was). */
   private next = 0;
 
-  see(chunk: Uint8Array): void {
-    if (chunk.length === 0 || this.full) return;
+  /**
+   * `services`: look the tokens up as they come (a stream of any size); without, every
+   * well-formed token is kept to the end (a text whose size its operation bounds).
+   */
+  constructor(services?: Services) {
+    this.lookUp = services
+      ? async (hashes) => {
+          const rows = await findLiveTokensByHashes(
+            services.db(),
+            hashes,
+            new Date(services.clock.now()),
+          );
+          return rows.map((row) => row.tokenHash);
+        }
+      : undefined;
+  }
+
+  private readonly lookUp: LookUp | undefined;
+
+  /**
+   * Scans one chunk. When a batch of tokens is full the answer is a promise: await it before the
+   * next chunk (it looks the batch up, so that no more than one batch is ever held).
+   */
+  see(chunk: Uint8Array): void | Promise<void> {
+    this.scan(chunk);
+    if (this.lookUp && this.tokens.size >= LOOKUP_BATCH) return this.lookUpBatch(this.lookUp);
+  }
+
+  private async lookUpBatch(lookUp: LookUp): Promise<void> {
+    const hashes = [...this.tokens].map(hashToken);
+    this.tokens.clear();
+    for (const hash of await lookUp(hashes)) {
+      this.live.set(Buffer.from(hash).toString('latin1'), hash);
+    }
+  }
+
+  private scan(chunk: Uint8Array): void {
+    if (chunk.length === 0) return;
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const before = this.total;
     this.total += bytes.length;
@@ -86,16 +121,19 @@ export class TokenScan {
     );
   }
 
-  /** The tokens found, the stream's end being the end of the last one's word. */
+  /**
+   * The tokens found, the stream's end being the end of the last one's word: those not looked
+   * up yet, and those the lookups found live (the save's transaction checks them again).
+   */
   found(): FoundTokens {
-    if (!this.full)
-      this.decide(this.tail, this.total - this.tail.length, this.next, this.total, true);
+    this.decide(this.tail, this.total - this.tail.length, this.next, this.total, true);
     this.next = this.total;
-    return [...this.tokens].map(hashToken);
-  }
-
-  private get full(): boolean {
-    return this.tokens.size >= MAX_TOKENS_PER_SAVE || this.checks >= MAX_CHECKS_PER_SAVE;
+    const pending = [...this.tokens].map(hashToken);
+    const seen = new Set(pending.map((hash) => Buffer.from(hash).toString('latin1')));
+    return [
+      ...pending,
+      ...[...this.live].filter(([key]) => !seen.has(key)).map(([, hash]) => hash),
+    ];
   }
 
   /**
@@ -117,7 +155,7 @@ export class TokenScan {
     const words = new RegExp(TOKEN_FORM.source, 'g');
     for (let match = words.exec(text); match !== null; match = words.exec(text)) {
       const start = first + match.index;
-      if (start >= stop || this.full) break;
+      if (start >= stop) break;
       this.consider(buf, start, offset);
     }
     return decidable;
@@ -130,7 +168,6 @@ export class TokenScan {
     if (end < buf.length && BASE62[buf[end] as number] === 1) return;
     const token = buf.toString('latin1', start, end);
     if (this.tokens.has(token) || this.lookAlikes.has(token)) return;
-    this.checks++;
     if (tokenShape(token) === 'ok') this.tokens.add(token);
     else if (this.lookAlikes.size < CHECKED_LIMIT) this.lookAlikes.add(token);
   }

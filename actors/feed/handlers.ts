@@ -34,30 +34,82 @@ export const waitForChanges: Handler<'wait_for_changes'> = async (
   const from = await startSeq(services, principal.agentId, input.after);
   const limit = input.limit ?? DEFAULT_PAGE_LIMIT;
   const timeoutMs = (input.timeout ?? DEFAULT_WAIT_SECONDS) * 1000;
-  if (principal.token?.workspaceId) {
-    return waitInWorkspace(services, principal, from, limit, timeoutMs, signal);
+  // A parked wait lives no longer than its token: revoked, expired or suspended, it answers the
+  // 401 a new call would get (as a socket is disconnected), never a change read after the end.
+  const life = tokenLife(services, principal);
+  try {
+    const page = principal.token?.workspaceId
+      ? await waitInWorkspace(services, principal, from, limit, timeoutMs, signal, life.ended)
+      : await waitInFeed(services, principal, from, limit, timeoutMs, signal, life.ended);
+    life.assertLive();
+    return page;
+  } finally {
+    life.stop();
   }
-  const { agentId } = principal;
-  // Listen before reading, so a change committed between the read and the wait still wakes us.
+};
+
+/** The end of the caller's token while a wait is parked (none for a call without a token). */
+function tokenLife(services: Services, principal: Principal) {
   const stop = new AbortController();
-  const onAbort = () => stop.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  // A process that begins to stop answers its parked long-polls at once: the caller asks again.
-  services.stopping.addEventListener('abort', onAbort, { once: true });
+  let why: ServiceError | undefined;
+  const grant = principal.token;
+  const unwatch = grant
+    ? services.tokens.watch(grant, (error) => {
+        why = error;
+        stop.abort();
+      })
+    : () => undefined;
+  return {
+    ended: stop.signal,
+    assertLive(): void {
+      if (why) throw why;
+    },
+    stop: unwatch,
+  };
+}
+
+/**
+ * Before a read that a wake-up asked for: the change that woke the wait may be the one that
+ * ended the token (a suspension's notice), whose re-check is still under way. A token forgotten
+ * since it was resolved is looked up again; a 401 then ends the wait.
+ */
+async function assertTokenStill(services: Services, principal: Principal): Promise<void> {
+  const grant = principal.token;
+  if (grant && !services.tokens.isCurrent(grant)) await services.tokens.recheck(grant);
+}
+
+async function waitInFeed(
+  services: Services,
+  principal: Principal,
+  from: number | undefined,
+  limit: number,
+  timeoutMs: number,
+  signal: AbortSignal,
+  tokenEnded: AbortSignal,
+): Promise<FeedPage> {
+  const { agentId } = principal;
+  // The caller going, this process beginning to stop (it answers its parked long-polls at once:
+  // the caller asks again) or the token's end stop the wait.
+  const ended = AbortSignal.any([signal, services.stopping, tokenEnded]);
+  // Ends the wait below however this returns: a page read at once leaves no waiter behind.
+  const stop = new AbortController();
+  const onEnded = () => stop.abort();
+  ended.addEventListener('abort', onEnded, { once: true });
+  // Listen before reading, so a change committed between the read and the wait still wakes us.
   const woken = services.hub.waitForChange(agentId, timeoutMs, stop.signal);
   try {
     const first = await readCallerPage(services, principal, from, limit);
-    if (first.changes.length > 0 || timeoutMs === 0 || services.stopping.aborted) return first;
+    if (first.changes.length > 0 || timeoutMs === 0 || ended.aborted) return first;
     await woken;
-    if (signal.aborted || services.stopping.aborted) return first;
+    if (ended.aborted) return first;
+    await assertTokenStill(services, principal);
     // Read on from where the first page ended: the place moved there already.
     return await readCallerPage(services, principal, from, limit);
   } finally {
     stop.abort();
-    signal.removeEventListener('abort', onAbort);
-    services.stopping.removeEventListener('abort', onAbort);
+    ended.removeEventListener('abort', onEnded);
   }
-};
+}
 
 /**
  * The long-poll of a token restricted to one workspace: the agent's other workspaces' changes
@@ -71,11 +123,12 @@ async function waitInWorkspace(
   limit: number,
   timeoutMs: number,
   signal: AbortSignal,
+  tokenEnded: AbortSignal,
 ): Promise<FeedPage> {
   const deadline = services.clock.now() + timeoutMs;
   const waiter = new FeedWaiter(services, principal.agentId, principal.token?.workspaceId ?? null);
-  // The caller going, or this process beginning to stop, ends the wait.
-  const ended = AbortSignal.any([signal, services.stopping]);
+  // The caller going, this process beginning to stop, or the token's end ends the wait.
+  const ended = AbortSignal.any([signal, services.stopping, tokenEnded]);
   try {
     waiter.reading();
     let page = await readCallerPage(services, principal, from, limit);
@@ -84,6 +137,7 @@ async function waitInWorkspace(
       if (left <= 0) break;
       await waiter.next(left, ended);
       if (ended.aborted) break;
+      await assertTokenStill(services, principal);
       waiter.reading();
       page = await readCallerPage(services, principal, decodeCursor(page.cursor) ?? from, limit);
     }

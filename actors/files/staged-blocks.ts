@@ -178,7 +178,7 @@ export async function commitBlocks(
   const blobs = services.files.blobs;
   const capture = new IndexCapture(path);
   const md5 = new Md5Watch();
-  const tokens = new TokenScan();
+  const tokens = new TokenScan(services);
   const joined = (async function* () {
     for (const block of blocks) {
       const content = await blobs.open(block.sha256).catch((error: unknown) => {
@@ -191,7 +191,7 @@ export async function commitBlocks(
         for await (const chunk of content) {
           capture.see(chunk);
           md5.see(chunk);
-          tokens.see(chunk);
+          await tokens.see(chunk);
           yield chunk;
         }
       } finally {

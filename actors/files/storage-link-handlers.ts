@@ -16,8 +16,14 @@ export const getStorageLink: Handler<'get_storage_link'> = async (
   const links = services.files.links;
   const base = services.config.baseUrl;
   const now = services.clock.now();
+  // The link dies with the token that makes it (server/storage-link/door.ts checks it).
+  const maker = {
+    agentId: principal.agentId,
+    tokenId: principal.token?.tokenId ?? null,
+    tokenExpiresAtMs: principal.token?.expiresAtMs ?? null,
+  };
   const grant = (scope: string | undefined) =>
-    StorageLinks.grant(input.access, workspace.workspaceId, principal.agentId, scope, now);
+    StorageLinks.grant(input.access, workspace.workspaceId, maker, scope, now);
   const fileUrl = (file: string) =>
     `${StorageLinks.fileUrl(base, workspace.workspaceId, file)}?${links.sasToken(grant(file))}`;
   const expiresAt = grant(undefined).expiresAt.toISOString();

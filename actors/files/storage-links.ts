@@ -13,7 +13,10 @@ import { ensureServiceSecret } from '../../storage/kernel/service-secrets.ts';
  *
  * The SAS query carries Azure's names: `sv` (version), `sr` (`c` the workspace, `b` one file),
  * `sp` (`r`, or `rcw`), `st`/`se` (start, expiry; ISO 8601 to the second), `saoid` (the agent
- * the link acts for: Azure's "signed authorized object id") and `sig`. The signature is
+ * the link acts for: Azure's "signed authorized object id"), `si` (the API token that made it,
+ * by id: Azure's "signed identifier" of a stored access policy, whose removal ends the SAS; empty
+ * for a link made with no token, by mail) and `sig`. A link lives no longer than its token nor
+ * its agent's standing: the door checks both on every request (server/storage-link/door.ts). The signature is
  * HMAC-SHA256, base64url, over those fields, the workspace id and (for `sr=b`) the file path,
  * one per line, so a link works only on the workspace, the file and for the agent it was made
  * for. The key is a service secret in the database: every process on one database verifies
@@ -24,6 +27,8 @@ export type LinkResource = 'c' | 'b';
 export interface LinkGrant {
   workspaceId: string;
   agentId: string;
+  /** The API token that made the link; null: none (the email door acts by address). */
+  tokenId: string | null;
   resource: LinkResource;
   /** The file of a `b` link. */
   path?: string;
@@ -48,6 +53,8 @@ export class LinkRefused extends Error {
 /** What a verified link allows. */
 export interface VerifiedLink {
   agentId: string;
+  /** The API token that made the link, which must still work; null: made with none. */
+  tokenId: string | null;
   resource: LinkResource;
   path: string | undefined;
   canRead: boolean;
@@ -66,23 +73,29 @@ export class StorageLinks {
     return new StorageLinks(await ensureServiceSecret(db, SECRET_NAME, randomBytes(32)));
   }
 
-  /** A grant for `access` that starts now and lasts the link lifetime (to the second). */
+  /**
+   * A grant for `access` that starts now and lasts the link lifetime (to the second), or until
+   * `tokenExpiresAtMs`, when the token that makes it stops sooner.
+   */
   static grant(
     access: 'read' | 'readwrite',
     workspaceId: string,
-    agentId: string,
+    maker: { agentId: string; tokenId: string | null; tokenExpiresAtMs: number | null },
     path: string | undefined,
     now: number,
   ): LinkGrant {
     const start = Math.floor(now / 1000) * 1000;
+    const end = Math.min(start + STORAGE_LINK_LIFETIME_MS, maker.tokenExpiresAtMs ?? Infinity);
     return {
       workspaceId,
-      agentId,
+      agentId: maker.agentId,
+      tokenId: maker.tokenId,
       resource: path === undefined ? 'c' : 'b',
       ...(path === undefined ? {} : { path }),
       permissions: access === 'read' ? 'r' : 'rcw',
       startsAt: new Date(start),
-      expiresAt: new Date(start + STORAGE_LINK_LIFETIME_MS),
+      // To the second, as SAS times are written: never past the token's expiry.
+      expiresAt: new Date(Math.floor(end / 1000) * 1000),
     };
   }
 
@@ -95,6 +108,7 @@ export class StorageLinks {
       st: isoSeconds(grant.startsAt),
       se: isoSeconds(grant.expiresAt),
       saoid: grant.agentId,
+      si: grant.tokenId ?? '',
     };
     const sig = this.sign(fields, grant.workspaceId, grant.path ?? '');
     return Object.entries({ ...fields, sig })
@@ -121,6 +135,7 @@ export class StorageLinks {
       st: field('st'),
       se: field('se'),
       saoid: field('saoid'),
+      si: field('si'),
     };
     const sig = field('sig');
     if (sig === '' || fields.se === '' || fields.saoid === '') {
@@ -150,6 +165,7 @@ export class StorageLinks {
     }
     return {
       agentId: fields.saoid,
+      tokenId: fields.si === '' ? null : fields.si,
       resource: fields.sr as LinkResource,
       path: fields.sr === 'b' ? path : undefined,
       canRead: fields.sp.includes('r'),
@@ -176,6 +192,7 @@ export class StorageLinks {
       fields.st,
       fields.se,
       fields.saoid,
+      fields.si,
       workspaceId,
       path,
     ].join('\n');

@@ -103,6 +103,7 @@ export function blobFailure(error: unknown, maxBytes: number): unknown {
       { limit_bytes: maxBytes },
     );
   }
+  // A full store is `storage_full`, as a full database is: one table for both.
   if (error instanceof BlobStoreFullError || error instanceof BlobStoreUnavailableError) {
     return storageProblem(error);
   }
@@ -302,7 +303,7 @@ export async function storeFileBytes(
     if (declared !== null && declared <= options.maxBytes) await reservation.cover(declared);
     const capture = new IndexCapture(path);
     const md5 = new Md5Watch();
-    const tokens = new TokenScan();
+    const tokens = new TokenScan(services);
     let seen = 0;
     const source = (async function* () {
       for await (const chunk of body) {
@@ -310,7 +311,7 @@ export async function storeFileBytes(
         if (seen <= options.maxBytes) await reservation.grow(seen);
         capture.see(chunk);
         md5.see(chunk);
-        tokens.see(chunk);
+        await tokens.see(chunk);
         yield chunk;
       }
     })();

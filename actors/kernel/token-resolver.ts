@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { findTokenByHash, touchToken, type TokenRow } from '../../storage/tokens.ts';
+import { findTokenByHash, findTokenById, touchToken, type TokenRow } from '../../storage/tokens.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import type { Clock } from './clock.ts';
 import { withToken, type Principal } from './principal.ts';
@@ -7,6 +7,8 @@ import { grantOf, type TokenGrant } from './token-scope.ts';
 import { sameHash, tokenKey, tokenShape, TOKEN_PREFIX } from './tokens.ts';
 
 const CACHE_LIMIT = 50_000;
+/** The longest a timer of the event loop waits (about 24.8 days); longer waits are chained. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /** A token's `last_used_at` is written at most this often. */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -44,6 +46,14 @@ function refusal(row: TokenRow & { agentSuspended: boolean }, nowMs: number): st
     return `That API token expired at ${row.expiresAt.toISOString()}. Use another of your tokens (create_token makes one).`;
   }
   return null;
+}
+
+function unknownToken(): ServiceError {
+  return new ServiceError(
+    'unauthorized',
+    'That API token is not known: sign up again if it was lost.',
+    { reason: 'unknown' },
+  );
 }
 
 /**
@@ -138,6 +148,26 @@ export class TokenResolver {
     for (const listener of this.allListeners) listener();
   }
 
+  /**
+   * Calls `ended` once, with the 401 a new call would get, when the token of `grant` stops
+   * working: revoked, rotated out, expired (at its expiry, by the service's clock), or its agent
+   * suspended; here or in another process. Every door that holds a caller beyond one answer (a
+   * socket, a parked long-poll) watches its token so; returns the function that stops watching.
+   * A failure to read the database is not the token's: the watch goes on.
+   */
+  watch(grant: TokenGrant, ended: (why: ServiceError) => void): () => void {
+    this.watches ??= new TokenWatches(this, this.clock);
+    return this.watches.add(grant, ended);
+  }
+
+  private watches: TokenWatches | undefined;
+
+  /** Whether `grant` is still the one cached for its token (nothing was forgotten since). */
+  isCurrent(grant: TokenGrant): boolean {
+    const key = this.keyOf(grant);
+    return key !== undefined && this.fresh(key)?.grant === grant;
+  }
+
   /** Calls `listener` when every agent's tokens may have changed (see `forgetAll`). */
   onAllForgotten(listener: () => void): () => void {
     this.allListeners.add(listener);
@@ -174,13 +204,25 @@ export class TokenResolver {
   private async lookUp(key: string): Promise<Cached> {
     const hash = Buffer.from(key, 'base64');
     const found = await findTokenByHash(this.db(), hash);
-    if (!found || !sameHash(found.tokenHash, hash)) {
-      throw new ServiceError(
-        'unauthorized',
-        'That API token is not known: sign up again if it was lost.',
-        { reason: 'unknown' },
-      );
-    }
+    if (!found || !sameHash(found.tokenHash, hash)) throw unknownToken();
+    return this.admit(found, key);
+  }
+
+  /**
+   * The grant of a token known by its id, not its secret (a storage link names the token that
+   * made it: actors/files/storage-links.ts), or the 401 a call with that token would get now.
+   */
+  async grantById(tokenId: string): Promise<TokenGrant> {
+    const key = this.keys.get(tokenId);
+    const cached = key === undefined ? undefined : this.fresh(key);
+    if (cached) return cached.grant;
+    const found = await findTokenById(this.db(), tokenId);
+    if (!found) throw unknownToken();
+    return this.admit(found, Buffer.from(found.tokenHash).toString('base64')).grant;
+  }
+
+  /** A token found in the database: refused when it no longer works, else cached. */
+  private admit(found: TokenRow & { agentSuspended: boolean }, key: string): Cached {
     const nowMs = this.clock.now();
     const why = refusal(found, nowMs);
     if (why !== null) {
@@ -209,5 +251,103 @@ export class TokenResolver {
   private touch(entry: Cached, nowMs: number): void {
     entry.touchedAtMs = nowMs;
     touchToken(this.writer(), entry.grant.tokenId, new Date(nowMs)).catch(() => undefined);
+  }
+}
+
+/** One holder of a token: its grant (the newest, after a re-check) and what to call at its end. */
+interface Watched {
+  grant: TokenGrant;
+  readonly ended: (why: ServiceError) => void;
+  cancelExpiry: () => void;
+  done: boolean;
+}
+
+/**
+ * The watches of TokenResolver.watch: when an agent's tokens change (a revoke, a rotation, a
+ * suspension; or word from other processes was lost: every agent), each distinct token watched
+ * is checked again in the database, once however many hold it; a token that expires is checked
+ * at its expiry.
+ */
+class TokenWatches {
+  private readonly byAgent = new Map<string, Set<Watched>>();
+
+  constructor(
+    private readonly tokens: TokenResolver,
+    private readonly clock: Clock,
+  ) {
+    tokens.onAgentTokensChanged((agentId) => this.recheckAgent(agentId));
+    tokens.onAllForgotten(() => {
+      for (const agentId of [...this.byAgent.keys()]) this.recheckAgent(agentId);
+    });
+  }
+
+  add(grant: TokenGrant, ended: (why: ServiceError) => void): () => void {
+    const watched: Watched = { grant, ended, cancelExpiry: () => undefined, done: false };
+    watched.cancelExpiry = this.expiryTimer(watched);
+    let set = this.byAgent.get(grant.agentId);
+    if (!set) this.byAgent.set(grant.agentId, (set = new Set()));
+    set.add(watched);
+    // A change between the caller's resolve and this watch forgot the grant: look again.
+    if (!this.tokens.isCurrent(grant)) this.recheck([watched]);
+    return () => this.remove(watched);
+  }
+
+  private remove(watched: Watched): void {
+    watched.done = true;
+    watched.cancelExpiry();
+    const set = this.byAgent.get(watched.grant.agentId);
+    set?.delete(watched);
+    if (set?.size === 0) this.byAgent.delete(watched.grant.agentId);
+  }
+
+  private recheckAgent(agentId: string): void {
+    const watched = this.byAgent.get(agentId);
+    if (!watched) return;
+    const byToken = new Map<string, Watched[]>();
+    for (const one of watched) {
+      const same = byToken.get(one.grant.tokenId);
+      if (same) same.push(one);
+      else byToken.set(one.grant.tokenId, [one]);
+    }
+    for (const holders of byToken.values()) this.recheck(holders);
+  }
+
+  /** Re-checks the grant these holders share: keeps them, or ends each. */
+  private recheck(holders: Watched[]): void {
+    const grant = (holders[0] as Watched).grant;
+    this.tokens.recheck(grant).then(
+      (fresh) => {
+        for (const watched of holders) {
+          if (watched.done) continue;
+          watched.grant = fresh;
+          // A rotation with a grace shortens the old token's life: its timer follows.
+          if (fresh.expiresAtMs !== grant.expiresAtMs) {
+            watched.cancelExpiry();
+            watched.cancelExpiry = this.expiryTimer(watched);
+          }
+        }
+      },
+      (error: unknown) => {
+        if (!(error instanceof ServiceError && error.code === 'unauthorized')) return;
+        for (const watched of holders) {
+          if (watched.done) continue;
+          this.remove(watched);
+          watched.ended(error);
+        }
+      },
+    );
+  }
+
+  private expiryTimer(watched: Watched): () => void {
+    const { expiresAtMs } = watched.grant;
+    if (expiresAtMs === null) return () => undefined;
+    const waitMs = expiresAtMs - this.clock.now();
+    if (waitMs > LONGEST_TIMER_MS) {
+      let cancel = this.clock.setTimeout(() => {
+        cancel = this.expiryTimer(watched);
+      }, LONGEST_TIMER_MS);
+      return () => cancel();
+    }
+    return this.clock.setTimeout(() => this.recheck([watched]), Math.max(0, waitMs));
   }
 }

@@ -123,9 +123,10 @@ async function moderateAgent(
     return {
       result: { agent_id: agent.agentId, suspended: suspend, entry_id: entryId },
       changes: [notice(principal, agent.agentId, action, input.reason)],
+      // Before the notice is pushed: a parked long-poll it wakes finds the tokens forgotten.
+      afterCommit: () => services.tokens.forgetAgent(input.agent_id),
     };
   });
-  services.tokens.forgetAgent(input.agent_id);
   return result;
 }
 

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } f
 import type { ByteBody } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { onceByKey } from '../../actors/kernel/idempotency.ts';
+import type { Principal } from '../../actors/kernel/principal.ts';
 import type { Services } from '../../actors/kernel/services.ts';
 import type { EngineResponse } from './engine.ts';
 
@@ -55,6 +56,21 @@ function checkKey(key: string): void {
   }
 }
 
+/**
+ * Whose Idempotency-Keys a request's are: a key replays only to the caller that used it
+ * (protocol/documents/protocol.md, "Idempotency"). An agent's keys are its own, and a restricted
+ * token's are its scopes' own: a replay hands no answer across a token's reach (a `read` or
+ * `workspace:<id>` token repeating a full token's key runs, and is refused by its scope). Without
+ * a token, the caller's address (as the rate limits count it) is the owner: two callers never
+ * share an anonymous key.
+ */
+export function idempotencyScope(principal: Principal | null, address: () => string): string {
+  if (principal === null) return `anonymous ${address()}`;
+  const grant = principal.token;
+  if (!grant?.restricted) return principal.agentId;
+  return `${principal.agentId} ${[...grant.scopes].sort().join(' ')}`;
+}
+
 function keyHash(request: { key: string; scope: string }): string {
   return sha256(`${request.scope}\u0000${request.key}`);
 }
@@ -62,8 +78,8 @@ function keyHash(request: { key: string; scope: string }): string {
 /**
  * Runs a write at most once per `Idempotency-Key` (protocol/documents/protocol.md,
  * "Idempotency"): the same key with the same request replays the first answer for 24 hours;
- * with another request it is refused. Keys are scoped to the caller (or to anonymous callers
- * together) and stored hashed; answers are stored encrypted under the key. Operations whose answer holds a secret (`mintsSecret`) never
+ * with another request it is refused. Keys are scoped to the caller (idempotencyScope) and
+ * stored hashed; answers are stored encrypted under the key. Operations whose answer holds a secret (`mintsSecret`) never
  * come here: the route refuses their keys, so no replay hands a secret to another request. The
  * claim, the write and the stored answer commit together (actors/kernel/idempotency.ts).
  */

@@ -22,7 +22,8 @@ import { authenticate, run, type AnyHandler, type InputPlaces } from '../invoke.
 import { negotiateFormat } from './accept.ts';
 import { byteResponse } from './byte-reply.ts';
 import type { EngineRequest, EngineResponse } from './engine.ts';
-import { HashedBody, runIdempotent, runIdempotentBytes } from './idempotency.ts';
+import type { AddressOf } from './client-address.ts';
+import { HashedBody, idempotencyScope, runIdempotent, runIdempotentBytes } from './idempotency.ts';
 import { jsonResponse } from './problem.ts';
 
 /** The bearer token of a request: undefined when none was sent; refused when malformed. */
@@ -197,6 +198,8 @@ export interface ServeOptions {
   handler?: AnyHandler;
   /** Where failures of a byte source are logged (the answer is already under way). */
   log?: (error: unknown) => void;
+  /** The caller's address (TRUSTED_PROXIES read): an anonymous Idempotency-Key is its own. */
+  addressOf?: AddressOf;
 }
 
 /**
@@ -275,13 +278,15 @@ export async function serveOperation(
     );
   // Refused before the request is fingerprinted: hashing a hostile shape must not fail first.
   refuseHostileShape(input, { pathField: restParameter(operation.path) });
+  // Whose keys these are: a replay never crosses callers, nor a token's reach.
+  const scope = idempotencyScope(principal, () => (options.addressOf ?? remote)(request));
   if (body instanceof HashedBody) {
     const headers = pickHeaders(request.headers, plan.requestHeaders);
     return runIdempotentBytes(
       services,
       {
         key,
-        scope: principal ? principal.agentId : 'anonymous',
+        scope,
         body,
         fingerprint: (sha256) =>
           JSON.stringify([operation.method, operation.path, params, fields, headers, sha256]),
@@ -293,7 +298,7 @@ export async function serveOperation(
     services,
     {
       key,
-      scope: principal ? principal.agentId : 'anonymous',
+      scope,
       fingerprint: JSON.stringify([operation.method, operation.path, params, fields]),
     },
     execute,
@@ -311,6 +316,8 @@ function secretNotReplayed(operation: Operation): ServiceError {
 }
 
 function ignore(): void {}
+
+const remote: AddressOf = (peer) => peer.remoteAddress;
 
 function pickHeaders(
   headers: Record<string, string>,

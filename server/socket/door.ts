@@ -44,9 +44,6 @@ interface SocketData {
   from: number;
 }
 
-/** The longest a timer of the event loop waits (about 24.8 days); longer waits are chained. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * The changes feed over socket.io: authenticate with `auth: {token, cursor?}`, receive every
  * event after the cursor (or after the remembered place), then new ones live, as `change`
@@ -62,7 +59,6 @@ export function attachSocketDoor(
 ): void {
   const { baseUrl, log } = options;
   const open = new Map<string, number>();
-  const tokenWatch = watchTokens(services, log);
   io.use((socket, next) => {
     const auth = (socket.handshake.auth ?? {}) as { token?: unknown; cursor?: unknown };
     (async () => {
@@ -94,7 +90,9 @@ export function attachSocketDoor(
     // A workspace token's socket passes over the other workspaces' changes.
     const workspaceId = grant.workspaceId;
     open.set(agentId, (open.get(agentId) ?? 0) + 1);
-    const unwatch = tokenWatch.add(socket, grant);
+    // The token's end (revoked, rotated out, expired, its agent suspended) disconnects the
+    // socket; it hears nothing of why (a reconnect's refusal says it, `data.reason`).
+    const unwatch = services.tokens.watch(grant, () => socket.disconnect(true));
     let sent = from;
     let pumping = false;
     let again = false;
@@ -167,92 +165,4 @@ export function attachSocketDoor(
 
     void pump();
   });
-}
-
-/** An open socket and the grant it was made with (the newest, after a re-check). */
-interface Watched {
-  readonly socket: Socket;
-  grant: TokenGrant;
-  cancelExpiry: () => void;
-}
-
-/**
- * Keeps open sockets to their tokens: when an agent's tokens change (a revoke, a rotation, a
- * suspension; here or in another process) each distinct token of its open sockets is checked
- * again in the database, and the sockets of one refused are disconnected; a token that expires
- * disconnects its sockets at its expiry, by the service's clock. The socket hears nothing of
- * why (a reconnect's refusal says it, `data.reason`).
- */
-function watchTokens(services: Services, log: (error: unknown) => void) {
-  const byAgent = new Map<string, Set<Watched>>();
-
-  const close = (watched: Watched) => {
-    watched.cancelExpiry();
-    watched.socket.disconnect(true);
-  };
-
-  /** Re-checks the grant of these sockets (all with one token): keeps or disconnects them. */
-  const recheck = (sockets: Watched[]) => {
-    const grant = (sockets[0] as Watched).grant;
-    services.tokens.recheck(grant).then(
-      (fresh) => {
-        for (const watched of sockets) {
-          if (!watched.socket.connected) continue;
-          watched.grant = fresh;
-          // A rotation with a grace shortens the old token's life: its timer follows.
-          if (fresh.expiresAtMs !== grant.expiresAtMs) {
-            watched.cancelExpiry();
-            watched.cancelExpiry = expiryTimer(watched);
-          }
-        }
-      },
-      (error: unknown) => {
-        const refused = error instanceof ServiceError && error.code === 'unauthorized';
-        // A failure to read the database is not the token's: keep the sockets, note it.
-        if (!refused) return log(error);
-        for (const watched of sockets) close(watched);
-      },
-    );
-  };
-
-  const expiryTimer = (watched: Watched): (() => void) => {
-    const { expiresAtMs } = watched.grant;
-    if (expiresAtMs === null) return () => undefined;
-    const waitMs = expiresAtMs - services.clock.now();
-    if (waitMs > LONGEST_TIMER_MS) {
-      let cancel = services.clock.setTimeout(() => {
-        cancel = expiryTimer(watched);
-      }, LONGEST_TIMER_MS);
-      return () => cancel();
-    }
-    return services.clock.setTimeout(() => recheck([watched]), Math.max(0, waitMs));
-  };
-
-  services.tokens.onAgentTokensChanged((agentId) => {
-    const watched = byAgent.get(agentId);
-    if (!watched) return;
-    const byToken = new Map<string, Watched[]>();
-    for (const one of watched) {
-      const same = byToken.get(one.grant.tokenId);
-      if (same) same.push(one);
-      else byToken.set(one.grant.tokenId, [one]);
-    }
-    for (const sockets of byToken.values()) recheck(sockets);
-  });
-
-  return {
-    /** Watches the socket's token until it disconnects; returns the function that stops it. */
-    add(socket: Socket, grant: TokenGrant): () => void {
-      const watched: Watched = { socket, grant, cancelExpiry: () => undefined };
-      watched.cancelExpiry = expiryTimer(watched);
-      let set = byAgent.get(grant.agentId);
-      if (!set) byAgent.set(grant.agentId, (set = new Set()));
-      set.add(watched);
-      return () => {
-        watched.cancelExpiry();
-        set.delete(watched);
-        if (set.size === 0 && byAgent.get(grant.agentId) === set) byAgent.delete(grant.agentId);
-      };
-    },
-  };
 }

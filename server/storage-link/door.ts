@@ -37,8 +37,10 @@ import {
   asRefusal,
   copyFromUrlRefused,
   fileLinkOnContainer,
+  makerStopped,
   need,
   permissionMismatch,
+  suspended,
   unsupported,
 } from './refusals.ts';
 
@@ -294,13 +296,28 @@ function conditionNotMet(): LinkRefused {
   );
 }
 
-/** The agent the link acts for, as it is now (a link outlives nothing it was not given). */
+/**
+ * The agent the link acts for, as it is now, with the reach of the token that made it: a link
+ * outlives neither its token (revoked, rotated out, expired) nor its agent's standing (suspended).
+ */
 async function linkPrincipal(services: Services, link: VerifiedLink): Promise<Principal> {
   const agent = UUID.test(link.agentId) ? await services.agents.get(link.agentId) : undefined;
   if (!agent) {
     throw new LinkRefused(403, 'AuthenticationFailed', 'The agent of this link is not known.');
   }
-  return agent.principal;
+  if (link.tokenId === null) {
+    if (await services.suspensions.isSuspended(agent.agentId)) throw makerStopped(suspended());
+    return agent.principal;
+  }
+  const grant = await services.tokens.grantById(link.tokenId).catch((error: unknown) => {
+    throw error instanceof ServiceError && error.code === 'unauthorized'
+      ? makerStopped(error)
+      : error;
+  });
+  if (grant.agentId !== agent.agentId) {
+    throw new LinkRefused(403, 'AuthenticationFailed', 'The agent of this link is not known.');
+  }
+  return services.tokens.principalFor(grant, agent.principal);
 }
 
 /** The workspace, if the link's agent may still read it; else 403 (the link was good once). */

@@ -65,6 +65,28 @@ export function described(request: EngineRequest): string {
   return named.length === 0 ? '' : ` with ${named.join('&')}`;
 }
 
+/**
+ * A link whose token or agent stopped working: 403 AuthenticationFailed (the SDKs do not retry
+ * it), with the 401's words (`why`) as the detail, so the agent learns which it is.
+ */
+export function makerStopped(why: ServiceError): LinkRefused {
+  return new LinkRefused(
+    403,
+    'AuthenticationFailed',
+    'Server failed to authenticate the request. The API token that made this link no longer works.',
+    why.message,
+  );
+}
+
+/** Why a link made with no token (by mail) stopped: its agent is suspended. */
+export function suspended(): ServiceError {
+  return new ServiceError(
+    'unauthorized',
+    'This agent is suspended by the operator: its links do not work.',
+    { reason: 'suspended' },
+  );
+}
+
 export function fileLinkOnContainer(): LinkRefused {
   return new LinkRefused(
     403,
@@ -109,6 +131,8 @@ export function toRefusal(error: unknown, log: (error: unknown) => void): LinkRe
     case 'rate_limited':
     case 'conflict':
     case 'storage_unavailable':
+    case 'storage_full':
+    case 'outcome_unknown':
     case 'service_unavailable':
       return as(503, 'ServerBusy');
     default:
@@ -118,5 +142,3 @@ export function toRefusal(error: unknown, log: (error: unknown) => void): LinkRe
       );
   }
 }
-    case 'storage_full':
-    case 'outcome_unknown':

@@ -1,4 +1,5 @@
 import * as assert from 'uvu/assert';
+import { LOOKUP_BATCH } from '../../actors/agents/leaked-tokens.ts';
 import { newToken } from '../../actors/kernel/tokens.ts';
 import { callTool } from '../helpers/clients.ts';
 import { callJson } from '../helpers/http.ts';
@@ -112,6 +113,21 @@ test('a live token saved by PUT to a public file is revoked before the save answ
     path: 'notes/config.yaml',
   });
   await assertAlive(server, leak.agent.api_token, "the owner's other token");
+});
+
+test('checksum-valid decoys before a live token do not hide it: every candidate is looked up', async ({
+  server,
+}) => {
+  const leak = await leaky(server);
+  const author = (await server.signUp()) as Agent;
+  const open = await newWorkspace(server, author, 'public');
+  // A lookup batch of decoys, the live token inside the second batch (looked up while the
+  // bytes stream), and more decoys after it than the old cap of 100 distinct tokens.
+  const decoys = (n: number) => Array.from({ length: n }, () => newToken()).join('\n');
+  const text = `${decoys(LOOKUP_BATCH + 5)}\n${leak.token}\n${decoys(LOOKUP_BATCH + 50)}\n`;
+  await saveFile(server, author, open, 'decoys.txt', text);
+  await assertRevoked(server, leak.token, 'behind the decoys');
+  await assertToldOwner(server, leak, { kind: 'file', workspace_id: open, path: 'decoys.txt' });
 });
 
 test('a live token written by MCP write_file to a public workspace is revoked', async (context) => {
