@@ -264,6 +264,10 @@ const SAS_QUERY = [
     true,
   ),
   query('saoid', 'The agent the link acts for.', true),
+  query(
+    'si',
+    'The API token that made the link (its id): the link stops when that token is revoked or expires. Absent from links made by mail.',
+  ),
   query('sig', 'The signature (HMAC-SHA256, base64url) over the fields, workspace and file.', true),
 ];
 const WORKSPACE_ID = {
