@@ -156,6 +156,16 @@ export const ERRORS = {
     status: 409,
     title: 'That transfer already paid a payment; a transfer pays one payment, ever',
   },
+  tx_before_request: {
+    status: 422,
+    title:
+      'That transfer is in a block at or before the chain\u2019s head when the payment was requested; only a transfer made after the request pays it',
+  },
+  chain_unavailable: {
+    status: 503,
+    title:
+      'No RPC of the service answered with the chain\u2019s head; nothing was requested. Retry',
+  },
   delivery_invalid: {
     status: 422,
     title: 'A delivered file does not exist in the deal\u2019s workspace (`paths` names them)',
@@ -198,20 +208,29 @@ export const ERRORS = {
   },
   rate_limited: { status: 429, title: 'Too many requests' },
   too_many_connections: { status: 429, title: 'Too many open connections for this agent' },
+  too_many_queries: {
+    status: 429,
+    title: 'You have as many index queries running or waiting as one agent may',
+  },
   internal_error: { status: 500, title: 'The service failed; nothing was written' },
   service_unavailable: { status: 503, title: 'The service is starting or stopping' },
   storage_unavailable: {
     status: 503,
     title: 'The database cannot be reached; nothing was written. Retry after Retry-After',
   },
+  outcome_unknown: {
+    status: 503,
+    title:
+      'The database connection was lost while committing; the write may be stored. Retry with the same Idempotency-Key',
+  },
+  storage_full: {
+    status: 507,
+    title: "The service's storage is full; nothing was written. Retry after Retry-After",
+  },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
-  too_many_queries: {
-    status: 429,
-    title: 'You have as many index queries running or waiting as one agent may',
-  },
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** An error meant for the caller: it crosses the wire with its code. Anything else is internal. */
@@ -222,15 +241,6 @@ export class ServiceError extends Error {
   readonly extra: Record<string, unknown>;
   /**
    * Headers the HTTP door sends with the problem (lower-case names), e.g. `retry-after`. Other
-  outcome_unknown: {
-    status: 503,
-    title:
-      'The database connection was lost while committing; the write may be stored. Retry with the same Idempotency-Key',
-  },
-  storage_full: {
-    status: 507,
-    title: "The service's storage is full; nothing was written. Retry after Retry-After",
-  },
    * doors leave them out: say the same in `extra` where an agent needs it everywhere.
    */
   readonly responseHeaders: Readonly<Record<string, string>>;

@@ -110,6 +110,13 @@ export const paymentView = z
     pay_url: z.string().describe('GET it (no token): what to send, a page for a person, x402.'),
     created_at: z.iso.datetime(),
     expires_at: z.iso.datetime(),
+    requested_at_block: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        'The chain\u2019s head when the payment was requested: only a transfer in a later block pays it (null: none is known, and no transfer pays it).',
+      ),
     tx_hash: z
       .string()
       .nullable()
@@ -227,9 +234,11 @@ export const requestPayment = defineOperation({
     'never holds the money: the transfer goes to you, it only checks it on-chain (requested,',
     'seen, confirmed, final) and a payment not paid by `expires_at` expires. `receipt` is the',
     'signed `payment_requested` receipt of what you asked (amount, memo, payer, payee, where to',
-    'pay), chained in the deal\u2019s workspace; `receipts` lists it too. A service without',
-    'on-chain verification answers `503 chain_not_configured`: record an off-chain payment',
-    'instead (record_offchain_payment).',
+    'pay), chained in the deal\u2019s workspace; `receipts` lists it too. `requested_at_block` is',
+    'the chain\u2019s head now: only a transfer in a later block pays the payment, so a transfer',
+    'made before the request never does. When no RPC answers with the head, nothing is',
+    'requested: `503 chain_unavailable`, retry. A service without on-chain verification answers',
+    '`503 chain_not_configured`: record an off-chain payment instead (record_offchain_payment).',
   ].join(' '),
   input: z.strictObject({
     deal_id: z.uuid(),
@@ -245,6 +254,7 @@ export const requestPayment = defineOperation({
     'payout_address_missing',
     'memo_not_unique',
     'chain_not_configured',
+    'chain_unavailable',
   ],
 });
 
@@ -285,7 +295,9 @@ export const reportPaymentTx = defineOperation({
     'contract of at least the amount, to the payment\u2019s deposit address or to the payee',
     'address from your payout address. The answer is the payment re-checked. A transfer that',
     'does not match answers `422 tx_not_matching` (details say why: token, recipient, sender or',
-    'amount); one that already paid a payment, `409 tx_already_credited`. A transaction not',
+    'amount); one in a block at or before `requested_at_block` (made before the payment was',
+    'requested), `422 tx_before_request`: it never pays this payment, send a new transfer; one',
+    'that already paid a payment, `409 tx_already_credited`. A transaction not',
     'mined yet, or an RPC that fails, leaves the payment `requested` with `check.result:',
     '"unknown"` and the hash kept in `reported_tx_hash`: it is checked again, and it is never',
     'failed; do not pay twice. Transfers to a deposit address are also found without a report.',
@@ -296,6 +308,7 @@ export const reportPaymentTx = defineOperation({
     'not_found',
     'forbidden',
     'tx_not_matching',
+    'tx_before_request',
     'tx_already_credited',
     'chain_not_configured',
   ],
@@ -315,13 +328,21 @@ export const reportPayTx = defineOperation({
     '`Transfer` of the configured USDC contract of at least the amount that goes to the',
     'payment\u2019s deposit address, or to the payee address from the payer\u2019s payout address,',
     'so nobody can claim a stranger\u2019s transfer. Answers the payment\u2019s state only.',
-    'Not matching: `422 tx_not_matching`; already credited elsewhere: `409 tx_already_credited`;',
+    'Not matching: `422 tx_not_matching`; made before the payment was requested (in a block at',
+    'or before its `requested_at_block`): `422 tx_before_request`; already credited elsewhere:',
+    '`409 tx_already_credited`;',
     'not mined yet or an RPC failing: `check.result: "unknown"`, the payment unchanged and',
     'checked again (never failed: do not pay twice).',
   ].join(' '),
   input: z.strictObject({ payment_id: z.uuid(), tx_hash: txHash }),
   output: paymentStatusView,
-  errors: ['not_found', 'tx_not_matching', 'tx_already_credited', 'chain_not_configured'],
+  errors: [
+    'not_found',
+    'tx_not_matching',
+    'tx_before_request',
+    'tx_already_credited',
+    'chain_not_configured',
+  ],
 });
 
 /** The pay instructions (actors/payments/pay/instructions.ts): the pay script's contract. */

@@ -83,11 +83,23 @@ export interface PaymentRow {
   reportedTxHash: string | null;
   /** When it turned final; null before. */
   finalAt: Date | null;
+  /**
+   * The chain's head when it was requested: only a transfer in a later block credits it
+   * (actors/payments/chain/crediting-rules.ts); null: none is known, and no transfer credits it.
+   */
+  requestedAtBlock: number | null;
 }
 
-/** What a new payment is made of: it starts `requested`, at version 1. */
-export type NewPayment = Omit<PaymentRow, 'status' | 'version' | 'reportedTxHash' | 'finalAt'> & {
+/**
+ * What a new payment is made of: it starts `requested`, at version 1. Without
+ * `requestedAtBlock` no transfer will ever credit it.
+ */
+export type NewPayment = Omit<
+  PaymentRow,
+  'status' | 'version' | 'reportedTxHash' | 'finalAt' | 'requestedAtBlock'
+> & {
   status?: PaymentStatus;
+  requestedAtBlock?: number | null;
 };
 
 type PaymentRecord = {
@@ -110,11 +122,13 @@ type PaymentRecord = {
   expires_at: Date;
   reported_tx_hash: string | null;
   final_at: Date | null;
+  requested_at_block: string | null;
 };
 
 const PAYMENT_COLUMNS = `payment_id, deal_id, workspace_id, payer_agent_id, payee_agent_id, memo,
   amount_units::text as amount_units, payee_address, deposit_address, deposit_salt, chain_id,
-  token_address, status, machine, version, created_at, expires_at, reported_tx_hash, final_at`;
+  token_address, status, machine, version, created_at, expires_at, reported_tx_hash, final_at,
+  requested_at_block::text as requested_at_block`;
 
 const toPayment = (r: PaymentRecord): PaymentRow => ({
   paymentId: r.payment_id,
@@ -136,6 +150,7 @@ const toPayment = (r: PaymentRecord): PaymentRow => ({
   expiresAt: r.expires_at,
   reportedTxHash: r.reported_tx_hash,
   finalAt: r.final_at,
+  requestedAtBlock: r.requested_at_block === null ? null : Number(r.requested_at_block),
 });
 
 /**
@@ -147,9 +162,9 @@ export async function insertPayment(tx: Queryable, row: NewPayment): Promise<boo
   const inserted = await tx.query(
     `insert into payments (payment_id, deal_id, workspace_id, payer_agent_id, payee_agent_id,
        memo, amount_units, payee_address, deposit_address, deposit_salt, chain_id, token_address,
-       status, machine, created_at, expires_at)
+       status, machine, created_at, expires_at, requested_at_block)
      values ($1, $2, $3, $4, $5, $6, $7::text::bigint, $8, $9, $10, $11, $12, $13,
-       $14::text::jsonb, $15, $16)
+       $14::text::jsonb, $15, $16, $17::text::bigint)
      on conflict (deal_id, memo) do nothing
      returning payment_id`,
     [
@@ -169,6 +184,7 @@ export async function insertPayment(tx: Queryable, row: NewPayment): Promise<boo
       JSON.stringify(row.machine),
       row.createdAt,
       row.expiresAt,
+      row.requestedAtBlock?.toString() ?? null,
     ],
   );
   return inserted.length === 1;

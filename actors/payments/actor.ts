@@ -75,6 +75,7 @@ export async function loadPaymentActor(
     tokenAddress: row.tokenAddress,
     createdAt: row.createdAt,
     expiresAt: row.expiresAt,
+    requestedAtBlock: row.requestedAtBlock,
   };
   return new PaymentActor(record, paymentCodec.restore(row.machine), row.version);
 }

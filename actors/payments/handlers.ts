@@ -14,6 +14,7 @@ import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import type { ChainAccess } from './chain/clients.ts';
 import { depositAddress, depositSalt } from './chain/deposit-address.ts';
+import { headAtRequest } from './chain/request-head.ts';
 import { agreedDealOf, assertOtherParty } from './deal-parties.ts';
 import { paymentData } from './moves.ts';
 import { paymentAnswerWithReceipts, payTo } from './payment-view.ts';
@@ -49,6 +50,15 @@ export const requestPayment: Handler<'request_payment'> = async (
     throw new ServiceError(
       'payout_address_missing',
       'You have no payout address: set one with set_payout_address (a signed proof that you control it), then request the payment again.',
+    );
+  }
+  // Read before the payment exists: a transfer in this block or an earlier one was made before
+  // the request and never pays it (chain/crediting-rules.ts).
+  const head = await headAtRequest(chain.clients);
+  if (head === null) {
+    throw new ServiceError(
+      'chain_unavailable',
+      'No RPC of this service answered with the chain\u2019s head, so the block after which a transfer counts cannot be fixed: nothing was requested. Retry in a moment.',
     );
   }
   const paymentId = randomUUID();
@@ -87,6 +97,7 @@ export const requestPayment: Handler<'request_payment'> = async (
       tokenAddress: chain.usdc,
       createdAt: new Date(now),
       expiresAt: new Date(expiresAt),
+      requestedAtBlock: Number(head),
     };
     const inserted = await insertPayment(tx, { ...record, machine: paymentCodec.persist(machine) });
     if (!inserted) {

@@ -63,6 +63,7 @@ export function paymentAnswer(services: Services, row: PaymentRow): PaymentAnswe
     pay_url: payUrl({ base_url: services.config.baseUrl, payment_id: row.paymentId }),
     created_at: row.createdAt.toISOString(),
     expires_at: row.expiresAt.toISOString(),
+    requested_at_block: row.requestedAtBlock,
     tx_hash: evidence?.tx_hash ?? null,
     confirmations: evidence?.confirmations ?? 0,
     confirmations_required: context.confirmations_required,

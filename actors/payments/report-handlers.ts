@@ -35,6 +35,8 @@ const NO_MATCH_WORDS: Record<NoMatchReason, string> = {
   short_amount: 'its transfer is less than the amount asked',
   not_a_transfer: 'it holds no Transfer of the USDC contract',
   reverted: 'it reverted on-chain, so it moved nothing',
+  before_request:
+    'a transfer made before the payment was requested never pays it, whatever it holds (only one in a later block counts)',
 };
 
 function chainOf(services: Services) {
@@ -67,6 +69,18 @@ async function report(
     reporter,
     at,
   });
+  if (verified.kind === 'no_match' && verified.reason === 'before_request') {
+    throw new ServiceError(
+      'tx_before_request',
+      `Transaction ${txHash} is in block ${verified.blockNumber}, not after block ${payment.requestedAtBlock ?? '(none recorded)'}, the chain\u2019s head when this payment was requested: ${NO_MATCH_WORDS.before_request}. Send a new transfer for this payment.`,
+      {
+        reason: verified.reason,
+        tx_hash: txHash,
+        block_number: verified.blockNumber,
+        requested_at_block: payment.requestedAtBlock,
+      },
+    );
+  }
   if (verified.kind === 'no_match') {
     throw new ServiceError(
       'tx_not_matching',

@@ -54,6 +54,8 @@ function payment(chain: TestChain, overrides: Partial<PaymentRow> = {}): Payment
     expiresAt: new Date(Date.now() + 3_600_000),
     reportedTxHash: null,
     finalAt: null,
+    // Requested at the genesis block: every transfer of these tests is made after it.
+    requestedAtBlock: 0,
     ...overrides,
   };
 }

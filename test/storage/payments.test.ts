@@ -190,6 +190,7 @@ function paymentsSuite(kind: DriverKind): void {
       version: 1,
       reportedTxHash: null,
       finalAt: null,
+      requestedAtBlock: null,
     });
     assert.is(found?.amountUnits, 999_999_999_999_999_999n);
     const noDeposit = await pay(

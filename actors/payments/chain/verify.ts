@@ -1,12 +1,9 @@
 /**
- * Whether a transaction pays a payment, as every configured RPC tells it. The crediting log is
- * a `Transfer` emitted by the configured USDC contract itself (the same event from any other
- * contract is another token and counts for nothing), of at least the amount, either to the
- * payment's deposit address (from anyone: only this payment's payee can ever get it) or to the
- * payee address from the payer's registered payout address (so nobody can claim a stranger's
- * transfer to the same payee). Doubt is never a failure: an RPC that errs, times out, answers
- * nonsense or disagrees with another makes the answer "unknown", a transaction no RPC knows yet
- * is "pending", and only a transaction every RPC shows is judged.
+ * Whether a transaction pays a payment, as every configured RPC tells it, judged by the
+ * crediting rules (./crediting-rules.ts: chain, after the request, token, recipient, sender,
+ * amount; the last, "once", is the database's at the credit). Doubt is never a failure: an RPC
+ * that errs, times out, answers nonsense or disagrees with another makes the answer "unknown",
+ * a transaction no RPC knows yet is "pending", and only a transaction every RPC shows is judged.
  */
 import {
   decodeEventLog,
@@ -20,19 +17,25 @@ import {
 import type { PaymentEvidence } from '../../../machines/payment.ts';
 import type { PaymentRow } from '../../../storage/payments.ts';
 import { agreedHead, rpcName, shortReason, type AgreedHead, type ChainAccess } from './clients.ts';
+import {
+  brokenByTransaction,
+  brokenByTransfer,
+  CREDITING_RULES,
+  type Breach,
+  type CreditingRule,
+  type CreditTerms,
+  type TransactionFacts,
+} from './crediting-rules.ts';
 
 /** Why a transaction every RPC showed does not pay the payment. */
 export type NoMatchReason =
-  | 'wrong_token'
-  | 'wrong_recipient'
-  | 'wrong_sender'
-  | 'short_amount'
-  | 'not_a_transfer'
-  | 'reverted';
+  Exclude<Breach, 'wrong_chain' | 'already_credited'> | 'not_a_transfer' | 'reverted';
 
 export type Verification =
   | { kind: 'match'; evidence: PaymentEvidence; logIndex: number }
-  | { kind: 'no_match'; reason: NoMatchReason }
+  | { kind: 'no_match'; reason: Exclude<NoMatchReason, 'before_request'> }
+  /** `blockNumber`: the transaction's block, at or before the payment's `requestedAtBlock`. */
+  | { kind: 'no_match'; reason: 'before_request'; blockNumber: number }
   | { kind: 'pending' }
   | { kind: 'unknown'; reason: string };
 
@@ -131,6 +134,59 @@ async function agreedReceipt(
   };
 }
 
+/** The chain id every RPC says it serves, or why that cannot be told. */
+async function agreedChainId(
+  clients: readonly PublicClient[],
+): Promise<{ chainId: number } | { unknown: string }> {
+  const settled = await Promise.allSettled(clients.map((client) => client.getChainId()));
+  let agreed: number | null = null;
+  for (const [index, outcome] of settled.entries()) {
+    const rpc = rpcName(clients[index] as PublicClient, index);
+    if (outcome.status === 'rejected') return { unknown: `${rpc}: ${shortReason(outcome.reason)}` };
+    if (!Number.isSafeInteger(outcome.value) || outcome.value <= 0) {
+      return { unknown: `${rpc}: answered no chain id` };
+    }
+    if (agreed !== null && agreed !== outcome.value) {
+      return { unknown: 'the RPCs do not serve one chain' };
+    }
+    agreed = outcome.value;
+  }
+  return agreed === null ? { unknown: 'no RPC' } : { chainId: agreed };
+}
+
+/** What a broken rule answers: a refusal, or the service's own doubt. */
+function judged(rule: CreditingRule, tx: TransactionFacts, terms: CreditTerms): Verification {
+  if (rule.outcome === 'undecided') {
+    return {
+      kind: 'unknown',
+      reason:
+        rule.breach === 'wrong_chain'
+          ? `the RPCs serve chain ${tx.chainId}, and the payment was requested on chain ${terms.chainId}`
+          : `${rule.breach}: ${rule.says}`,
+    };
+  }
+  if (rule.breach === 'before_request') {
+    return { kind: 'no_match', reason: 'before_request', blockNumber: Number(tx.blockNumber) };
+  }
+  return {
+    kind: 'no_match',
+    reason: rule.breach as Exclude<NoMatchReason, 'before_request'>,
+  };
+}
+
+/** The payment's terms, as the crediting rules read them. */
+function termsOf(payment: PaymentRow, payerAddress: string | null): CreditTerms {
+  return {
+    chainId: payment.chainId,
+    tokenAddress: payment.tokenAddress,
+    depositAddress: payment.depositAddress,
+    payeeAddress: payment.payeeAddress,
+    amountUnits: payment.amountUnits,
+    requestedAtBlock: payment.requestedAtBlock,
+    payerAddress,
+  };
+}
+
 /** A Transfer log decoded, or null when the log is no ERC-20 Transfer. */
 function transferOf(log: Log): { from: string; to: string; value: bigint } | null {
   try {
@@ -142,18 +198,6 @@ function transferOf(log: Log): { from: string; to: string; value: bigint } | nul
   }
 }
 
-const same = (a: string | null, b: string | null) =>
-  a !== null && b !== null && a.toLowerCase() === b.toLowerCase();
-
-/** The nearer miss wins when no log matches: it is what the payer most needs to hear. */
-const NEARNESS: NoMatchReason[] = [
-  'not_a_transfer',
-  'wrong_token',
-  'wrong_recipient',
-  'wrong_sender',
-  'short_amount',
-];
-
 /** Whether `txHash` pays `payment`, judged from what every RPC of `access` answers. */
 export async function verifyTransfer(
   access: ChainAccess,
@@ -163,46 +207,41 @@ export async function verifyTransfer(
 ): Promise<Verification> {
   const hash = txHash.toLowerCase();
   if (!TX_HASH.test(hash)) return { kind: 'no_match', reason: 'not_a_transfer' };
-  if (payment.chainId !== access.chainId || !same(payment.tokenAddress, access.usdc)) {
+  if (payment.tokenAddress.toLowerCase() !== access.usdc.toLowerCase()) {
     return {
       kind: 'unknown',
-      reason: 'the payment was requested on another chain or token than the service follows now',
+      reason: 'the payment was requested on another token than the service follows now',
     };
   }
   let found;
+  let chain;
   try {
-    found = await agreedReceipt(access.clients, hash as Hex);
+    [found, chain] = await Promise.all([
+      agreedReceipt(access.clients, hash as Hex),
+      agreedChainId(access.clients),
+    ]);
   } catch (error) {
     return { kind: 'unknown', reason: shortReason(error) };
   }
+  if ('unknown' in chain) return { kind: 'unknown', reason: chain.unknown };
   if ('pending' in found) return { kind: 'pending' };
   if ('unknown' in found) return { kind: 'unknown', reason: found.unknown };
   const { receipt, answers } = found;
   if (receipt.status !== 'success') return { kind: 'no_match', reason: 'reverted' };
 
-  let nearest = 0;
-  const miss = (reason: NoMatchReason) => {
-    nearest = Math.max(nearest, NEARNESS.indexOf(reason));
-  };
+  const terms = termsOf(payment, opts.payerAddress);
+  const tx = { chainId: chain.chainId, blockNumber: receipt.blockNumber };
+  const ofTransaction = brokenByTransaction(tx, terms);
+  if (ofTransaction) return judged(ofTransaction, tx, terms);
+
+  // The nearer miss wins when no log matches: it is what the payer most needs to hear.
+  let nearest: number | null = null;
   for (const log of receipt.logs) {
     const transfer = transferOf(log);
     if (transfer === null) continue;
-    if (!same(log.address, access.usdc)) {
-      miss('wrong_token');
-      continue;
-    }
-    const toDeposit = same(transfer.to, payment.depositAddress);
-    const toPayee = same(transfer.to, payment.payeeAddress);
-    if (!toDeposit && !toPayee) {
-      miss('wrong_recipient');
-      continue;
-    }
-    if (!toDeposit && !same(transfer.from, opts.payerAddress)) {
-      miss('wrong_sender');
-      continue;
-    }
-    if (transfer.value < payment.amountUnits) {
-      miss('short_amount');
+    const broken = brokenByTransfer({ token: log.address, ...transfer }, terms);
+    if (broken !== null) {
+      nearest = Math.max(nearest ?? broken, broken);
       continue;
     }
     if (typeof log.logIndex !== 'number' || !Number.isInteger(log.logIndex) || log.logIndex < 0) {
@@ -235,5 +274,6 @@ export async function verifyTransfer(
       },
     };
   }
-  return { kind: 'no_match', reason: NEARNESS[nearest] ?? 'not_a_transfer' };
+  const rule = nearest === null ? undefined : CREDITING_RULES[nearest];
+  return rule ? judged(rule, tx, terms) : { kind: 'no_match', reason: 'not_a_transfer' };
 }

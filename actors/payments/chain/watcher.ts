@@ -2,8 +2,9 @@
  * The chain watcher: every CHAIN_POLL_MS, in one process at a time, it
  * 1. reads the USDC `Transfer` logs to the addresses of requested payments (their deposit
  *    addresses, and their payee addresses) from the block after its cursor up to the head, in
- *    bounded ranges, and credits each transfer that verifies (./verify.ts: a transfer to a payee
- *    address counts only from the payer's payout address);
+ *    bounded ranges, and credits each transfer that verifies (./verify.ts, by the rules of
+ *    ./crediting-rules.ts: a transfer to a payee address counts only from the payer's payout
+ *    address, and none in a block at or before the payment's `requestedAtBlock`);
  * 2. follows the payments in flight (seen, confirmed): enough blocks on top with every RPC
  *    agreeing on the block hash -> CONFIRMED; the block at or below the chain's `finalized`
  *    block -> FINAL; every RPC answering another block (or none) at that height -> REORGED, the
