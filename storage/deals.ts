@@ -54,20 +54,36 @@ export async function findDealAt(
 }
 
 /**
- * The YAML header the index read from one version of a file (`indexed_versions.fields`), or
- * null when the index kept none (not markdown, no header, or one it could not read).
+ * The YAML header the index read from one version of a file (`indexed_versions.fields`); null
+ * when the index kept none (not markdown, no header, or one it could not read), and `let_go`
+ * when the file was deleted since: a delete empties what the index kept of every version of
+ * the path (storage/file-index.ts letGoIndexedVersions; `kept_bytes` 0 marks it, as every
+ * header kept counts at least the 2 bytes of `{}`).
  */
+export async function findVersionHeader(
+  db: Queryable,
+  workspaceId: string,
+  path: string,
+  version: number,
+): Promise<{ fields: Record<string, unknown> } | 'let_go' | null> {
+  const [row] = await db.query<{ fields: Record<string, unknown>; let_go: boolean }>(
+    `select fields, kept_bytes = 0 as let_go from indexed_versions
+     where workspace_id = $1 and path = $2 and version = $3`,
+    [workspaceId, path, version],
+  );
+  if (!row) return null;
+  return row.let_go ? 'let_go' : { fields: row.fields };
+}
+
+/** The header's fields of one version (findVersionHeader), or null when none is kept. */
 export async function findHeaderFields(
   db: Queryable,
   workspaceId: string,
   path: string,
   version: number,
 ): Promise<Record<string, unknown> | null> {
-  const [row] = await db.query<{ fields: Record<string, unknown> }>(
-    'select fields from indexed_versions where workspace_id = $1 and path = $2 and version = $3',
-    [workspaceId, path, version],
-  );
-  return row?.fields ?? null;
+  const header = await findVersionHeader(db, workspaceId, path, version);
+  return header !== null && header !== 'let_go' ? header.fields : null;
 }
 
 /** The name of each agent of `agentIds` that is signed up, by id. */

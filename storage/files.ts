@@ -54,7 +54,8 @@ export async function findFile(db: Queryable, workspaceId: string, path: string)
  * What a save needs of its path, in one statement: the current version, the last number, and
  * the versions whose bytes the save lets go (rule `every_kept_byte`: every version the index
  * did not read keeps its bytes only while it is current; all of them are older than the save).
- * The letting go is written here: a save refused after this rolls it back with its transaction.
+ * The letting go (of the bytes and the metadata kept beside them) is written here: a save
+ * refused after this rolls it back with its transaction.
  */
 export interface SaveState {
   current: { version: number; sha256: string; size: number; savedAt: Date; savedBy: string } | null;
@@ -78,7 +79,7 @@ export async function beginSave(
     let_go: RawLetGo[] | null;
   }>(
     `with let_go as (
-       update file_versions v set bytes_kept = false
+       update file_versions v set bytes_kept = false, metadata = null
        where v.workspace_id = $1 and v.path = $2 and v.bytes_kept
          and not exists (select 1 from indexed_versions i
            where i.workspace_id = v.workspace_id and i.path = v.path and i.version = v.version)
@@ -304,14 +305,18 @@ const toLetGo = (row: RawLetGo): LetGoVersion => ({
   sha256: row.sha256,
 });
 
-/** Lets go of the bytes of every version of a path (a delete). */
+/**
+ * Lets go of the bytes of every version of a path (a delete), and of the metadata kept beside
+ * them (up to 8 KiB a version, counted nowhere: rule `every_kept_byte`); the version's row, its
+ * receipt and fingerprint stay.
+ */
 export async function forgetAllVersions(
   tx: Queryable,
   workspaceId: string,
   path: string,
 ): Promise<LetGoVersion[]> {
   const rows = await tx.query<RawLetGo>(
-    `update file_versions set bytes_kept = false
+    `update file_versions set bytes_kept = false, metadata = null
      where workspace_id = $1 and path = $2 and bytes_kept
      returning agent_id, size, sha256`,
     [workspaceId, path],
@@ -356,18 +361,27 @@ export async function removeFile(tx: Queryable, workspaceId: string, path: strin
   await tx.query('delete from files where workspace_id = $1 and path = $2', [workspaceId, path]);
 }
 
-/** Live files under `prefix`, by path, after `afterPath`. */
+/**
+ * Live files under `prefix`, by path, after `afterPath`. For a caller outside the workspace
+ * (`outsider`), the files moderation withholds from everyone but its members are left out, as
+ * reading them is refused: the rule is index_row_withheld (migration 039), written once.
+ */
 export async function listFiles(
   db: Queryable,
   workspaceId: string,
   prefix: string,
   afterPath: string | null,
   limit: number,
+  outsider = false,
 ): Promise<FileRow[]> {
+  const withheld = outsider
+    ? `and not index_row_withheld(f.workspace_id, f.path,
+         (select w.visibility from workspaces w where w.workspace_id = f.workspace_id))`
+    : '';
   const rows = await db.query<RawFile>(
     `select ${fileColumns} from files f join agents a on a.agent_id = f.saved_by
      where f.workspace_id = $1 and left(f.path, length($2)) = $2
-       and ($3::text is null or f.path collate "C" > $3::text collate "C")
+       and ($3::text is null or f.path collate "C" > $3::text collate "C") ${withheld}
      order by f.path collate "C" limit $4`,
     [workspaceId, prefix, afterPath, limit],
   );

@@ -84,6 +84,8 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
     );
   }
   const header = await dealHeader(db, workspace.workspaceId, path, input.version);
+  // Deleted since its version was found: gone, as a deleted file is.
+  if (!header) throw notFound('file');
   const parties = header.parties.map((p) => p.agent_id);
   if (!parties.includes(principal.agentId)) {
     // A party of what was agreed is asked even by a version that leaves it out: no round drops
@@ -478,6 +480,7 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
   const context = deal?.state.context;
   const shownVersion = context?.agreed?.version ?? (await findFile(db, workspaceId, path))?.version;
   if (shownVersion === undefined) throw notFound('file');
+  // A deleted deal file keeps no header (dealHeader): the record stays readable, untitled.
   const header = await dealHeader(db, workspaceId, path, shownVersion);
   const iso = (d: Date) => d.toISOString();
   const named = new Set(context?.agreed?.parties ?? []);
@@ -486,9 +489,9 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
     deal_id: row?.dealId ?? null,
     workspace_id: workspaceId,
     path,
-    title: header.title,
+    title: header?.title ?? null,
     status: deal?.status ?? 'draft',
-    parties: header.parties,
+    parties: header?.parties ?? [],
     former_parties: await agentRefs(db, former),
     agreed: context?.agreed ?? null,
     round: context?.round ?? null,

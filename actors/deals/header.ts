@@ -1,6 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Queryable } from '../../storage/driver.ts';
-import { agentNames, findHeaderFields } from '../../storage/deals.ts';
+import { agentNames, findVersionHeader } from '../../storage/deals.ts';
 
 /**
  * The deal header ("The deal file" in protocol/documents/deals-protocol.md): a deal is a
@@ -27,20 +27,25 @@ function dealInvalid(detail: string, problems: { field: string; problem: string 
   return new ServiceError('deal_invalid', detail, problems.length ? { problems } : {});
 }
 
-/** The deal header of one indexed version, checked; unknown agents refused. */
+/**
+ * The deal header of one indexed version, checked; unknown agents refused. Null when the file
+ * was deleted since: the index let go of its versions' headers (rule `every_kept_byte`), so
+ * there is nothing to show or agree to.
+ */
 export async function dealHeader(
   db: Queryable,
   workspaceId: string,
   path: string,
   version: number,
-): Promise<DealHeader> {
-  const fields = await findHeaderFields(db, workspaceId, path, version);
-  if (!fields) {
+): Promise<DealHeader | null> {
+  const header = await findVersionHeader(db, workspaceId, path, version);
+  if (header === 'let_go') return null;
+  if (!header) {
     throw dealInvalid(
       'That version is not markdown with a valid YAML header (list_files shows index_error).',
     );
   }
-  const { deal, parties } = fields;
+  const { deal, parties } = header.fields;
   const problems: { field: string; problem: string }[] = [];
   if (typeof deal !== 'string' || deal.trim() === '') {
     problems.push({ field: 'deal', problem: 'the header needs `deal`: a title' });

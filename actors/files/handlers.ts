@@ -86,11 +86,21 @@ export const deleteFile: Handler<'delete_file'> = async (
 
 export const listFiles: Handler<'list_files'> = async ({ services, principal }, input) => {
   const workspace = await readable(services, principal, input.workspace_id);
+  // What is withheld from non-members (a listing the operator hid) is not listed to them either,
+  // as read_file refuses it (../moderation/hidden-files.ts).
+  const outsider = workspace.roleOf(principal.agentId) === undefined;
   const { rows, nextCursor } = await readCursorPage(
     input,
     { kind: 'f', shape: ['text'], after: ([path]) => path },
     (after, fetch) =>
-      readFiles(services.db(), workspace.workspaceId, input.prefix ?? '', after ?? null, fetch),
+      readFiles(
+        services.db(),
+        workspace.workspaceId,
+        input.prefix ?? '',
+        after ?? null,
+        fetch,
+        outsider,
+      ),
     (last) => [last.path],
   );
   return {

@@ -1,7 +1,7 @@
 import {
   addIndexedUse,
   insertIndexedVersion,
-  releaseIndexedBytes,
+  letGoIndexedVersions,
   retireIndexedVersions,
 } from '../../storage/file-index.ts';
 import { assertWithinQuota } from '../files/quota.ts';
@@ -12,7 +12,9 @@ import type { SaveHook } from '../files/save-hooks.ts';
  * YAML header the index read becomes the path's row (seen by whom its workspace shows it to).
  * What the row keeps of the header (its fields, at most INDEX_FIELDS_MAX_BYTES) counts against
  * the author's quota as the version's bytes do (rule `every_kept_byte`): from its save, refused
- * past the quota with the save, until a delete gives back every version of the path.
+ * past the quota with the save, until a delete gives back every version of the path: the rows
+ * then keep only who saved which version when, and none of the header or text (nothing is kept
+ * that no quota counts).
  */
 export const indexSaveHook: SaveHook = {
   async saved(tx, services, saved) {
@@ -39,7 +41,7 @@ export const indexSaveHook: SaveHook = {
     await retireIndexedVersions(tx, workspaceId, path);
     // Every author here saved a version the delete just let go, so their use rows are already
     // locked by it; agent-id order all the same, as every change of use takes them.
-    const released = await releaseIndexedBytes(tx, workspaceId, path);
+    const released = await letGoIndexedVersions(tx, workspaceId, path);
     for (const author of [...released.keys()].sort()) {
       await addIndexedUse(tx, author, -(released.get(author) ?? 0));
     }
