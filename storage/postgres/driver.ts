@@ -1,7 +1,12 @@
 import postgres from 'postgres';
 import type { Driver, Queryable, Row, Transaction, TransactionOptions } from '../driver.ts';
 import { StorageUnavailableError } from '../database-error.ts';
-import { translateAutocommitError, translatePostgresError } from './errors.ts';
+import {
+  connectionDied,
+  onlyReads,
+  translateAutocommitError,
+  translatePostgresError,
+} from './errors.ts';
 import { PostgresListener } from './listener.ts';
 import { StallWatch } from './stall.ts';
 import { learnCommitOutcome, TRANSACTION_ID_SQL } from './commit-outcome.ts';
@@ -11,6 +16,20 @@ const PING_DEADLINE_MS = 2000;
 const ENDED = 'this transaction has ended: its handle cannot be used after its callback';
 /** How long `close` lets calls in flight finish. */
 const CLOSE_GRACE_MS = 5000;
+
+/**
+ * Runs `once`, and once more when it failed on a pooled connection found dead (postgres.js has
+ * dropped that connection by then, so the second try gets a fresh one): for calls that are
+ * harmless to repeat. Stale connections are thus dropped without costing a caller an error.
+ */
+async function onFreshIfDied<T>(once: () => Promise<T>): Promise<T> {
+  try {
+    return await once();
+  } catch (error) {
+    if (!connectionDied(translatePostgresError(error))) throw error;
+    return once();
+  }
+}
 
 /**
  * PostgreSQL through postgres.js, with prepared statements for the service's own SQL.
@@ -71,12 +90,16 @@ export async function openPostgres(
     return {
       async query<T extends Row>(text: string, params: readonly unknown[] = []) {
         if (ended.now) throw new Error(ENDED);
-        try {
+        const once = async () => {
           const statement = run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
             prepare: true,
           });
-          const rows = await (stall ?? new StallWatch()).watch(statement);
-          return [...rows] as unknown as T[];
+          return [...(await (stall ?? new StallWatch()).watch(statement))] as unknown as T[];
+        };
+        try {
+          // A read on its own may meet a pooled connection whose backend just died: asking
+          // again on a fresh one is harmless. Inside a transaction the transaction is lost.
+          return autocommit && onlyReads(text) ? await onFreshIfDied(once) : await once();
         } catch (error) {
           throw autocommit ? translateAutocommitError(text, error) : translatePostgresError(error);
         }
@@ -127,9 +150,29 @@ export async function openPostgres(
     return error ? Promise.reject(error) : null;
   };
 
+  /**
+   * A transaction whose BEGIN met a stale pooled connection (its backend killed, its socket
+   * dead) is begun once more on a fresh one: its callback never ran, so nothing of it was sent
+   * but BEGIN, and nothing can have been written. Once the callback runs, a lost connection is
+   * the caller's answer (storage_unavailable, or the COMMIT's outcome).
+   */
   async function transaction<T>(
     work: (tx: Transaction) => Promise<T>,
     options: TransactionOptions = {},
+  ): Promise<T> {
+    const started = { now: false };
+    try {
+      return await attempt(work, options, started);
+    } catch (error) {
+      if (started.now || !connectionDied(error)) throw error;
+      return attempt(work, options, started);
+    }
+  }
+
+  async function attempt<T>(
+    work: (tx: Transaction) => Promise<T>,
+    options: TransactionOptions,
+    started: { now: boolean },
   ): Promise<T> {
     // The callback's own rejection passes through as it is; only postgres.js's are translated.
     const callbackFailed: unknown[] = [];
@@ -147,6 +190,7 @@ export async function openPostgres(
     try {
       const begun = pool.begin(options.readOnly ? 'read only' : '', async (tx) => {
         steps();
+        started.now = true;
         let result: T;
         try {
           if (options.timeoutMs && options.timeoutMs > 0) {
@@ -207,7 +251,7 @@ export async function openPostgres(
       let timer: NodeJS.Timeout | undefined;
       try {
         await Promise.race([
-          sql.unsafe('select 1'),
+          onFreshIfDied(() => sql.unsafe('select 1')),
           new Promise<never>((_, reject) => {
             timer = setTimeout(
               () => reject(new StorageUnavailableError('no answer within 2 s')),

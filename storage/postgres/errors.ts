@@ -57,6 +57,36 @@ const NEVER_SENT = new Set([
 /** A statement that only reads (a `select` the service writes calls no writing function). */
 const READS = /^\s*(select|show|values)\b/i;
 
+/** A statement that only reads: running it twice changes nothing. */
+export function onlyReads(text: string): boolean {
+  return READS.test(text);
+}
+
+/**
+ * Reasons of a connection that was open and then found dead (its backend killed, its socket
+ * reset or closed): a stale pooled connection, which postgres.js drops as it fails. Asked
+ * again, the pool opens a fresh one. A server that refuses, times out or is starting is not
+ * here: asking again at once would only wait or fail twice.
+ */
+const CONNECTION_DIED = new Set([
+  'CONNECTION_CLOSED',
+  'ECONNRESET',
+  'EPIPE',
+  '57P01', // admin_shutdown: pg_terminate_backend, or the server stopping
+  '57P02', // crash_shutdown
+  '08003', // connection_does_not_exist
+  '08006', // connection_failure
+]);
+
+/**
+ * Whether `error` (translated) is a stale pooled connection's failure: worth one more try on a
+ * fresh connection where trying twice is harmless (a read, or a transaction whose callback
+ * never ran).
+ */
+export function connectionDied(error: unknown): boolean {
+  return error instanceof StorageUnavailableError && CONNECTION_DIED.has(error.reason);
+}
+
 /**
  * What the failure of one statement run on its own (autocommit, outside any transaction)
  * becomes: like translatePostgresError, but a writing statement whose connection was lost
@@ -66,6 +96,6 @@ const READS = /^\s*(select|show|values)\b/i;
 export function translateAutocommitError(text: string, error: unknown): unknown {
   const translated = translatePostgresError(error);
   if (!(translated instanceof StorageUnavailableError)) return translated;
-  if (NEVER_SENT.has(translated.reason) || READS.test(text)) return translated;
+  if (NEVER_SENT.has(translated.reason) || onlyReads(text)) return translated;
   return new StorageOutcomeUnknownError(translated.reason);
 }

@@ -72,7 +72,9 @@ test('when its connections are terminated, calls in flight fail as unavailable, 
     await driver.listen?.('recovery', (payload) => heard.push(payload));
     await listensAgain(admin, heard, 'before');
 
-    const inFlight = driver.query('select pg_sleep(10)');
+    // In a transaction: a read on its own whose connection dies is asked once more on a fresh
+    // one (storage/postgres/driver.ts), and would sleep again.
+    const inFlight = driver.transaction((tx) => tx.query('select pg_sleep(10)'));
     await eventually('the sleep is running', async () => {
       const [row] = await admin`select count(*)::int as n from pg_stat_activity
         where datname = current_database() and query like 'select pg_sleep%' and state = 'active'`;
