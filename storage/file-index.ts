@@ -1,3 +1,4 @@
+import { TRUNK_FIELDS } from '../protocol/known-conventions.ts';
 import type { Queryable } from './driver.ts';
 
 /** One indexed version of a markdown file (migrations/007_file_index.sql). */
@@ -38,18 +39,45 @@ export function searchText(fields: unknown, body: string): string {
 }
 
 /**
- * Stores one indexed version; answers the bytes of its fields, which count against its author's
- * quota (rule `every_kept_byte`) while the version keeps its bytes: the caller adds them to the
- * author's use (addIndexedUse) in the same transaction. The body and the search words need no
- * count of their own: they are made of the file's bytes, which are counted.
+ * The header keys `indexed_versions.dimensions` leaves out of its copy of `fields` (the stored
+ * generated column of migration 013: `fields - array[...]`, these names in that order).
+ */
+export const NOT_DIMENSION_KEYS: readonly string[] = [...TRUNK_FIELDS, 'convention', 'kind'];
+
+/**
+ * The bytes a version's fields take in the index, counted against its author: the fields as
+ * JSON and the stored copy of them the `dimensions` column keeps (all but NOT_DIMENSION_KEYS),
+ * so a version keeps what it counts, up to twice INDEX_FIELDS_MAX_BYTES, not twice what it
+ * counts (issue 32 §2).
+ */
+export function indexedFieldBytes(fields: Record<string, unknown>): {
+  fields: number;
+  kept: number;
+} {
+  const dimensions = Object.fromEntries(
+    Object.entries(fields).filter(([key]) => !NOT_DIMENSION_KEYS.includes(key)),
+  );
+  const fieldBytes = Buffer.byteLength(JSON.stringify(fields), 'utf8');
+  return { fields: fieldBytes, kept: fieldBytes + Buffer.byteLength(JSON.stringify(dimensions)) };
+}
+
+/**
+ * Stores one indexed version; answers the bytes it keeps of the header (indexedFieldBytes),
+ * which count against its author's quota (rule `every_kept_byte`) while the version keeps its
+ * bytes: the caller adds them to the author's use (addIndexedUse) in the same transaction. The
+ * body and the search words need no count of their own: they are made of the file's bytes,
+ * which are counted.
  */
 export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): Promise<number> {
   const fields = JSON.stringify(row.fields);
-  const keptBytes = Buffer.byteLength(fields, 'utf8');
+  const bytes = indexedFieldBytes(row.fields);
   // The header reader refuses larger fields with an index error; this is the last line.
-  if (keptBytes > INDEX_FIELDS_MAX_BYTES) {
-    throw new RangeError(`indexed fields of ${keptBytes} bytes passed ${INDEX_FIELDS_MAX_BYTES}`);
+  if (bytes.fields > INDEX_FIELDS_MAX_BYTES) {
+    throw new RangeError(
+      `indexed fields of ${bytes.fields} bytes passed ${INDEX_FIELDS_MAX_BYTES}`,
+    );
   }
+  const keptBytes = bytes.kept;
   await tx.query(
     `insert into indexed_versions (workspace_id, path, version, sha256, author_id, saved_at,
        visibility, convention, fields, body, search, current, kept_bytes, withheld)

@@ -79,11 +79,14 @@ export async function beginSave(
     let_go: RawLetGo[] | null;
   }>(
     `with let_go as (
-       update file_versions v set bytes_kept = false, metadata = null
+       update file_versions v set bytes_kept = false, metadata = null, metadata_bytes = 0
+       from file_versions counted
        where v.workspace_id = $1 and v.path = $2 and v.bytes_kept
+         and counted.workspace_id = v.workspace_id and counted.path = v.path
+         and counted.version = v.version
          and not exists (select 1 from indexed_versions i
            where i.workspace_id = v.workspace_id and i.path = v.path and i.version = v.version)
-       returning v.agent_id, v.size, v.sha256
+       returning v.agent_id, v.size, v.sha256, counted.metadata_bytes
      )
      select (select coalesce(max(v.version), 0) from file_versions v
          where v.workspace_id = $1 and v.path = $2)::int8 as last_version,
@@ -105,7 +108,7 @@ export async function beginSave(
   return {
     current,
     lastVersion: row?.last_version ?? 0,
-    letGo: (row?.let_go ?? []).map((raw) => toLetGo({ ...raw, size: Number(raw.size) })),
+    letGo: (row?.let_go ?? []).map(toLetGo),
   };
 }
 
@@ -195,24 +198,42 @@ export async function readVersionProperties(
 }
 
 /**
+ * Metadata as it is kept beside a version (null for none), and the bytes it counts against the
+ * version's author (rule `every_kept_byte`): the JSON written, kept in `metadata_bytes`
+ * (migration 042) so that what is given back is what was counted.
+ */
+export function keptMetadata(metadata: Record<string, string> | null | undefined): {
+  json: string | null;
+  bytes: number;
+} {
+  if (!metadata || Object.keys(metadata).length === 0) return { json: null, bytes: 0 };
+  const json = JSON.stringify(metadata);
+  return { json, bytes: Buffer.byteLength(json, 'utf8') };
+}
+
+/**
  * Replaces the metadata of the current version of a live path (Azure's Set Blob Metadata: the
- * bytes, and so the version and its receipt, stay as they are); false when the path is gone.
+ * bytes, and so the version and its receipt, stay as they are); null when the path is gone,
+ * else who saved the version and how many bytes of metadata it keeps more (or fewer) than before.
  */
 export async function replaceCurrentMetadata(
   tx: Queryable,
   workspaceId: string,
   path: string,
   metadata: Record<string, string>,
-): Promise<boolean> {
-  const rows = await tx.query(
-    `update file_versions v set metadata = $3::text::jsonb
-     from files f
+): Promise<{ agentId: string; addedBytes: number } | null> {
+  const kept = keptMetadata(metadata);
+  const [row] = await tx.query<{ agent_id: string; added: number }>(
+    `update file_versions v set metadata = $3::text::jsonb, metadata_bytes = $4
+     from files f, file_versions before
      where f.workspace_id = $1 and f.path = $2
        and v.workspace_id = f.workspace_id and v.path = f.path and v.version = f.version
-     returning 1`,
-    [workspaceId, path, Object.keys(metadata).length === 0 ? null : JSON.stringify(metadata)],
+       and before.workspace_id = v.workspace_id and before.path = v.path
+       and before.version = v.version
+     returning v.agent_id, ($4 - before.metadata_bytes)::int8 as added`,
+    [workspaceId, path, kept.json, kept.bytes],
   );
-  return rows.length > 0;
+  return row ? { agentId: row.agent_id, addedBytes: Number(row.added) } : null;
 }
 
 /** The newest version number a path has had (saves and deletes), 0 for none. */
@@ -248,19 +269,16 @@ export async function insertFileVersion(
    */
   current?: { contentType: string; indexError: string | null },
 ): Promise<void> {
-  const metadata =
-    version.metadata && Object.keys(version.metadata).length > 0
-      ? JSON.stringify(version.metadata)
-      : null;
+  const metadata = keptMetadata(version.metadata);
   const insertVersion = `insert into file_versions (workspace_id, path, version, action, sha256,
-       size, bytes_kept, agent_id, saved_at, receipt, content_md5, metadata)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12::text::jsonb)`;
+       size, bytes_kept, agent_id, saved_at, receipt, content_md5, metadata, metadata_bytes)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12::text::jsonb, $13)`;
   await tx.query(
     current
       ? `with saved as (${insertVersion})
          insert into files (workspace_id, path, version, sha256, size, content_type, saved_at,
            saved_by, index_error)
-         values ($1, $2, $3, $5, $6, $13, $9, $8, $14)
+         values ($1, $2, $3, $5, $6, $14, $9, $8, $15)
          ${UPSERT_FILE}`
       : insertVersion,
     [
@@ -275,7 +293,8 @@ export async function insertFileVersion(
       version.savedAt,
       JSON.stringify(version.receipt),
       version.contentMd5 ?? null,
-      metadata,
+      metadata.json,
+      metadata.bytes,
       ...(current ? [current.contentType, current.indexError] : []),
     ],
   );
@@ -286,28 +305,34 @@ const UPSERT_FILE = `on conflict (workspace_id, path) do update set version = ex
        saved_at = excluded.saved_at, saved_by = excluded.saved_by,
        index_error = excluded.index_error`;
 
-/** A version whose bytes were let go: whose quota gets them back, and which blob may go. */
+/**
+ * A version whose bytes were let go: whose quota gets back its bytes and the metadata kept
+ * beside them (`metadataBytes`), and which blob may go.
+ */
 export interface LetGoVersion {
   agentId: string;
   size: number;
+  metadataBytes: number;
   sha256: string;
 }
 
 interface RawLetGo extends Record<string, unknown> {
   agent_id: string;
-  size: number;
+  size: number | string;
+  metadata_bytes: number | string;
   sha256: string;
 }
 
 const toLetGo = (row: RawLetGo): LetGoVersion => ({
   agentId: row.agent_id,
-  size: row.size,
+  size: Number(row.size),
+  metadataBytes: Number(row.metadata_bytes),
   sha256: row.sha256,
 });
 
 /**
  * Lets go of the bytes of every version of a path (a delete), and of the metadata kept beside
- * them (up to 8 KiB a version, counted nowhere: rule `every_kept_byte`); the version's row, its
+ * them (up to 8 KiB a version, counted with them: rule `every_kept_byte`); the version's row, its
  * receipt and fingerprint stay.
  */
 export async function forgetAllVersions(
@@ -316,9 +341,12 @@ export async function forgetAllVersions(
   path: string,
 ): Promise<LetGoVersion[]> {
   const rows = await tx.query<RawLetGo>(
-    `update file_versions set bytes_kept = false, metadata = null
-     where workspace_id = $1 and path = $2 and bytes_kept
-     returning agent_id, size, sha256`,
+    `update file_versions v set bytes_kept = false, metadata = null, metadata_bytes = 0
+     from file_versions counted
+     where v.workspace_id = $1 and v.path = $2 and v.bytes_kept
+       and counted.workspace_id = v.workspace_id and counted.path = v.path
+       and counted.version = v.version
+     returning v.agent_id, v.size, v.sha256, counted.metadata_bytes`,
     [workspaceId, path],
   );
   return rows.map(toLetGo);
@@ -386,6 +414,26 @@ export async function listFiles(
     [workspaceId, prefix, afterPath, limit],
   );
   return rows.map(toFile);
+}
+
+/**
+ * Which of `paths` moderation withholds from everyone but the workspace's members (a listing the
+ * operator hid, a suspended owner's public workspace): index_row_withheld (migration 039), the
+ * one place the rule is written, asked of each path.
+ */
+export async function withheldPaths(
+  db: Queryable,
+  workspaceId: string,
+  paths: readonly string[],
+): Promise<Set<string>> {
+  if (paths.length === 0) return new Set();
+  const rows = await db.query<{ path: string }>(
+    `select p.path from unnest($2::text[]) as p (path)
+     where index_row_withheld($1, p.path,
+       (select w.visibility from workspaces w where w.workspace_id = $1))`,
+    [workspaceId, [...new Set(paths)]],
+  );
+  return new Set(rows.map((row) => row.path));
 }
 
 /** A change of an agent's storage use: its kept bytes, and the part of them that is current. */

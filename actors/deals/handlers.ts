@@ -39,6 +39,7 @@ import type { SignedReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readCursorPage } from '../kernel/page.ts';
+import { assertFileNotHidden, hiddenFrom } from '../moderation/hidden-files.ts';
 import { readable } from '../workspaces/access.ts';
 
 /**
@@ -65,6 +66,7 @@ const partyChanges = (
 export const agree: Handler<'agree'> = async ({ services, principal }, input) => {
   const path = parseFilePath(input.path);
   const workspace = await readable(services, principal, input.workspace_id);
+  await assertFileNotHidden(services, principal, workspace, path, 'file');
   const db = services.db();
   const kept = await findKeptVersion(db, workspace.workspaceId, path, input.version);
   if (!kept) {
@@ -242,6 +244,7 @@ function assertPartyOfDeal(deal: DealActor, agentId: string, member: boolean): D
 export const deliver: Handler<'deliver'> = async ({ services, principal }, input) => {
   const { row, member } = await dealFor(services, principal, input.deal_id);
   const paths = input.files.map((p, i) => parseFilePath(p, `files[${i}]`));
+  const workspace = await services.workspaces.get(row.workspaceId);
   const now = new Date(services.clock.now());
   const answer = await services.deals.command(row.dealId, async (deal, tx) => {
     const context = assertPartyOfDeal(deal, principal.agentId, member);
@@ -258,8 +261,13 @@ export const deliver: Handler<'deliver'> = async ({ services, principal }, input
     await lockWorkspace(tx, row.workspaceId);
     const files: { path: string; version: number; size: number; sha256: string }[] = [];
     const missing: string[] = [];
+    // A file withheld from the caller (a hidden listing's, to a party outside the workspace) is
+    // one it cannot read: not saved there, as far as it may know (../moderation/hidden-files.ts).
+    const hidden = workspace
+      ? await hiddenFrom(services, principal, workspace, paths, tx)
+      : new Set<string>();
     for (const path of [...new Set(paths)]) {
-      const file = await findFile(tx, row.workspaceId, path);
+      const file = hidden.has(path) ? null : await findFile(tx, row.workspaceId, path);
       if (file) files.push({ path, version: file.version, size: file.size, sha256: file.sha256 });
       else missing.push(path);
     }
@@ -476,6 +484,24 @@ async function dealAddress(
 export const getDeal: Handler<'get_deal'> = async ({ services, principal }, input) => {
   const { workspaceId, path } = await dealAddress(services, principal, input);
   const { row, deal } = await visibleDeal(services, principal, workspaceId, path);
+  // A deal on a file withheld from the caller is not there for it, nor a delivery pinning one,
+  // unless it is a party (what it agreed to and was delivered stays its record).
+  const workspace = await services.workspaces.get(workspaceId);
+  const party = deal !== null && partyOfDeal(deal.state.context, principal.agentId);
+  if (workspace && !party) {
+    const resource = input.deal_id === undefined ? 'file' : 'deal';
+    await assertFileNotHidden(services, principal, workspace, path, resource);
+  }
+  const delivered = row ? await listDeliveries(services.db(), row.dealId) : [];
+  const withheld =
+    workspace && !party
+      ? await hiddenFrom(
+          services,
+          principal,
+          workspace,
+          delivered.flatMap((d) => d.files.map((f) => f.path)),
+        )
+      : new Set<string>();
   const db = services.db();
   const context = deal?.state.context;
   const shownVersion = context?.agreed?.version ?? (await findFile(db, workspaceId, path))?.version;
@@ -505,16 +531,16 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
           receipt: a.receipt as Record<string, unknown>,
         }))
       : [],
-    deliveries: row
-      ? (await listDeliveries(db, row.dealId)).map((d) => ({
-          delivery_id: d.deliveryId,
-          agent_id: d.agentId,
-          note: d.note,
-          files: d.files,
-          at: iso(d.deliveredAt),
-          receipt: d.receipt as Record<string, unknown>,
-        }))
-      : [],
+    deliveries: delivered
+      .filter((d) => !d.files.some((f) => withheld.has(f.path)))
+      .map((d) => ({
+        delivery_id: d.deliveryId,
+        agent_id: d.agentId,
+        note: d.note,
+        files: d.files,
+        at: iso(d.deliveredAt),
+        receipt: d.receipt as Record<string, unknown>,
+      })),
     ratings: row
       ? (await ratingsWithBacking(db, row.dealId)).map((r) => ({
           rating_id: r.ratingId,

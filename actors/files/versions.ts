@@ -15,6 +15,7 @@ import {
   forgetAllVersions,
   removeFile,
   insertFileVersion,
+  keptMetadata,
   replaceCurrentMetadata,
   lastVersion,
   beginSave,
@@ -118,9 +119,14 @@ export function addUse(deltas: UseDeltas, agentId: string, kept: number, current
   deltas.set(agentId, { kept: delta.kept + kept, current: delta.current + current });
 }
 
-/** The bytes let go by versions that no longer keep them, given back to whoever saved them. */
+/**
+ * The bytes let go by versions that no longer keep them, and the metadata that went with them,
+ * given back to whoever saved them.
+ */
 function giveBack(deltas: UseDeltas, letGo: readonly LetGoVersion[]): void {
-  for (const version of letGo) addUse(deltas, version.agentId, -version.size, 0);
+  for (const version of letGo) {
+    addUse(deltas, version.agentId, -(version.size + version.metadataBytes), 0);
+  }
 }
 
 /**
@@ -380,7 +386,10 @@ export async function commitSave(
       const alsoLetGo = (await options.alsoInTx?.(tx)) ?? [];
       const version = lastVersion + 1;
       const deltas: UseDeltas = new Map();
-      addUse(deltas, principal.agentId, stored.size, stored.size);
+      // The metadata kept beside the bytes counts with them, as kept bytes (rule
+      // `every_kept_byte`): up to 8 KiB a version, on a 10-byte file too.
+      const metadataBytes = keptMetadata(options.metadata).bytes;
+      addUse(deltas, principal.agentId, stored.size + metadataBytes, stored.size);
       if (current) addUse(deltas, current.savedBy, 0, -current.size);
       giveBack(deltas, letGo);
       const { blobNamed } = await moveStorageUse(
@@ -452,7 +461,9 @@ export async function commitSave(
 /**
  * Replaces the metadata of the current version of `path` (Azure's Set Blob Metadata), in one
  * workspace command: the bytes stay, so there is no new version, receipt or `file.saved`
- * (metadata is not part of a receipt). Answers the current version as it now is.
+ * (metadata is not part of a receipt). The metadata counts against the version's author, as its
+ * bytes do: more of it past that author's quota is refused (`quota_exceeded`). Answers the
+ * current version as it now is.
  */
 export async function replaceMetadata(
   services: Services,
@@ -466,11 +477,16 @@ export async function replaceMetadata(
     assertMayChange(workspace, principal, 'write to');
     const current = await findFile(tx, workspace.workspaceId, path);
     precondition?.(current);
-    if (!current || !(await replaceCurrentMetadata(tx, workspace.workspaceId, path, metadata))) {
-      throw notFound('file');
-    }
+    const replaced = current
+      ? await replaceCurrentMetadata(tx, workspace.workspaceId, path, metadata)
+      : null;
+    if (!current || !replaced) throw notFound('file');
+    const deltas: UseDeltas = new Map();
+    addUse(deltas, replaced.agentId, replaced.addedBytes, 0);
+    await moveStorageUse(tx, services, deltas, replaced.agentId);
     return {
       result: { sha256: current.sha256, savedAt: current.savedAt, version: current.version },
+      notices: useNotices(deltas, replaced.agentId),
     };
   });
   if (!answer) throw notFound('workspace');

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { BlockBlobClient } from '@azure/storage-blob';
 import * as assert from 'uvu/assert';
+import { indexedFieldBytes } from '../../storage/file-index.ts';
 import { callJson as call } from '../helpers/http.ts';
 import { fileLink } from '../helpers/storage-links.ts';
 import { serverSuite } from '../helpers/server-suite.ts';
@@ -35,7 +36,8 @@ const fieldsBytes = (text: string) => {
   const items = /a0: &a \[([^\]]*)\]/.exec(text)?.[1]?.split(',') ?? [];
   const fields: Record<string, unknown> = { convention: 'let-go-test' };
   for (let i = 0; i <= 8; i++) fields[`a${i}`] = items;
-  return Buffer.byteLength(JSON.stringify(fields));
+  // The fields and their copy in `dimensions`, both kept and counted (issue 32 §2).
+  return indexedFieldBytes(fields).kept;
 };
 
 async function usedBytes(server: TestServer, agent: TestAgent): Promise<number> {

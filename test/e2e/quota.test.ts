@@ -161,8 +161,9 @@ test('every version of markdown the index reads is kept and counted: a save past
       older: used.older_versions_bytes,
       rule: used.rule,
     },
-    // Each version's header fields, as the index keeps them, count too (`{"title":"notes v1"}`).
-    { used: 700 * KB + 40, current: 100 * KB, older: 600 * KB + 40, rule: 'every_kept_byte' },
+    // Each version's header fields, as the index keeps them, count too (`{"title":"notes v1"}`,
+    // and its copy in `dimensions`: 40 bytes a version).
+    { used: 700 * KB + 80, current: 100 * KB, older: 600 * KB + 80, rule: 'every_kept_byte' },
   );
   const first = await server.get(`/workspaces/${id}/files/notes.md?version=1`, agent.api_token);
   assert.is(first.status, 200);
@@ -182,8 +183,9 @@ test('deleting a file lets go of every version it kept: the quota comes back and
       201,
     );
   }
-  // With the three versions' header fields as the index keeps them (20 bytes each).
-  assert.is((await storage(server, agent)).older_versions_bytes, 400 * KB + 60);
+  // With the three versions' header fields as the index keeps them (20 bytes each, twice:
+  // `fields` and `dimensions`).
+  assert.is((await storage(server, agent)).older_versions_bytes, 400 * KB + 120);
   const deleted = await fetch(server.url(`/workspaces/${id}/files/plan.md`), {
     method: 'DELETE',
     headers: { authorization: `Bearer ${agent.api_token}` },
