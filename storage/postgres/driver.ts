@@ -18,17 +18,45 @@ const ENDED = 'this transaction has ended: its handle cannot be used after its c
 const CLOSE_GRACE_MS = 5000;
 
 /**
- * Runs `once`, and once more when it failed on a pooled connection found dead (postgres.js has
- * dropped that connection by then, so the second try gets a fresh one): for calls that are
- * harmless to repeat. Stale connections are thus dropped without costing a caller an error.
+ * Whether a transaction's handle may no longer be used, and, when its call was given up (its
+ * connection lost, or a step stalled), why: the transaction will not commit, and a statement
+ * the callback still tries is told so (503), not a programming error.
  */
-async function onFreshIfDied<T>(once: () => Promise<T>): Promise<T> {
+interface Ended {
+  now: boolean;
+  lost: StorageUnavailableError | null;
+}
+
+function refuseEnded(ended: Ended): void {
+  if (!ended.now) return;
+  throw ended.lost ? new StorageUnavailableError(ended.lost.reason) : new Error(ENDED);
+}
+
+/**
+ * Runs `once`, and once more when it failed on a pooled connection found dead (postgres.js has
+ * dropped that connection by then, so the second try gets a fresh one) and `neverRan` says the
+ * first try cannot have run: for calls that are harmless to repeat. Stale connections are thus
+ * dropped without costing a caller an error.
+ */
+async function onFreshIfDied<T>(once: () => Promise<T>, neverRan = () => true): Promise<T> {
   try {
     return await once();
   } catch (error) {
-    if (!connectionDied(translatePostgresError(error))) throw error;
+    if (!connectionDied(translatePostgresError(error)) || !neverRan()) throw error;
     return once();
   }
+}
+
+/**
+ * Whether the server answered any part of `statement`: it answers Parse and Bind before it runs
+ * anything, and a simple query's rows start with RowDescription, all flushed with the FATAL of a
+ * backend killed mid-query (postgres.js, patched, marks the query `answered`:
+ * patches/postgres+3.4.9.patch). postgres.js fails a read killed while it ran
+ * (pg_terminate_backend) and one sent to a backend already dead alike (CONNECTION_CLOSED); only
+ * this tells them apart. A read with no answer never ran, or still waited for a lock: asked again.
+ */
+function answered(statement: object | null): boolean {
+  return (statement as { answered?: boolean } | null)?.answered === true;
 }
 
 /**
@@ -82,46 +110,51 @@ export async function openPostgres(
   // someone else's. `ended` refuses them, as the PGlite driver does.
   const wrap = (
     run: typeof sql | postgres.TransactionSql,
-    ended = { now: false },
+    ended: Ended = { now: false, lost: null },
     stall: StallWatch | null = null,
   ): Queryable => {
     // Outside a transaction each statement commits on its own.
     const autocommit = run === sql;
+    // Each statement's error: one run on its own whose connection was lost after it was sent
+    // may have committed (outcome unknown); inside a transaction, nothing commits before COMMIT.
+    const translate = (text: string, error: unknown) =>
+      autocommit ? translateAutocommitError(text, error) : translatePostgresError(error);
     return {
       async query<T extends Row>(text: string, params: readonly unknown[] = []) {
-        if (ended.now) throw new Error(ENDED);
+        refuseEnded(ended);
+        let statement: object | null = null;
         const once = async () => {
-          const statement = run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+          const pending = run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
             prepare: true,
           });
-          return [...(await (stall ?? new StallWatch()).watch(statement))] as unknown as T[];
+          statement = pending;
+          return [...(await (stall ?? new StallWatch()).watch(pending))] as unknown as T[];
         };
         try {
           // A read on its own may meet a pooled connection whose backend just died: asking
-          // again on a fresh one is harmless. Inside a transaction the transaction is lost.
-          return autocommit && onlyReads(text) ? await onFreshIfDied(once) : await once();
+          // again on a fresh one is harmless when the server never had it. Inside a
+          // transaction the transaction is lost.
+          return autocommit && onlyReads(text)
+            ? await onFreshIfDied(once, () => !answered(statement))
+            : await once();
         } catch (error) {
-          throw autocommit ? translateAutocommitError(text, error) : translatePostgresError(error);
+          throw translate(text, error);
         }
       },
       async script(text: string) {
-        if (ended.now) throw new Error(ENDED);
+        refuseEnded(ended);
         try {
           await run.unsafe(text).simple();
         } catch (error) {
-          throw translatePostgresError(error);
+          throw translate(text, error);
         }
       },
     };
   };
-  const inside = (
-    tx: postgres.TransactionSql,
-    ended: { now: boolean },
-    stall: StallWatch,
-  ): Transaction => ({
+  const inside = (tx: postgres.TransactionSql, ended: Ended, stall: StallWatch): Transaction => ({
     ...wrap(tx, ended, stall),
     async queryTable(text, params = []) {
-      if (ended.now) throw new Error(ENDED);
+      refuseEnded(ended);
       try {
         const result = await stall.watch(
           tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: false }).values(),
@@ -135,7 +168,7 @@ export async function openPostgres(
       }
     },
     async savepoint(work) {
-      if (ended.now) throw new Error(ENDED);
+      refuseEnded(ended);
       try {
         return (await tx.savepoint((inner) => work(inside(inner, ended, stall)))) as Awaited<
           ReturnType<typeof work>
@@ -183,7 +216,7 @@ export async function openPostgres(
     // Set once the handle may no longer be used: its callback settled, or its connection was
     // lost (postgres.js would send a late statement on the reconnected connection, outside
     // any transaction, and autocommit it).
-    const ended = { now: false };
+    const ended: Ended = { now: false, lost: null };
     // Set once the callback resolved and COMMIT is about to be sent: what it wrote, if anything.
     let committing: { xid: string | null; pid: number; result: T } | null = null;
     const pool = poolFor(options.pool);
@@ -206,6 +239,9 @@ export async function openPostgres(
           ended.now = true;
           steps = stall.begin();
         }
+        // The call was given up while the callback ran (a step stalled: its backend may still
+        // be alive): the caller was told nothing was written, so COMMIT must never be sent.
+        if (ended.lost) throw ended.lost;
         if (!options.readOnly) {
           const [row] = await tx.unsafe<{ xid: string | null; pid: number }[]>(TRANSACTION_ID_SQL);
           committing = { xid: row?.xid ?? null, pid: row?.pid ?? 0, result };
@@ -217,6 +253,7 @@ export async function openPostgres(
       ended.now = true;
       if (callbackFailed.includes(error)) throw error;
       const failure = translatePostgresError(error);
+      if (failure instanceof StorageUnavailableError) ended.lost = failure;
       // Only a lost connection leaves the COMMIT's outcome open; a transaction that wrote
       // nothing has nothing to lose, and any other failure at COMMIT rolled it back.
       const sent = committing as { xid: string | null; pid: number; result: T } | null;

@@ -56,10 +56,17 @@ const NEVER_SENT = new Set([
 ]);
 /** A statement that only reads (a `select` the service writes calls no writing function). */
 const READS = /^\s*(select|show|values)\b/i;
+/** A read with common table expressions first (`with a as (select ...) select ...`). */
+const WITH = /^\s*with\b/i;
+/** What makes a `with` statement a write: a data-modifying CTE or main statement. */
+const WRITES = /\b(insert|update|delete|merge)\b/i;
 
-/** A statement that only reads: running it twice changes nothing. */
+/**
+ * A statement that only reads: running it twice changes nothing, and losing its connection
+ * loses no write (a read answered "outcome unknown" would tell the caller to retry a write).
+ */
 export function onlyReads(text: string): boolean {
-  return READS.test(text);
+  return READS.test(text) || (WITH.test(text) && !WRITES.test(text));
 }
 
 /**
