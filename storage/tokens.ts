@@ -94,31 +94,31 @@ export async function insertToken(
   return toRow(raw as Raw);
 }
 
+/** A token row with whether its agent is suspended, as the token look-ups answer it. */
+export type FoundToken = TokenRow & { agentSuspended: boolean };
+
 /**
  * The token with this hash, revoked and expired ones included (the caller says which it is),
  * with whether its agent is suspended.
  */
-export async function findTokenByHash(
-  db: Queryable,
-  tokenHash: Uint8Array,
-): Promise<(TokenRow & { agentSuspended: boolean }) | null> {
-  const [raw] = await db.query<Raw & { suspended: boolean }>(
-    `select t.${columns.split(', ').join(', t.')}, a.suspended_at is not null as suspended
-     from agent_tokens t join agents a using (agent_id) where t.token_hash = $1`,
-    [tokenHash],
-  );
-  return raw ? { ...toRow(raw), agentSuspended: raw.suspended } : null;
+export function findTokenByHash(db: Queryable, tokenHash: Uint8Array): Promise<FoundToken | null> {
+  return findTokenWhere(db, 't.token_hash = $1', tokenHash);
 }
 
 /** The token with this id, as findTokenByHash answers it (a storage link names its maker so). */
-export async function findTokenById(
+export function findTokenById(db: Queryable, tokenId: string): Promise<FoundToken | null> {
+  return findTokenWhere(db, 't.token_id = $1', tokenId);
+}
+
+async function findTokenWhere(
   db: Queryable,
-  tokenId: string,
-): Promise<(TokenRow & { agentSuspended: boolean }) | null> {
+  condition: 't.token_hash = $1' | 't.token_id = $1',
+  value: Uint8Array | string,
+): Promise<FoundToken | null> {
   const [raw] = await db.query<Raw & { suspended: boolean }>(
     `select t.${columns.split(', ').join(', t.')}, a.suspended_at is not null as suspended
-     from agent_tokens t join agents a using (agent_id) where t.token_id = $1`,
-    [tokenId],
+     from agent_tokens t join agents a using (agent_id) where ${condition}`,
+    [value],
   );
   return raw ? { ...toRow(raw), agentSuspended: raw.suspended } : null;
 }
