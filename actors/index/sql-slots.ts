@@ -17,6 +17,12 @@ export const SQL_QUERIES_PER_AGENT = 2;
 /** Queries waiting at once for a slot, all agents together (sybils included). */
 export const SQL_MAX_WAITING = 200;
 
+/** What happened to one query of `agentId` in the slots, in the order it happened. */
+export interface SqlSlotEvent {
+  kind: 'waiting' | 'started' | 'ended' | 'refused';
+  agentId: string;
+}
+
 interface Waiter {
   agentId: string;
   /** Arrival order, for ties. */
@@ -34,8 +40,10 @@ interface Waiter {
  * Fair: one agent may hold at most `perAgent` queries running or waiting (the next is refused
  * at once, 429 `too_many_queries`), and when a slot frees, it goes to the waiting query whose
  * agent has the fewest queries running, then the one whose agent started one least recently,
- * then the one whose agent has fewer in flight, then the first to come. So an agent with nothing running goes ahead of every agent that
- * has, however many greedy agents there are, and waits for at most one query per slot to end.
+ * then the one whose agent has fewer in flight, then the first to come. So an agent with
+ * nothing in flight takes the first slot that frees after it came, ahead of every agent that
+ * has a query running, has started one, or has more waiting, however many greedy agents there
+ * are: it waits for one of the queries running when it came to end, never for those waiting.
  * Only when a query has waited `maxWaitMs` (every slot busy with other agents that had nothing
  * running either: the index is saturated) is it refused, 429 `rate_limited` with Retry-After.
  */
@@ -49,8 +57,18 @@ export class SqlSlots {
   private readonly waiting: Waiter[] = [];
   private arrivals = 0;
   private starts = 0;
+  private readonly watchers = new Set<(event: SqlSlotEvent) => void>();
 
   constructor(readonly limits: SqlSlotLimits) {}
+
+  /**
+   * Calls `watcher` with each event from now on, synchronously as it happens (tests wait for
+   * the state they need instead of guessing it from answers); returns how to stop.
+   */
+  watch(watcher: (event: SqlSlotEvent) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
 
   /**
    * Takes a slot for one query of `agentId`, waiting for one fairly; or throws. The caller must
@@ -59,6 +77,7 @@ export class SqlSlots {
   acquire(agentId: string): Promise<() => void> {
     const agent = this.agents.get(agentId) ?? { running: 0, inFlight: 0, lastStart: 0 };
     if (agent.inFlight >= this.limits.perAgent) {
+      this.tell('refused', agentId);
       return Promise.reject(
         new ServiceError(
           'too_many_queries',
@@ -74,7 +93,10 @@ export class SqlSlots {
       agent.inFlight++;
       return Promise.resolve(this.start(agentId));
     }
-    if (this.waiting.length >= this.limits.maxWaiting) return Promise.reject(this.busy());
+    if (this.waiting.length >= this.limits.maxWaiting) {
+      this.tell('refused', agentId);
+      return Promise.reject(this.busy());
+    }
     this.agents.set(agentId, agent);
     agent.inFlight++;
     return new Promise((grant, refuse) => {
@@ -88,10 +110,12 @@ export class SqlSlots {
           if (at < 0) return;
           this.waiting.splice(at, 1);
           this.leave(agentId);
+          this.tell('refused', agentId);
           refuse(this.busy());
         }, this.limits.maxWaitMs),
       };
       this.waiting.push(waiter);
+      this.tell('waiting', agentId);
     });
   }
 
@@ -107,6 +131,7 @@ export class SqlSlots {
       agent.lastStart = ++this.starts;
     }
     this.running++;
+    this.tell('started', agentId);
     let released = false;
     return () => {
       if (released) return;
@@ -115,8 +140,13 @@ export class SqlSlots {
       const own = this.agents.get(agentId);
       if (own) own.running--;
       this.leave(agentId);
+      this.tell('ended', agentId);
       this.next();
     };
+  }
+
+  private tell(kind: SqlSlotEvent['kind'], agentId: string): void {
+    for (const watcher of this.watchers) watcher({ kind, agentId });
   }
 
   /** One query of `agentId` is no longer in flight. */

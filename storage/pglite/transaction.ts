@@ -12,7 +12,10 @@ import type { Statement } from './messages.ts';
 export interface TransactionHost {
   /** The thread serving now, started again first if the last one stopped. */
   connect(): Promise<PgliteThread>;
-  /** Runs statements on `thread`; past `timeoutMs` the thread is stopped and they fail 57014. */
+  /**
+   * Runs statements on `thread`; past `timeoutMs` they are canceled (or the thread stopped) and
+   * fail 57014, even when the cancel came after PostgreSQL had finished them (worker.mjs).
+   */
   run(thread: PgliteThread, statements: Statement[], timeoutMs?: number): Promise<Row[]>;
   /** Stops a thread left in an unknown state, so that the next call starts a clean one. */
   discard(thread: PgliteThread): void;

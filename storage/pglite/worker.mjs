@@ -76,6 +76,12 @@ const statements = new PreparedStatements(db);
 let running = null;
 /** The last request answered; requests are answered in the order of their ids. */
 let lastAnswered = 0;
+/**
+ * Whether a cancel reached the running request. PostgreSQL may have done with it already, while
+ * PGlite still turns its result into rows here (a 100 MB row takes longer than the time limit,
+ * and no interrupt check comes after): it fails all the same, as it ran past its limit.
+ */
+let canceledWhileRunning = false;
 /** Requests canceled before they started (this thread was busy): answered 57014 at once. */
 /** @type {Set<number>} */
 const canceledEarly = new Set();
@@ -99,13 +105,15 @@ function setFlag(address, value) {
 /**
  * Run by cancel.ts through the inspector, on this thread, possibly in the middle of a
  * query: does what PostgreSQL's SIGINT handler does, so that the query stops at its next
- * interrupt check with 57014. A cancel for a request that has ended does nothing; one for a
- * request not started yet (the thread was busy) answers it 57014 when its turn comes.
+ * interrupt check with 57014 (when none comes, the request fails 57014 once it ends). A cancel
+ * for a request that has ended does nothing; one for a request not started yet (the thread was
+ * busy) answers it 57014 when its turn comes.
  * @param {number} requestId
  * @returns {boolean}
  */
 function cancel(requestId) {
   if (running === requestId) {
+    canceledWhileRunning = true;
     setFlag(postgres._QueryCancelPending, 1);
     setFlag(postgres._InterruptPending, 1);
     return true;
@@ -155,18 +163,20 @@ const reply = (answer) =>
 /** @type {Promise<void>} */
 let queue = Promise.resolve();
 
+/** What PostgreSQL answers a canceled statement. */
+const CANCELED = { message: 'canceling statement due to user request', code: '57014' };
+
 /** @param {{ id: number; statements: Statement[] }} request */
 async function answer(request) {
   if (canceledEarly.delete(request.id)) {
     lastAnswered = request.id;
-    const error = { message: 'canceling statement due to user request', code: '57014' };
-    reply({ id: request.id, error });
+    reply({ id: request.id, error: CANCELED });
     return;
   }
   running = request.id;
   try {
     const rows = await runAll(request.statements);
-    reply({ id: request.id, rows });
+    reply(canceledWhileRunning ? { id: request.id, error: CANCELED } : { id: request.id, rows });
   } catch (caught) {
     const error = /** @type {{ message?: string; code?: string }} */ (caught);
     // A trap inside the WebAssembly leaves PGlite unusable: let the thread die, and the
@@ -181,6 +191,7 @@ async function answer(request) {
   } finally {
     // A cancel that came after its query ended must not stop the next request's statements.
     running = null;
+    canceledWhileRunning = false;
     lastAnswered = request.id;
     setFlag(postgres._QueryCancelPending, 0);
   }

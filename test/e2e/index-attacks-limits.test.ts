@@ -1,9 +1,11 @@
 import * as assert from 'uvu/assert';
 import { TEST_DATABASE_URL } from '../helpers/storage.ts';
 import {
+  assertStopped,
   attackSuite,
   CAP,
   database,
+  databaseBack,
   inert,
   INPUT,
   limits,
@@ -75,12 +77,6 @@ const ATTACKS: Attack[] = [
     stop: TIMEOUT,
   },
   {
-    tries: 'Growing a value with nested replace towards the 1 GB limit',
-    sql: "select length(replace(replace(replace($1, 'x', $1), 'x', $1), 'x', $1))",
-    params: () => [TEN_THOUSAND_X],
-    stop: TIMEOUT,
-  },
-  {
     tries: 'A regular expression that backtracks exponentially elsewhere',
     sql: 'select $1 ~ $2',
     params: () => ['a'.repeat(1000), '^(a+)+(\\1)+b$'],
@@ -134,6 +130,24 @@ const test = attackSuite(
   'attacks on read-only SQL over the index: time, memory and errors',
   ATTACKS,
 );
+
+test('Growing a value with nested replace towards the 1 GB limit is stopped by the time limit (408 sql_timeout) or the memory ceiling (400 sql_too_complex), whichever it reaches first', async ({
+  server,
+  world,
+}) => {
+  // The value grows by hundreds of MB a second: on the embedded database it reaches the 512 MiB
+  // ceiling (storage/pglite/driver.ts) about when the 300 ms limit comes, earlier or later with
+  // the machine's load; PostgreSQL stops it at its 1 GB limit or at the time limit. Either stop
+  // is one; an answer is not.
+  const answer = await sql(server, world.attacker, {
+    sql: "select length(replace(replace(replace($1, 'x', $1), 'x', $1), 'x', $1))",
+    params: [TEN_THOUSAND_X],
+  });
+  if (answer.status === 408) assertStopped(answer, TIMEOUT, 'nested replace');
+  else
+    assertStopped(answer, limits(/needs more than the database gives one query/), 'nested replace');
+  await databaseBack(server);
+});
 
 test('The service keeps answering other requests while a slow query runs', async ({ server }) => {
   const slowAgent = await server.signUp();
