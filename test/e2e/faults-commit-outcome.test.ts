@@ -1,9 +1,15 @@
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import * as assert from 'uvu/assert';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
+import {
+  adminConnection,
+  backendState,
+  waitingServiceBackends,
+} from '../helpers/postgres-backends.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+import { eventually } from '../helpers/turns.ts';
+import { TcpProxy } from '../storage/tcp-proxy.ts';
 
 /**
  * Issue 32 §5: a write whose database connection is lost around COMMIT is answered with the
@@ -26,81 +32,13 @@ import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
 interface Context {
   url: string;
   admin: postgres.Sql;
-  relay: Relay;
+  relay: TcpProxy;
   server: TestServer;
   token: string;
   workspaceId: string;
 }
 
 const LOCK = 4242;
-
-/** A TCP relay in front of PostgreSQL that can withhold replies, drop, refuse and take again. */
-class Relay {
-  private readonly pairs = new Set<{ client: Socket; upstream: Socket; held: boolean }>();
-  private server: Server | null = null;
-  port = 0;
-
-  constructor(
-    private readonly host: string,
-    private readonly targetPort: number,
-  ) {}
-
-  async up(): Promise<void> {
-    if (this.server) return;
-    const server = createServer((client) => {
-      const upstream = createConnection(this.targetPort, this.host);
-      const pair = { client, upstream, held: false };
-      this.pairs.add(pair);
-      client.on('data', (chunk) => upstream.write(chunk));
-      // A held connection's replies are dropped: the server acts, the client never hears.
-      upstream.on('data', (chunk) => pair.held || client.write(chunk));
-      const drop = () => {
-        this.pairs.delete(pair);
-        client.destroy();
-        upstream.destroy();
-      };
-      for (const socket of [client, upstream]) {
-        socket.on('error', drop);
-        socket.on('close', drop);
-      }
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', resolve);
-    });
-    this.port = (server.address() as { port: number }).port;
-    this.server = server;
-  }
-
-  /** From now on, the replies on every open connection are withheld. */
-  hold(): void {
-    for (const pair of this.pairs) pair.held = true;
-  }
-
-  /** Drops every open connection (the client sees it closed); new ones are taken as before. */
-  cut(): void {
-    for (const pair of [...this.pairs]) {
-      pair.client.destroy();
-      pair.upstream.destroy();
-    }
-  }
-
-  /** Drops every connection and refuses new ones until `up`. */
-  async down(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    const closed = server && new Promise<void>((resolve) => server.close(() => resolve()));
-    this.cut();
-    await closed;
-  }
-
-  rewrite(url: string): string {
-    const proxied = new URL(url);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(this.port);
-    return proxied.toString();
-  }
-}
 
 /** One write operation, with a valid request and where its writes land. */
 interface WriteCase {
@@ -162,9 +100,8 @@ const test = postgresSuite<Context>('writes whose connection is lost around COMM
 test.before(async (context) => {
   context.url = await freshDatabaseUrl();
   const target = new URL(context.url);
-  context.relay = new Relay(target.hostname, Number(target.port));
-  await context.relay.up();
-  context.admin = postgres(context.url, { max: 1, onnotice: () => undefined });
+  context.relay = await TcpProxy.start(target.hostname, Number(target.port));
+  context.admin = adminConnection(context.url, 'faults-commit-outcome');
   await context.admin.unsafe(`
     create function faults_hold_commit() returns trigger language plpgsql as $$
     begin
@@ -192,17 +129,6 @@ test.after(async ({ admin, relay, server }) => {
 async function rows(admin: postgres.Sql, table: string): Promise<number> {
   const [row] = await admin.unsafe<{ n: number }[]>(`select count(*)::int as n from ${table}`);
   return row?.n ?? 0;
-}
-
-/** Asks until `ready` says yes (within 30 s): the database moves on its own time. */
-async function eventually<T>(what: string, ready: () => Promise<T | null>): Promise<T> {
-  const until = performance.now() + 30_000;
-  while (performance.now() < until) {
-    const value = await ready();
-    if (value !== null) return value;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`${what}: not within 30 s`);
 }
 
 /**
@@ -241,11 +167,8 @@ async function atCommit(
     void answer.then((response) => (early = response));
     const pid = await eventually('the COMMIT waits at the trigger', async () => {
       if (early) throw new Error(`answered first: ${early.status} ${await early.text()}`);
-      const [row] = await admin<{ pid: number }[]>`
-        select pid from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'
-          and wait_event = 'advisory' and query = 'commit'`;
-      return row?.pid ?? null;
+      const waiting = await waitingServiceBackends(admin, 'advisory');
+      return waiting.find((backend) => backend.query === 'commit')?.pid ?? null;
     });
     await lose(pid, release);
     await release();
@@ -261,11 +184,10 @@ function replyLost(context: Context, then: () => Promise<void> | void) {
   return async (pid: number, release: () => Promise<void>) => {
     context.relay.hold();
     await release();
-    await eventually('the COMMIT completes at the server', async () => {
-      const [row] = await context.admin<{ state: string | null }[]>`
-        select state from pg_stat_activity where pid = ${pid}`;
-      return row?.state === 'idle' ? true : null;
-    });
+    await eventually(
+      'the COMMIT completes at the server',
+      async () => (await backendState(context.admin, pid)) === 'idle',
+    );
     await then();
   };
 }

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startService, type RunningService } from '../../server/app.ts';
-import { configFromEnv } from '../../server/config.ts';
 import type { Driver } from '../../storage/driver.ts';
 import { openPglite } from '../../storage/pglite/driver.ts';
 import { onTestsEnd } from '../helpers/resources.ts';
+import { testConfig } from '../helpers/server.ts';
 import { freshPgliteDir } from '../helpers/storage.ts';
 
 /**
@@ -69,21 +69,7 @@ test.before(async (context) => {
   cpSync(await freshPgliteDir(), join(dataDir, 'pglite'), { recursive: true });
   const driver = await openPglite(join(dataDir, 'pglite'));
   context.driver = driver;
-  context.service = await startService(
-    {
-      ...configFromEnv({}),
-      dataDir,
-      port: 0,
-      log: () => undefined,
-      shutdownTimeoutMs: 0,
-      rateLimitPerMinute: 0,
-      signUpLimitPerHour: 0,
-      strictProtocol: true,
-      smtpPort: 0,
-      mailDnsTimeoutMs: 500,
-    },
-    driver,
-  );
+  context.service = await startService(testConfig(dataDir), driver);
   context.filler = join(context.mount, 'filler');
 });
 test.after(async ({ service }) => {

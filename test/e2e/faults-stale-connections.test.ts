@@ -1,7 +1,17 @@
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import * as assert from 'uvu/assert';
-import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import {
+  adminConnection,
+  terminateServiceBackends,
+  waitingServiceBackends,
+} from '../helpers/postgres-backends.ts';
+import {
+  callService as call,
+  startServiceProcess,
+  type ServiceProcess,
+} from '../helpers/service-process.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+import { eventually } from '../helpers/turns.ts';
 
 /**
  * Issue 32 §5: "While PostgreSQL backends are killed in a loop, ... and for ~1.5 minutes after,
@@ -34,16 +44,8 @@ const test = postgresSuite<Context>('stale pooled connections after backends wer
 
 test.before(async (context) => {
   const url = await freshDatabaseUrl();
-  context.admin = postgres(url, {
-    max: 1,
-    onnotice: () => undefined,
-    connection: { application_name: 'faults-stale-connections' },
-  });
-  context.locker = postgres(url, {
-    max: 1,
-    onnotice: () => undefined,
-    connection: { application_name: 'faults-stale-connections' },
-  });
+  context.admin = adminConnection(url, 'faults-stale-connections');
+  context.locker = adminConnection(url, 'faults-stale-connections');
   context.service = await startServiceProcess({ DATABASE_URL: url });
 });
 test.after(async ({ admin, locker, service }) => {
@@ -52,25 +54,6 @@ test.after(async ({ admin, locker, service }) => {
 });
 
 let names = 0;
-
-async function call(
-  service: ServiceProcess,
-  method: string,
-  path: string,
-  token: string | null,
-  body?: unknown,
-): Promise<Response> {
-  return fetch(service.baseUrl + path, {
-    // A request the service never answers is a failure of its own, not a hung test.
-    signal: AbortSignal.timeout(60_000),
-    method,
-    headers: {
-      'content-type': 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
 
 interface Answer {
   status: number;
@@ -103,25 +86,8 @@ async function killLoop(admin: postgres.Sql, stop: Promise<void>): Promise<numbe
   let stopped = false;
   void stop.then(() => (stopped = true));
   let killed = 0;
-  while (!stopped) {
-    const rows = await admin`
-      select pg_terminate_backend(pid) from pg_stat_activity
-      where datname = current_database() and pid <> pg_backend_pid()
-        and application_name like 'agent-service%'`;
-    killed += rows.length;
-  }
+  while (!stopped) killed += await terminateServiceBackends(admin);
   return killed;
-}
-
-/** Asks until `ready` says yes (within 30 s): the database moves on its own time. */
-async function until<T>(what: string, ready: () => Promise<T | null>): Promise<T> {
-  const deadline = performance.now() + 30_000;
-  while (performance.now() < deadline) {
-    const value = await ready();
-    if (value !== null) return value;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`${what}: not within 30 s`);
 }
 
 const ok = (a: Answer) => a.status === 200 || a.status === 201;
@@ -160,13 +126,10 @@ test('after a kill loop on its backends stops, the next batches of 12 sign-ups a
   await locker.unsafe('begin');
   await locker.unsafe('lock table agents in exclusive mode');
   const blocked = batch(service, []);
-  const waiting = await until('sign-ups wait on the lock', async () => {
-    const [row] = await admin<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and application_name = 'agent-service'
-        and wait_event_type = 'Lock' and state = 'active'`;
-    return row && row.n > 0 ? row.n : null;
-  });
+  const waiting = await eventually(
+    'sign-ups wait on the lock',
+    async () => (await waitingServiceBackends(admin)).length || null,
+  );
   // The backends inside a transaction (or a statement) when killed: only their requests may fail.
   const [kill] = await admin<{ busy: number }[]>`
     select count(*) filter (where state <> 'idle' and application_name = 'agent-service')::int

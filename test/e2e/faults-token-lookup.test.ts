@@ -1,5 +1,10 @@
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import * as assert from 'uvu/assert';
+import {
+  adminConnection,
+  terminateServiceBackends as killService,
+  waitingServiceBackends,
+} from '../helpers/postgres-backends.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
 
@@ -25,11 +30,7 @@ const test = postgresSuite<Context>('token look-ups that meet killed database ba
 
 test.before(async (context) => {
   const url = await freshDatabaseUrl();
-  context.admin = postgres(url, {
-    max: 1,
-    onnotice: () => undefined,
-    connection: { application_name: 'faults-token-lookup' },
-  });
+  context.admin = adminConnection(url, 'faults-token-lookup');
   context.server = await startTestServer({ databaseUrl: url });
   context.tokens = [];
   for (let i = 0; i < AGENTS; i++) context.tokens.push((await context.server.signUp()).api_token);
@@ -38,15 +39,6 @@ test.after(async ({ admin, server }) => {
   await server.close();
   await admin.end({ timeout: 5 });
 });
-
-/** Kills every backend of the service's (pooled, agents', LISTEN); how many. */
-async function killService(admin: postgres.Sql): Promise<number> {
-  const rows = await admin`
-    select pg_terminate_backend(pid) from pg_stat_activity
-    where datname = current_database() and pid <> pg_backend_pid()
-      and application_name like 'agent-service%'`;
-  return rows.length;
-}
 
 /** Empties what the service keeps of tokens and agents, as a lost LISTEN connection does. */
 function forget(server: TestServer): void {
@@ -97,12 +89,9 @@ test('a token look-up whose backend the operator kills while it waits answers 50
     const answer = whoami(server, token);
     // The look-up waits on the lock; its backend is then killed, and the lock let go.
     for (;;) {
-      const [row] = await tx<{ pid: number }[]>`
-        select pid from pg_stat_activity
-        where datname = current_database() and application_name = 'agent-service'
-          and wait_event_type = 'Lock'`;
-      if (row) {
-        await tx`select pg_terminate_backend(${row.pid})`;
+      const [waiting] = await waitingServiceBackends(tx);
+      if (waiting) {
+        await tx`select pg_terminate_backend(${waiting.pid})`;
         break;
       }
     }

@@ -4,9 +4,8 @@ import { z } from 'zod';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import type { Operation } from '../../protocol/operation.ts';
 import { agree, dealText, deliver, lineOf, listed } from '../helpers/deals.ts';
-import { callJson as call } from '../helpers/http.ts';
 import { storageLink } from '../helpers/storage-links.ts';
-import { postListing, storeSuite } from '../helpers/store.ts';
+import { HIDDEN_REPAIR, hideListing, postedListing, storeSuite } from '../helpers/store.ts';
 import type { TestServer } from '../helpers/server.ts';
 import type { Agent } from '../helpers/wire-types.ts';
 import { saveFile } from '../helpers/workspaces.ts';
@@ -316,16 +315,11 @@ test.before(async ({ server, operatorToken }) => {
   const author = await server.signUp();
   const outsider = await server.signUp();
   const stranger = await server.signUp();
-  const posted = await postListing(server, author, {
-    kind: 'can',
-    convention: 'local-services',
-    name: 'Hidden repair',
-    description: 'Repair the operator hid.',
-    can: 'repair',
-    dimensions: { service: 'repair', location: 'Berlin' },
-  });
-  assert.is(posted.status, 201, JSON.stringify(posted.body));
-  const { workspace_id: workspaceId, path: hiddenPath, listing_id: listingId } = posted.body;
+  const {
+    workspace_id: workspaceId,
+    path: hiddenPath,
+    listing_id: listingId,
+  } = await postedListing(server, author, HIDDEN_REPAIR);
   // A deal in the same public workspace between the author and the outsider, agreed by both.
   await saveFile(
     server,
@@ -345,10 +339,7 @@ test.before(async ({ server, operatorToken }) => {
   const hiddenSha256 = createHash('sha256')
     .update(await text.text())
     .digest('hex');
-  const hidden = await call(server, 'POST', `/operator/listings/${listingId}/hide`, operatorToken, {
-    reason: 'Issue 32 test.',
-  });
-  assert.is(hidden.status, 200, JSON.stringify(hidden.body));
+  await hideListing(server, operatorToken, listingId);
   world = { author, outsider, stranger, workspaceId, hiddenPath, hiddenSha256, listingId, dealId };
 });
 

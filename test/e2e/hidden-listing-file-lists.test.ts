@@ -6,7 +6,7 @@ import { callTool } from '../helpers/clients.ts';
 import { callJson as call } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/server-suite.ts';
 import { storageLink } from '../helpers/storage-links.ts';
-import { postListing, storeSuite } from '../helpers/store.ts';
+import { HIDDEN_REPAIR, hideListing, postedListing, storeSuite } from '../helpers/store.ts';
 import type { Agent } from '../helpers/wire-types.ts';
 import { saveFile } from '../helpers/workspaces.ts';
 
@@ -52,30 +52,14 @@ let world: World;
 test.before(async ({ server, operatorToken }) => {
   const author = await server.signUp();
   const outsider = await server.signUp();
-  const hidden = await postListing(server, author, {
-    kind: 'can',
-    convention: 'local-services',
-    name: 'Hidden repair',
-    description: 'Repair the operator hid.',
-    can: 'repair',
-    dimensions: { service: 'repair', location: 'Berlin' },
-  });
-  assert.is(hidden.status, 201, JSON.stringify(hidden.body));
   const {
     workspace_id: workspaceId,
     path: hiddenPath,
     listing_id,
-  } = hidden.body as {
-    workspace_id: string;
-    path: string;
-    listing_id: string;
-  };
+  } = await postedListing(server, author, HIDDEN_REPAIR);
   const shownPath = 'notes/shown.md';
   await saveFile(server, author, workspaceId, shownPath, '---\ncity: Berlin\n---\nShown.\n');
-  const acted = await call(server, 'POST', `/operator/listings/${listing_id}/hide`, operatorToken, {
-    reason: 'Issue 32 test.',
-  });
-  assert.is(acted.status, 200, JSON.stringify(acted.body));
+  await hideListing(server, operatorToken, listing_id);
   world = { author, outsider, workspaceId, hiddenPath, shownPath, listingId: listing_id };
 });
 

@@ -9,6 +9,7 @@ import { pathParameters, restParameter, type Operation } from '../../protocol/op
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { connectMcp } from '../helpers/clients.ts';
 import { callJson } from '../helpers/http.ts';
+import { validInput } from '../helpers/operation-inputs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -88,42 +89,6 @@ function withNul(
     }
   }
   return undefined;
-}
-
-/** A value `schema` takes: enough for the operation's schema to pass, so the range check runs. */
-function valid(schema: JsonSchema): unknown {
-  if (Array.isArray(schema.enum)) return schema.enum[0];
-  switch (schema.type) {
-    case 'string':
-      if (schema.format === 'uuid') return randomUUID();
-      if (schema.pattern === '^[0-9a-f]{64}$') return 'a'.repeat(64);
-      return 'abc';
-    case 'integer':
-    case 'number':
-      return typeof schema.minimum === 'number' ? schema.minimum : 1;
-    case 'boolean':
-      return true;
-    case 'array':
-      return Array.from({ length: Number(schema.minItems ?? 0) }, () =>
-        valid(schema.items as JsonSchema),
-      );
-    case 'object':
-      return Object.fromEntries(
-        ((schema.required ?? []) as string[]).map((key) => [
-          key,
-          valid((schema.properties as Record<string, JsonSchema>)[key] as JsonSchema),
-        ]),
-      );
-    default:
-      return 'abc';
-  }
-}
-
-/** The required fields of an operation with values its schema takes. */
-function validInput(operation: Operation): Record<string, unknown> {
-  const input = valid(toJsonSchema(operation.input, 'input')) as Record<string, unknown>;
-  if (restParameter(operation.path) !== undefined) input[restParameter(operation.path)!] = 'a.md';
-  return input;
 }
 
 /** Sends an operation's input over HTTP: path parameters in the path, the rest as its body or query. */

@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { INDEX_FIELDS_MAX_BYTES, indexedFieldBytes } from '../../storage/file-index.ts';
 import { callJson } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { newWorkspace, type TestAgent } from '../helpers/workspaces.ts';
+import { usedBytes } from '../helpers/storage-links.ts';
+import { deleteFile, newWorkspace, saveFile, type TestAgent } from '../helpers/workspaces.ts';
 
 /**
  * What the index keeps of a markdown file's YAML header is bounded and counted (issue 32 §2): a
@@ -39,17 +40,6 @@ function put(server: TestServer, agent: TestAgent, id: string, path: string, tex
   });
 }
 
-async function usedBytes(server: TestServer, agent: TestAgent): Promise<number> {
-  const answer = await callJson<{ storage: { used_bytes: number } }>(
-    server,
-    'GET',
-    '/whoami',
-    agent.api_token,
-  );
-  assert.is(answer.status, 200);
-  return answer.body.storage.used_bytes;
-}
-
 async function listed(server: TestServer, agent: TestAgent, id: string) {
   const answer = await callJson<{ files: { path: string; index_error: string | null }[] }>(
     server,
@@ -70,8 +60,7 @@ test("the issue's header (99 aliases of a 20,000-item list) saves with an index 
   const agent = await server.signUp();
   const id = await newWorkspace(server, agent);
   const text = aliasedHeader(20_000, 99);
-  const saved = await put(server, agent, id, 'bomb.md', text);
-  assert.is(saved.status, 201, await saved.text());
+  await saveFile(server, agent, id, 'bomb.md', text);
   const [file] = await listed(server, agent, id);
   assert.match(file?.index_error ?? 'indexed', `at most ${INDEX_FIELDS_MAX_BYTES} bytes`);
   assert.is(await usedBytes(server, agent), Buffer.byteLength(text));
@@ -85,7 +74,7 @@ test("a header's fields count against its author from the save, every version's,
   // Three aliases of 2,000 items: 8 KB of text, 32 KB of fields.
   const first = aliasedHeader(2_000, 3);
   const second = '---\ntitle: plain\n---\nbody\n';
-  assert.is((await put(server, agent, id, 'notes.md', first)).status, 201);
+  await saveFile(server, agent, id, 'notes.md', first);
   const firstFields = fieldBytes({
     a0: Array(2_000).fill('x'),
     a1: Array(2_000).fill('x'),
@@ -93,7 +82,7 @@ test("a header's fields count against its author from the save, every version's,
     a3: Array(2_000).fill('x'),
   });
   assert.is(await usedBytes(server, agent), Buffer.byteLength(first) + firstFields);
-  assert.is((await put(server, agent, id, 'notes.md', second)).status, 201);
+  await saveFile(server, agent, id, 'notes.md', second);
   assert.is(
     await usedBytes(server, agent),
     Buffer.byteLength(first) +
@@ -101,11 +90,7 @@ test("a header's fields count against its author from the save, every version's,
       Buffer.byteLength(second) +
       fieldBytes({ title: 'plain' }),
   );
-  const deleted = await fetch(server.url(`/workspaces/${id}/files/notes.md`), {
-    method: 'DELETE',
-    headers: { authorization: `Bearer ${agent.api_token}` },
-  });
-  assert.is(deleted.status, 200, await deleted.text());
+  await deleteFile(server, agent, id, 'notes.md');
   assert.is(await usedBytes(server, agent), 0);
 });
 

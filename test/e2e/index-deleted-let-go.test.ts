@@ -4,10 +4,10 @@ import { BlockBlobClient } from '@azure/storage-blob';
 import * as assert from 'uvu/assert';
 import { indexedFieldBytes } from '../../storage/file-index.ts';
 import { callJson as call } from '../helpers/http.ts';
-import { fileLink } from '../helpers/storage-links.ts';
+import { fileLink, usedBytes } from '../helpers/storage-links.ts';
 import { serverSuite } from '../helpers/server-suite.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { newWorkspace, saveFile, type TestAgent } from '../helpers/workspaces.ts';
+import { deleteFile, newWorkspace, saveFile } from '../helpers/workspaces.ts';
 
 /**
  * What the service keeps of a deleted file is what the quota counts (issue 32 §2, rule
@@ -40,25 +40,6 @@ const fieldsBytes = (text: string) => {
   return indexedFieldBytes(fields).kept;
 };
 
-async function usedBytes(server: TestServer, agent: TestAgent): Promise<number> {
-  const answer = await call<{ storage: { used_bytes: number } }>(
-    server,
-    'GET',
-    '/whoami',
-    agent.api_token,
-  );
-  assert.is(answer.status, 200);
-  return answer.body.storage.used_bytes;
-}
-
-async function remove(server: TestServer, agent: TestAgent, workspaceId: string, path: string) {
-  const deleted = await fetch(server.url(`/workspaces/${workspaceId}/files/${path}`), {
-    method: 'DELETE',
-    headers: { authorization: `Bearer ${agent.api_token}` },
-  });
-  assert.is(deleted.status, 200, await deleted.text());
-}
-
 /** What the database stores of the path's index rows: whole rows, and their text columns. */
 async function storedBytes(server: TestServer, workspaceId: string, path: string) {
   const [row] = await server.services.driver.query<{ rows: number; text: number; n: number }>(
@@ -88,7 +69,7 @@ test(`${CYCLES} saves and deletes of a 1.1 MB indexed file leave the quota at it
     // Indexed, and counted: the file's bytes and its header's fields.
     assert.is(await usedBytes(server, agent), Buffer.byteLength(text) + fieldsBytes(text));
     live = await storedBytes(server, workspaceId, path);
-    await remove(server, agent, workspaceId, path);
+    await deleteFile(server, agent, workspaceId, path);
     assert.is(await usedBytes(server, agent), start, `cycle ${cycle + 1}: whoami back to start`);
     after.push(await storedBytes(server, workspaceId, path));
   }
@@ -115,7 +96,7 @@ test('file_versions still lists a deleted file’s versions with path, version, 
   const path = 'history.md';
   await saveFile(server, agent, workspaceId, path, '---\ncity: Berlin\n---\nBike repair.\n');
   await saveFile(server, agent, workspaceId, path, '---\ncity: Potsdam\n---\nBike repair.\n');
-  await remove(server, agent, workspaceId, path);
+  await deleteFile(server, agent, workspaceId, path);
   await saveFile(server, agent, workspaceId, path, '---\ncity: Leipzig\n---\nBoat repair.\n');
   const answer = await call<{ rows: unknown[][] }>(server, 'POST', '/index/sql', agent.api_token, {
     sql: `select version, author_id, saved_at is not null, convention, fields, body,
@@ -151,7 +132,7 @@ test('after a delete, no column of any row kept for the path holds what the agen
       await blob.upload(text, Buffer.byteLength(text), { metadata: { note: `${marker}${n}` } });
     }
   }
-  for (const path of paths) await remove(server, agent, workspaceId, path);
+  for (const path of paths) await deleteFile(server, agent, workspaceId, path);
   // Every table with rows per (workspace_id, path), as the catalogue has them.
   const tables = await server.services.driver.query<{ table: string }>(
     `select c.relname as table from pg_class c
@@ -189,7 +170,7 @@ test('migration 041 empties what was kept of the files deleted before it, and le
   const workspaceId = await newWorkspace(server, agent);
   await saveFile(server, agent, workspaceId, 'gone.md', '---\ncity: Berlin\n---\nOld text.\n');
   await saveFile(server, agent, workspaceId, 'gone.md', '---\ncity: Bonn\n---\nOld text.\n');
-  await remove(server, agent, workspaceId, 'gone.md');
+  await deleteFile(server, agent, workspaceId, 'gone.md');
   await saveFile(server, agent, workspaceId, 'live.md', '---\ncity: Jena\n---\nLive text.\n');
   await saveFile(server, agent, workspaceId, 'live.md', '---\ncity: Gera\n---\nLive text.\n');
   const { driver } = server.services;

@@ -4,11 +4,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { stringify } from 'yaml';
 import { resolveBinding } from '../../protocol/binding.ts';
-import { toJsonSchema, type JsonSchema } from '../../protocol/json-schema.ts';
-import { restParameter, type Operation } from '../../protocol/operation.ts';
+import type { Operation } from '../../protocol/operation.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { startDnsStub, type DnsStub } from '../helpers/dns-stub.ts';
 import { sendToService, type OutgoingMail } from '../helpers/mail-client.ts';
+import { validInput } from '../helpers/operation-inputs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -103,57 +103,6 @@ async function signUpByMail(server: TestServer): Promise<Context['agent']> {
   const agentId = /agent_id: (\S+)/.exec(done?.text ?? '')?.[1];
   assert.ok(privateAddress && agentId, done?.text);
   return { agentId, privateAddress };
-}
-
-/** Fields whose form a schema's type alone does not say, by name: values they take. */
-const FIELD_VALUES: Record<string, unknown> = {
-  url: 'https://example.org/hook',
-  email: 'someone@example.org',
-  address: `0x${'a'.repeat(40)}`,
-  signature: `0x${'a'.repeat(130)}`,
-  amount_usdc: '1',
-  tx_hash: `0x${'a'.repeat(64)}`,
-  code: '123456',
-};
-
-/** A value the schema takes (the required fields only), for a command's YAML body. */
-function valid(schema: JsonSchema): unknown {
-  if (Array.isArray(schema.enum)) return schema.enum[0];
-  if (schema.const !== undefined) return schema.const;
-  switch (schema.type) {
-    case 'string':
-      if (schema.format === 'uuid') return randomUUID();
-      if (schema.format === 'email') return 'someone@example.org';
-      if (schema.format === 'uri') return 'https://example.org/';
-      if (schema.pattern === '^[0-9a-f]{64}$') return 'a'.repeat(64);
-      return 'abc';
-    case 'integer':
-    case 'number':
-      return typeof schema.minimum === 'number' ? schema.minimum : 1;
-    case 'boolean':
-      return true;
-    case 'array':
-      return Array.from({ length: Number(schema.minItems ?? 0) }, () =>
-        valid(schema.items as JsonSchema),
-      );
-    case 'object':
-      return Object.fromEntries(
-        ((schema.required ?? []) as string[]).map((key) => [
-          key,
-          FIELD_VALUES[key] ??
-            valid((schema.properties as Record<string, JsonSchema>)[key] as JsonSchema),
-        ]),
-      );
-    default:
-      return 'abc';
-  }
-}
-
-function validInput(operation: Operation): Record<string, unknown> {
-  const input = valid(toJsonSchema(operation.input, 'input')) as Record<string, unknown>;
-  const rest = restParameter(operation.path);
-  if (rest !== undefined) input[rest] = 'a.md';
-  return input;
 }
 
 const takesBytes = (operation: Operation) =>

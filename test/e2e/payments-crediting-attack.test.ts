@@ -7,10 +7,12 @@ import { callJson } from '../helpers/http.ts';
 import { startLiarRpc } from '../helpers/liar-rpc.ts';
 import {
   agreedPair,
+  askPayment,
   chainConfig,
   getPayment,
+  partyKeys as keys,
   readLog,
-  requestPayment,
+  requestedPayment,
   setPayout,
   type PaymentBody,
 } from '../helpers/payments-core.ts';
@@ -26,12 +28,6 @@ import { startTestServer } from '../helpers/server.ts';
 const test = suite<{ chain: TestChain }>('a transfer made before the request');
 
 const SEVEN = 7_000_000n;
-
-const keys = (chain: TestChain) => {
-  const [, payer, payee] = chain.accounts;
-  if (!payer || !payee) throw new Error('anvil has too few accounts');
-  return { payer, payee };
-};
 
 /** Ticks, buries the chain's newest block 70 deep (anvil finalizes 64 down), ticks again. */
 async function bury(chain: TestChain, watcher: PaymentWatcher) {
@@ -60,17 +56,11 @@ test('an old transfer is refused by both reports, never final, never payment-bac
     poll: false,
   });
   try {
-    const { payee, payer, dealId, workspaceId } = await agreedPair(server);
+    const deal = await agreedPair(server);
+    const { payee, payer, dealId, workspaceId } = deal;
     assert.is((await setPayout(server, payee, payeeKey)).status, 200);
     assert.is((await setPayout(server, payer, payerKey)).status, 200);
-    const asked = await requestPayment(server, payee, {
-      deal_id: dealId,
-      payer_agent_id: payer.agent_id,
-      amount_usdc: '7.00',
-      memo: 'the logo',
-    });
-    assert.is(asked.status, 201, JSON.stringify(asked.body));
-    const payment = asked.body;
+    const payment = await requestedPayment(server, deal, '7.00', 'the logo');
     const head = await chain.publicClient.getBlockNumber();
     assert.is(payment.requested_at_block, Number(head));
     assert.ok(Number(old.blockNumber) <= Number(payment.requested_at_block));
@@ -144,17 +134,16 @@ test('no payment is requested while no RPC answers with the chain’s head', asy
     chainRpcTimeoutMs: 200,
   });
   try {
-    const { payee, payer, dealId, workspaceId } = await agreedPair(server);
-    assert.is((await setPayout(server, payee, keys(chain).payee)).status, 200);
-    const asked = await requestPayment(server, payee, {
-      deal_id: dealId,
-      payer_agent_id: payer.agent_id,
-      amount_usdc: '7.00',
-      memo: 'the logo',
-    });
+    const deal = await agreedPair(server);
+    assert.is((await setPayout(server, deal.payee, keys(chain).payee)).status, 200);
+    const asked = await askPayment(server, deal, '7.00', 'the logo');
     assert.equal([asked.status, asked.body.code], [503, 'chain_unavailable']);
     assert.ok(asked.headers.get('retry-after'));
-    assert.equal((await readLog(server, payee, workspaceId)).body.lines, [], 'nothing written');
+    assert.equal(
+      (await readLog(server, deal.payee, deal.workspaceId)).body.lines,
+      [],
+      'nothing written',
+    );
   } finally {
     await server.close();
     await silent.stop();
@@ -173,17 +162,11 @@ test('the block recorded is the highest any RPC reports: a lagging RPC does not 
     chainPollMs: 0,
   });
   try {
-    const { payee, payer, dealId } = await agreedPair(server);
-    assert.is((await setPayout(server, payee, keys(chain).payee)).status, 200);
-    const asked = await requestPayment(server, payee, {
-      deal_id: dealId,
-      payer_agent_id: payer.agent_id,
-      amount_usdc: '7.00',
-      memo: 'the logo',
-    });
-    assert.is(asked.status, 201, JSON.stringify(asked.body));
+    const deal = await agreedPair(server);
+    assert.is((await setPayout(server, deal.payee, keys(chain).payee)).status, 200);
+    const payment = await requestedPayment(server, deal, '7.00', 'the logo');
     const highest = await ahead.publicClient.getBlockNumber();
-    assert.is(asked.body.requested_at_block, Number(highest));
+    assert.is(payment.requested_at_block, Number(highest));
     assert.ok(Number(highest) > Number(await chain.publicClient.getBlockNumber()));
   } finally {
     await server.close();

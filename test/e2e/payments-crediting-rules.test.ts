@@ -16,7 +16,8 @@ import {
   agreedPair,
   chainConfig,
   getPayment,
-  requestPayment,
+  partyKeys as keys,
+  requestedPayment,
   setPayout,
   type PaymentBody,
 } from '../helpers/payments-core.ts';
@@ -50,12 +51,6 @@ interface Case {
   finalElsewhere: number;
 }
 
-const keys = (chain: TestChain) => {
-  const [, payer, payee, stranger] = chain.accounts;
-  if (!payer || !payee || !stranger) throw new Error('anvil has too few accounts');
-  return { payer, payee, stranger };
-};
-
 /**
  * A server on `chain` (its own watcher ticked by hand, the cursor set at the head now) and an
  * agreed deal whose parties have proved the payer and payee anvil keys as payout addresses.
@@ -71,16 +66,7 @@ async function open(chain: TestChain, config: Partial<Config> = {}) {
   assert.is((await setPayout(server, pair.payee, payee)).status, 200);
   assert.is((await setPayout(server, pair.payer, payer)).status, 200);
   let memos = 0;
-  const ask = async () => {
-    const asked = await requestPayment(server, pair.payee, {
-      deal_id: pair.dealId,
-      payer_agent_id: pair.payer.agent_id,
-      amount_usdc: '7.00',
-      memo: `invoice ${++memos}`,
-    });
-    assert.is(asked.status, 201, JSON.stringify(asked.body));
-    return asked.body;
-  };
+  const ask = () => requestedPayment(server, pair, '7.00', `invoice ${++memos}`);
   const made = (payment: PaymentBody, txHash: Hex, finalElsewhere = 0): Case => ({
     server,
     watcher,

@@ -18,7 +18,7 @@ import {
   chainConfig,
   getPayment,
   readLog,
-  requestPayment,
+  requestedPayment,
   setPayout,
   type PaymentBody,
 } from '../helpers/payments-core.ts';
@@ -100,22 +100,13 @@ async function requestedDeal(
   assert.is((await setPayout(server, payee, payeeAccount)).status, 200);
   assert.is((await setPayout(server, payer, payerAccount)).status, 200);
   await chain.mint(payerAccount.address, FUNDS);
-  const asked = await requestPayment(server, payee, {
-    deal_id: dealId,
-    payer_agent_id: payer.agent_id,
-    amount_usdc: amount,
-    memo: `e2e ${randomUUID()}`,
-  });
-  assert.is(asked.status, 201, JSON.stringify(asked.body));
-  return {
-    payee,
-    payer,
-    dealId,
-    workspaceId,
-    payeeAccount,
-    payerAccount,
-    payment: asked.body,
-  };
+  const payment = await requestedPayment(
+    server,
+    { payee, payer, dealId },
+    amount,
+    `e2e ${randomUUID()}`,
+  );
+  return { payee, payer, dealId, workspaceId, payeeAccount, payerAccount, payment };
 }
 
 const ORDER = ['requested', 'seen', 'confirmed', 'final'];

@@ -16,6 +16,7 @@ import {
   proofMessage,
   readLog,
   requestPayment,
+  requestedPayment,
   setPayout,
 } from '../helpers/payments-core.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -103,14 +104,12 @@ test('request_payment answers where to pay, the deposit address is the CREATE2 f
   await newChanges(server, payee);
   await newChanges(server, payer);
 
-  const asked = await requestPayment(server, payee, {
-    deal_id: dealId,
-    payer_agent_id: payer.agent_id,
-    amount_usdc: '12.50',
-    memo: 'logo, first half',
-  });
-  assert.is(asked.status, 201, JSON.stringify(asked.body));
-  const payment = asked.body;
+  const payment = await requestedPayment(
+    server,
+    { payee, payer, dealId },
+    '12.50',
+    'logo, first half',
+  );
   const expected = depositAddress({
     factory: chain.factory,
     token: chain.usdc,
@@ -203,13 +202,12 @@ test('a new payout address is news to both parties of each open payment, which k
   const first = chain.accounts[5]!;
   const second = chain.accounts[6]!;
   assert.is((await setPayout(server, payee, first)).status, 200);
-  const asked = await requestPayment(server, payee, {
-    deal_id: dealId,
-    payer_agent_id: payer.agent_id,
-    amount_usdc: '3.00',
-    memo: 'before the new address',
-  });
-  assert.is(asked.status, 201, JSON.stringify(asked.body));
+  const payment = await requestedPayment(
+    server,
+    { payee, payer, dealId },
+    '3.00',
+    'before the new address',
+  );
   await newChanges(server, payee);
   await newChanges(server, payer);
 
@@ -221,11 +219,11 @@ test('a new payout address is news to both parties of each open payment, which k
       agent_id: payee.agent_id,
       address: second.address,
       previous_address: first.address,
-      payment_ids: [asked.body.payment_id],
+      payment_ids: [payment.payment_id],
     });
     assert.is(changed.actor?.agent_id, payee.agent_id);
   }
-  const open = await getPayment(server, payer, asked.body.payment_id);
+  const open = await getPayment(server, payer, payment.payment_id);
   assert.is(open.body.payee_address, first.address, 'the open payment keeps its address');
   // Setting the same address again is no news.
   assert.is((await setPayout(server, payee, second)).status, 200);
@@ -238,15 +236,9 @@ test('a payment is shown to its two parties only: a stranger, or a member of the
 }) => {
   const { payee, payer, dealId } = await agreedPair(server);
   await setPayout(server, payee, chain.accounts[4]!);
-  const asked = await requestPayment(server, payee, {
-    deal_id: dealId,
-    payer_agent_id: payer.agent_id,
-    amount_usdc: '1',
-    memo: 'visibility',
-  });
-  assert.is(asked.status, 201);
+  const payment = await requestedPayment(server, { payee, payer, dealId }, '1', 'visibility');
   const stranger = await server.signUp();
-  const hidden = await getPayment(server, stranger, asked.body.payment_id);
+  const hidden = await getPayment(server, stranger, payment.payment_id);
   const missing = await getPayment(server, stranger, randomUUID());
   assert.equal([hidden.status, hidden.body.code], [404, 'not_found']);
   assert.equal(
@@ -420,38 +412,32 @@ test('a payment not paid in time expires through the job: both parties hear paym
 }) => {
   const { payee, payer, dealId, workspaceId } = await agreedPair(server);
   await setPayout(server, payee, chain.accounts[4]!);
-  const asked = await requestPayment(server, payee, {
-    deal_id: dealId,
-    payer_agent_id: payer.agent_id,
-    amount_usdc: '3',
-    memo: 'will expire',
-  });
-  assert.is(asked.status, 201);
+  const payment = await requestedPayment(server, { payee, payer, dealId }, '3', 'will expire');
   await newChanges(server, payee);
   await newChanges(server, payer);
   await moveClock(server, clock, 168 * HOUR - 60_000);
-  assert.is((await getPayment(server, payer, asked.body.payment_id)).body.status, 'requested');
+  assert.is((await getPayment(server, payer, payment.payment_id)).body.status, 'requested');
   // Past its time, then one more run of the five-minutely job.
   await moveClock(server, clock, 2 * 60_000);
   await moveClock(server, clock, 5 * 60_000);
-  const after = await getPayment(server, payer, asked.body.payment_id);
+  const after = await getPayment(server, payer, payment.payment_id);
   assert.is(after.body.status, 'expired');
   for (const agent of [payee, payer]) {
     const heard = ofType(await newChanges(server, agent), 'payment.expired');
     assert.equal(
       heard.map((change) => change.data.payment_id),
-      [asked.body.payment_id],
+      [payment.payment_id],
     );
   }
   const log = await readLog(server, payee, workspaceId, '?limit=1');
   assert.equal(
     [log.body.lines[0]?.kind, log.body.lines[0]?.payment_id],
-    ['payment.expired', asked.body.payment_id],
+    ['payment.expired', payment.payment_id],
   );
   const instructions = await callJson<{ steps: string[]; status: string }>(
     server,
     'GET',
-    `/pay/${asked.body.payment_id}`,
+    `/pay/${payment.payment_id}`,
     null,
   );
   assert.is(instructions.body.status, 'expired');

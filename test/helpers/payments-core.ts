@@ -82,6 +82,46 @@ export interface PaymentBody {
 export const requestPayment = (server: TestServer, payee: Agent, body: Json) =>
   callJson<PaymentBody>(server, 'POST', '/payments', payee.api_token, body);
 
+/** The parties of an agreed deal, as agreedPair answers them. */
+export interface DealParties {
+  payee: Agent;
+  payer: Agent;
+  dealId: string;
+}
+
+/** request_payment by the deal's payee, asking its payer for `amountUsdc`. */
+export const askPayment = (
+  server: TestServer,
+  deal: DealParties,
+  amountUsdc: string,
+  memo: string,
+) =>
+  requestPayment(server, deal.payee, {
+    deal_id: deal.dealId,
+    payer_agent_id: deal.payer.agent_id,
+    amount_usdc: amountUsdc,
+    memo,
+  });
+
+/** The same, which must be taken (201): the payment requested. */
+export async function requestedPayment(
+  server: TestServer,
+  deal: DealParties,
+  amountUsdc: string,
+  memo: string,
+): Promise<PaymentBody> {
+  const asked = await askPayment(server, deal, amountUsdc, memo);
+  assert.is(asked.status, 201, JSON.stringify(asked.body));
+  return asked.body;
+}
+
+/** The anvil keys the payments tests give the payer, the payee and a stranger to the deal. */
+export function partyKeys(chain: TestChain) {
+  const [, payer, payee, stranger] = chain.accounts;
+  if (!payer || !payee || !stranger) throw new Error('anvil has too few accounts');
+  return { payer, payee, stranger };
+}
+
 export const getPayment = (server: TestServer, agent: Agent, paymentId: string) =>
   callJson<PaymentBody>(server, 'GET', `/payments/${paymentId}`, agent.api_token);
 

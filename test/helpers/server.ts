@@ -18,6 +18,32 @@ export interface TestServer extends RunningService {
 let names = 0;
 
 /**
+ * The settings of a test's service on `dataDir`: as the environment says, with what tests need
+ * on top (any port, no drain, no rate limits, a strict protocol); `overrides` last.
+ */
+export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
+  return {
+    ...configFromEnv({ HTTP_ENGINE: process.env.HTTP_ENGINE }),
+    dataDir,
+    port: 0,
+    log: () => undefined,
+    // Closing a test server ends what is still open at once; the drain has a test of its own.
+    shutdownTimeoutMs: 0,
+    // Every test signs up from 127.0.0.1; the limits have a test of their own.
+    rateLimitPerMinute: 0,
+    signUpLimitPerHour: 0,
+    // A code an operation does not declare, or event data its schema refuses, fails the test.
+    strictProtocol: true,
+    // Each test server's SMTP door on a free port of its own.
+    smtpPort: 0,
+    // Sender checks of test mail ask DNS: tests that need answers run a stub
+    // (test/helpers/dns-stub.ts); the others must not wait long for a resolver that is away.
+    mailDnsTimeoutMs: 500,
+    ...overrides,
+  };
+}
+
+/**
  * A real server on port 0, on PGlite (a fresh copy) or on a fresh database of its own on the
  * PostgreSQL of DATABASE_URL, on the engine HTTP_ENGINE names. Nothing of ours is mocked.
  * Servers that must share one database (two processes) pass the same `databaseUrl`, from
@@ -38,25 +64,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     if (databaseUrl) dataDirsByDatabase.set(databaseUrl, made);
     dataDir = made;
   }
-  const config: Config = {
-    ...configFromEnv({ HTTP_ENGINE: process.env.HTTP_ENGINE }),
-    dataDir,
-    port: 0,
-    log: () => undefined,
-    // Closing a test server ends what is still open at once; the drain has a test of its own.
-    shutdownTimeoutMs: 0,
-    // Every test signs up from 127.0.0.1; the limits have a test of their own.
-    rateLimitPerMinute: 0,
-    signUpLimitPerHour: 0,
-    // A code an operation does not declare, or event data its schema refuses, fails the test.
-    strictProtocol: true,
-    // Each test server's SMTP door on a free port of its own.
-    smtpPort: 0,
-    // Sender checks of test mail ask DNS: tests that need answers run a stub
-    // (test/helpers/dns-stub.ts); the others must not wait long for a resolver that is away.
-    mailDnsTimeoutMs: 500,
-    ...overrides,
-  };
+  const config = testConfig(dataDir, overrides);
   const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite', {
     databaseUrl: overrides.databaseUrl,
   });

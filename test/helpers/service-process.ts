@@ -112,3 +112,23 @@ export async function startServiceProcess(
     throw error;
   }
 }
+
+/** A JSON request to a service process (`body` as JSON), with the agent's token when given. */
+export function callService(
+  service: ServiceProcess,
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+): Promise<Response> {
+  return fetch(service.baseUrl + path, {
+    // A request the service never answers is a failure of its own, not a hung test.
+    signal: AbortSignal.timeout(60_000),
+    method,
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}

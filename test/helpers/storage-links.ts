@@ -78,7 +78,11 @@ export async function fileLink(
 }
 
 /** What an agent holds as the REST API shows it: files and receipts per workspace, bytes used. */
-export async function holdings(server: TestServer, agent: Agent, workspaceIds: string[]) {
+export async function holdings(
+  server: TestServer,
+  agent: Pick<Agent, 'api_token'>,
+  workspaceIds: string[],
+) {
   const read = async (path: string) => {
     const response = await server.get(path, agent.api_token);
     assert.is(response.status, 200, path);
@@ -96,7 +100,10 @@ export async function holdings(server: TestServer, agent: Agent, workspaceIds: s
 }
 
 /** The bytes of storage the agent uses, as whoami shows them. */
-export async function usedBytes(server: TestServer, agent: Agent): Promise<number> {
+export async function usedBytes(
+  server: TestServer,
+  agent: Pick<Agent, 'api_token'>,
+): Promise<number> {
   return (await holdings(server, agent, [])).usedBytes;
 }
 

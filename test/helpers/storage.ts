@@ -45,8 +45,11 @@ function databaseUrl(name: string): string {
   return url.toString();
 }
 
-/** Databases of this run are `<base>_t<pid>_<n>`: a later run can tell which are left over. */
-function runPrefix(): string {
+/**
+ * Databases of this run are `<base>_t<pid>_<n>`: a later run can tell which are left over (so
+ * name every test database with it, and its pid next).
+ */
+export function runPrefix(): string {
   const base = decodeURIComponent(new URL(TEST_DATABASE_URL as string).pathname.slice(1));
   return `${
     base

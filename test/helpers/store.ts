@@ -60,6 +60,36 @@ export interface Store {
 export const postListing = (server: TestServer, agent: TestAgent, body: Record<string, unknown>) =>
   call<Posted>(server, 'POST', '/listings', { token: agent.api_token, body });
 
+/** Posts a listing that must be taken (201): what the service answered. */
+export async function postedListing(
+  server: TestServer,
+  agent: TestAgent,
+  body: Record<string, unknown>,
+): Promise<Posted> {
+  const posted = await postListing(server, agent, body);
+  assert.is(posted.status, 201, JSON.stringify(posted.body));
+  return posted.body;
+}
+
+/** The listing the hidden-files tests have the operator hide (a can listing in Berlin). */
+export const HIDDEN_REPAIR = {
+  kind: 'can',
+  convention: 'local-services',
+  name: 'Hidden repair',
+  description: 'Repair the operator hid.',
+  can: 'repair',
+  dimensions: { service: 'repair', location: 'Berlin' },
+};
+
+/** The operator hides a listing (hide_listing, which must succeed). */
+export async function hideListing(server: TestServer, operatorToken: string, listingId: string) {
+  const hidden = await call(server, 'POST', `/operator/listings/${listingId}/hide`, {
+    token: operatorToken,
+    body: { reason: 'Issue 32 test.' },
+  });
+  assert.is(hidden.status, 200, JSON.stringify(hidden.body));
+}
+
 /** The store as JSON, with a token or without. */
 export const storeJson = (server: TestServer, query = '', token?: string) =>
   call<Store>(server, 'GET', `/store${query}`, {

@@ -5,3 +5,21 @@ export async function turnsUntil(check: () => boolean, turns = 10_000): Promise<
   for (let i = 0; i < turns && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
   assert.ok(check(), 'the awaited state was reached');
 }
+
+/**
+ * Asks until `ready` answers (anything but null or false), within `withinMs`: for what moves on
+ * its own time (a database, another process). No timer between asks, only a turn of the loop.
+ */
+export async function eventually<T>(
+  what: string,
+  ready: () => Promise<T | null | false>,
+  withinMs = 30_000,
+): Promise<T> {
+  const deadline = performance.now() + withinMs;
+  while (performance.now() < deadline) {
+    const value = await ready();
+    if (value !== null && value !== false) return value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`${what}: not within ${withinMs / 1000} s`);
+}

@@ -47,3 +47,17 @@ export async function joinWorkspace(
   const joined = await server.post('/invites/redeem', { invite_token }, guest.api_token);
   assert.is(joined.status, 200, await joined.clone().text());
 }
+
+/** Deletes the file at `path` with a DELETE; fails the test unless it answers 200. */
+export async function deleteFile(
+  server: TestServer,
+  agent: TestAgent,
+  workspaceId: string,
+  path: string,
+): Promise<void> {
+  const response = await fetch(server.url(`/workspaces/${workspaceId}/files/${path}`), {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${agent.api_token}` },
+  });
+  assert.is(response.status, 200, await response.text());
+}

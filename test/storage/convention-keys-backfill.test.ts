@@ -1,15 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import postgres from 'postgres';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
 import { conventionKeys } from '../../storage/convention-keys.ts';
-import type { Driver } from '../../storage/driver.ts';
-import { openPglite } from '../../storage/pglite/driver.ts';
-import { openPostgres } from '../../storage/postgres/driver.ts';
-import { driverKinds, TEST_DATABASE_URL, type DriverKind } from '../helpers/storage.ts';
+import { databaseBeforeMigration } from '../helpers/migrations.ts';
+import { driverKinds } from '../helpers/storage.ts';
 
 /**
  * Migration 017 computes, in SQL, the near-duplicate keys of the conventions that were there
@@ -17,44 +11,6 @@ import { driverKinds, TEST_DATABASE_URL, type DriverKind } from '../helpers/stor
  * must agree, or a convention from before the upgrade escapes the rules.
  */
 const test = suite('migration 017 backfills the keys storage/convention-keys.ts computes');
-
-const MIGRATIONS = new URL('../../storage/migrations/', import.meta.url);
-const files = readdirSync(MIGRATIONS)
-  .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
-  .sort();
-const before017 = files.filter((file) => Number(file.slice(0, 3)) < 17);
-const migration017 = files.find((file) => file.startsWith('017_')) as string;
-
-/** A database with the migrations before 017 applied, and a way to drop it. */
-async function databaseBefore017(
-  kind: DriverKind,
-): Promise<{ driver: Driver; drop(): Promise<void> }> {
-  let driver: Driver;
-  let drop: () => Promise<void>;
-  if (kind === 'pglite') {
-    const dir = mkdtempSync(join(tmpdir(), 'agent-service-backfill-'));
-    driver = await openPglite(dir);
-    drop = async () => rmSync(dir, { recursive: true, force: true });
-  } else {
-    const url = new URL(TEST_DATABASE_URL as string);
-    const base = decodeURIComponent(url.pathname.slice(1)).replace(/[^a-z0-9_]/g, '_');
-    // Named like the test helpers' databases, so that a run killed half-way is cleaned later.
-    const name = `${base.slice(0, 30)}_t${process.pid}_backfill`;
-    const admin = postgres(TEST_DATABASE_URL as string, { max: 1, onnotice: () => undefined });
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.unsafe(`create database "${name}"`);
-    url.pathname = `/${name}`;
-    driver = await openPostgres(url.toString(), { max: 1 });
-    drop = async () => {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end({ timeout: 5 });
-    };
-  }
-  for (const file of before017) {
-    await driver.transaction((tx) => tx.script(readFileSync(new URL(file, MIGRATIONS), 'utf8')));
-  }
-  return { driver, drop };
-}
 
 const dimensions = (keys: readonly string[]) =>
   keys.map((key) => ({ key, label: key, description: `About ${key}.` }));
@@ -83,7 +39,7 @@ const conventions = [
 
 for (const kind of driverKinds()) {
   test(`on ${kind}, every convention from before the migration gets the keys the JS computes`, async () => {
-    const { driver, drop } = await databaseBefore017(kind);
+    const { driver, migrate, drop } = await databaseBeforeMigration(kind, 17);
     try {
       for (const c of conventions) {
         await driver.query(
@@ -92,9 +48,7 @@ for (const kind of driverKinds()) {
           [c.name, JSON.stringify(c.dimensions)],
         );
       }
-      await driver.transaction((tx) =>
-        tx.script(readFileSync(new URL(migration017, MIGRATIONS), 'utf8')),
-      );
+      await migrate();
       for (const c of conventions) {
         const want = conventionKeys(
           c.name,
@@ -128,7 +82,6 @@ for (const kind of driverKinds()) {
         for (const p of prefix) assert.is(p.key_count, want.keyCount, c.name);
       }
     } finally {
-      await driver.close();
       await drop();
     }
   });

@@ -1,15 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import postgres from 'postgres';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Driver } from '../../storage/driver.ts';
-import { openPglite } from '../../storage/pglite/driver.ts';
-import { openPostgres } from '../../storage/postgres/driver.ts';
 import { findPayment } from '../../storage/payments.ts';
-import { driverKinds, TEST_DATABASE_URL, type DriverKind } from '../helpers/storage.ts';
+import { databaseBeforeMigration } from '../helpers/migrations.ts';
+import { driverKinds } from '../helpers/storage.ts';
 
 /**
  * Migration 037 gives the payments requested before it the block after which a transfer may
@@ -18,44 +13,6 @@ import { driverKinds, TEST_DATABASE_URL, type DriverKind } from '../helpers/stor
  * none at all where the watcher never ran on the chain (then no transfer credits it).
  */
 const test = suite('migration 037 bounds the payments requested before it');
-
-const MIGRATIONS = new URL('../../storage/migrations/', import.meta.url);
-const files = readdirSync(MIGRATIONS)
-  .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
-  .sort();
-const before037 = files.filter((file) => Number(file.slice(0, 3)) < 37);
-const migration037 = files.find((file) => file.startsWith('037_')) as string;
-
-/** A database with the migrations before 037 applied, and a way to drop it. */
-async function databaseBefore037(
-  kind: DriverKind,
-): Promise<{ driver: Driver; drop(): Promise<void> }> {
-  let driver: Driver;
-  let drop: () => Promise<void>;
-  if (kind === 'pglite') {
-    const dir = mkdtempSync(join(tmpdir(), 'agent-service-037-'));
-    driver = await openPglite(dir);
-    drop = async () => rmSync(dir, { recursive: true, force: true });
-  } else {
-    const url = new URL(TEST_DATABASE_URL as string);
-    const base = decodeURIComponent(url.pathname.slice(1)).replace(/[^a-z0-9_]/g, '_');
-    // Named like the test helpers' databases, so that a run killed half-way is cleaned later.
-    const name = `${base.slice(0, 30)}_t${process.pid}_m037`;
-    const admin = postgres(TEST_DATABASE_URL as string, { max: 1, onnotice: () => undefined });
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.unsafe(`create database "${name}"`);
-    url.pathname = `/${name}`;
-    driver = await openPostgres(url.toString(), { max: 1 });
-    drop = async () => {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end({ timeout: 5 });
-    };
-  }
-  for (const file of before037) {
-    await driver.transaction((tx) => tx.script(readFileSync(new URL(file, MIGRATIONS), 'utf8')));
-  }
-  return { driver, drop };
-}
 
 const ADDRESS = `0x${'ab'.repeat(20)}`;
 
@@ -104,7 +61,7 @@ async function oldPayment(
 
 for (const kind of driverKinds()) {
   test(`on ${kind}, each payment gets the cursor, the block before its own transfer, or none`, async () => {
-    const { driver, drop } = await databaseBefore037(kind);
+    const { driver, migrate, drop } = await databaseBeforeMigration(kind, 37);
     try {
       await driver.query('insert into chain_cursor (chain_id, last_block) values (8453, 5000)');
       const requested = await oldPayment(driver, 8453, 'requested', { value: 'requested' });
@@ -117,16 +74,13 @@ for (const kind of driverKinds()) {
         context: { evidence: { block_number: 6000 } },
       });
       const unwatched = await oldPayment(driver, 84532, 'requested', { value: 'requested' });
-      await driver.transaction((tx) =>
-        tx.script(readFileSync(new URL(migration037, MIGRATIONS), 'utf8')),
-      );
+      await migrate();
       const bound = async (id: string) => (await findPayment(driver, id))?.requestedAtBlock;
       assert.is(await bound(requested), 5000);
       assert.is(await bound(seenBelow), 4199);
       assert.is(await bound(seenAbove), 5000);
       assert.is(await bound(unwatched), null);
     } finally {
-      await driver.close();
       await drop();
     }
   });

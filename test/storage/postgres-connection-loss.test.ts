@@ -1,7 +1,13 @@
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import * as assert from 'uvu/assert';
-import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { adminConnection, terminateServiceBackends } from '../helpers/postgres-backends.ts';
+import {
+  callService as call,
+  startServiceProcess,
+  type ServiceProcess,
+} from '../helpers/service-process.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+import { eventually } from '../helpers/turns.ts';
 
 /**
  * postgres.js 3.4.9 can throw `TypeError: Cannot read properties of null (reading 'write')`
@@ -20,11 +26,7 @@ const test = postgresSuite<Context>('the service survives its database connectio
 
 test.before(async (context) => {
   context.url = await freshDatabaseUrl();
-  context.admin = postgres(context.url, {
-    max: 1,
-    onnotice: () => undefined,
-    connection: { application_name: 'connection-loss-test' },
-  });
+  context.admin = adminConnection(context.url, 'connection-loss-test');
   context.service = await startServiceProcess({ DATABASE_URL: context.url });
 });
 test.after(async ({ admin, service }) => {
@@ -32,43 +34,14 @@ test.after(async ({ admin, service }) => {
   await admin.end({ timeout: 5 });
 });
 
-/** Kills every backend of the service's on this database: pooled, agents' and LISTEN ones. */
-async function terminateServiceBackends(admin: postgres.Sql): Promise<number> {
-  const rows = await admin`
-    select pg_terminate_backend(pid) as gone from pg_stat_activity
-    where datname = current_database() and pid <> pg_backend_pid()
-      and application_name like 'agent-service%'`;
-  return rows.length;
-}
-
-async function call(
-  service: ServiceProcess,
-  method: string,
-  path: string,
-  token: string | null,
-  body?: unknown,
-): Promise<Response> {
-  return fetch(service.baseUrl + path, {
-    // A request the service never answers is a failure of its own, not a hung test.
-    signal: AbortSignal.timeout(60_000),
-    method,
-    headers: {
-      'content-type': 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-
 /** Calls until the service answers 2xx again (it reconnects by itself). */
-async function answersAgain(service: ServiceProcess, attempt: () => Promise<Response>) {
-  for (let tries = 0; ; tries++) {
+function answersAgain(attempt: () => Promise<Response>): Promise<Response> {
+  return eventually('the service answers again', async () => {
     const response = await attempt().catch(() => null);
     if (response?.ok) return response;
     await response?.body?.cancel();
-    if (tries > 600) throw new Error('the service did not come back after 600 tries');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+    return null;
+  });
 }
 
 test('writes in flight while every database connection is killed, 25 times over, leave the service alive and writing', async ({
@@ -78,11 +51,11 @@ test('writes in flight while every database connection is killed, 25 times over,
   let exitCode: unknown = 'alive';
   void service.exited.then((code) => (exitCode = code));
   const agent = (await (
-    await answersAgain(service, () => call(service, 'POST', '/agents', null, { name: 'writer' }))
+    await answersAgain(() => call(service, 'POST', '/agents', null, { name: 'writer' }))
   ).json()) as { api_token: string };
   const token = agent.api_token;
   const workspace = (await (
-    await answersAgain(service, () => call(service, 'POST', '/workspaces', token, {}))
+    await answersAgain(() => call(service, 'POST', '/workspaces', token, {}))
   ).json()) as { workspace_id: string };
   const unanswered: string[] = [];
   for (let round = 0; round < 25 && exitCode === 'alive'; round++) {
@@ -112,7 +85,7 @@ test('writes in flight while every database connection is killed, 25 times over,
   }
   assert.is(exitCode, 'alive', `the service process exited: ${service.stderr().slice(-1500)}`);
   // And it serves again once its connections are back.
-  await answersAgain(service, () =>
+  await answersAgain(() =>
     call(service, 'PUT', `/workspaces/${workspace.workspace_id}/files/after.txt`, token, 'after'),
   );
   assert.is(exitCode, 'alive');

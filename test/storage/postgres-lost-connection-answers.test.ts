@@ -1,5 +1,4 @@
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import * as assert from 'uvu/assert';
 import {
   StorageOutcomeUnknownError,
@@ -7,7 +6,14 @@ import {
 } from '../../storage/database-error.ts';
 import type { Driver, Transaction } from '../../storage/driver.ts';
 import { openPostgres } from '../../storage/postgres/driver.ts';
+import {
+  adminConnection,
+  backendState,
+  waitingServiceBackends,
+} from '../helpers/postgres-backends.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+import { eventually } from '../helpers/turns.ts';
+import { TcpProxy } from './tcp-proxy.ts';
 
 /**
  * Issue 32 §5: no write ever answers a false "nothing was written". Every write of the service
@@ -30,95 +36,18 @@ import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
  */
 interface Context {
   admin: postgres.Sql;
-  relay: Relay;
+  relay: TcpProxy;
   driver: Driver;
 }
 
 /** The advisory lock the held statements wait on. */
 const LOCK = 3232;
 
-/** A TCP relay in front of PostgreSQL that can withhold replies, cut, and sever. */
-class Relay {
-  private readonly pairs = new Set<{ client: Socket; upstream: Socket; mode: Mode }>();
-  private server: Server | null = null;
-  port = 0;
-
-  constructor(private readonly target: URL) {}
-
-  async up(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = createConnection(Number(this.target.port), this.target.hostname);
-      const pair = { client, upstream, mode: 'pass' as Mode };
-      this.pairs.add(pair);
-      // A severed connection's backend is gone while the client still holds its socket (a
-      // stale pooled connection): what the client sends next is never read, and its socket
-      // closes.
-      client.on('data', (chunk) => (pair.mode === 'severed' ? drop() : upstream.write(chunk)));
-      upstream.on('data', (chunk) => pair.mode === 'pass' && client.write(chunk));
-      const drop = () => {
-        this.pairs.delete(pair);
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('error', drop);
-      client.on('close', drop);
-      upstream.on('error', () => pair.mode === 'severed' || drop());
-      upstream.on('close', () => pair.mode === 'severed' || drop());
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', resolve);
-    });
-    this.port = (server.address() as { port: number }).port;
-    this.server = server;
-  }
-
-  /** From now on, the replies on every open connection are withheld. */
-  hold(): void {
-    for (const pair of this.pairs) pair.mode = 'held';
-  }
-
-  /** Drops every open connection (the client sees it closed). */
-  cut(): void {
-    for (const pair of [...this.pairs]) {
-      pair.client.destroy();
-      pair.upstream.destroy();
-    }
-  }
-
-  /** Ends every open connection's backend, unknown to the client until it sends. */
-  sever(): void {
-    for (const pair of this.pairs) {
-      pair.mode = 'severed';
-      pair.upstream.destroy();
-    }
-  }
-
-  async down(): Promise<void> {
-    this.cut();
-    const server = this.server;
-    this.server = null;
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-
-  url(of: string): string {
-    const proxied = new URL(of);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(this.port);
-    return proxied.toString();
-  }
-}
-type Mode = 'pass' | 'held' | 'severed';
-
 const test = postgresSuite<Context>('what the PostgreSQL driver answers when a connection is lost');
 
 test.before(async (context) => {
   const url = await freshDatabaseUrl();
-  context.admin = postgres(url, {
-    max: 1,
-    onnotice: () => undefined,
-    connection: { application_name: 'lost-connection-test' },
-  });
+  context.admin = adminConnection(url, 'lost-connection-test');
   await context.admin.unsafe(`
     create function held() returns trigger language plpgsql as $$
     begin
@@ -132,9 +61,9 @@ test.before(async (context) => {
     create table held_commits (id text primary key);
     create constraint trigger held after insert on held_commits
       deferrable initially deferred for each row execute function held();`);
-  context.relay = new Relay(new URL(url));
-  await context.relay.up();
-  context.driver = await openPostgres(context.relay.url(url), { max: 1 });
+  const target = new URL(url);
+  context.relay = await TcpProxy.start(target.hostname, Number(target.port));
+  context.driver = await openPostgres(context.relay.rewrite(url), { max: 1 });
 });
 test.after(async ({ admin, driver, relay }) => {
   await driver.close();
@@ -204,27 +133,9 @@ async function heldBackend(admin: postgres.Sql, answer: Promise<unknown>): Promi
   );
   for (;;) {
     if (settled) throw new Error(`answered before it was held: ${String(await answer)}`);
-    const [row] = await admin<{ pid: number }[]>`
-      select pid from pg_stat_activity
-      where datname = current_database() and application_name = 'agent-service'
-        and wait_event_type = 'Lock' and wait_event = 'advisory'`;
-    if (row) return row.pid;
+    const [waiting] = await waitingServiceBackends(admin, 'advisory');
+    if (waiting) return waiting.pid;
   }
-}
-
-async function until(what: string, ready: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + 30_000;
-  while (!(await ready())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within 30 s`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
-async function backendIs(admin: postgres.Sql, pid: number, state: string | null): Promise<boolean> {
-  const [row] = await admin<
-    { state: string }[]
-  >`select state from pg_stat_activity where pid = ${pid}`;
-  return (row?.state ?? null) === state;
 }
 
 /** The two ways of losing a connection after the write was sent (see the header). */
@@ -232,10 +143,8 @@ const FAULTS: Record<string, (context: Context, pid: number) => Promise<void>> =
   'its reply is lost': async ({ admin, relay }, pid) => {
     relay.hold();
     await admin.unsafe(`select pg_advisory_unlock(${LOCK})`);
-    await until(
-      'the statement completes at the server',
-      async () =>
-        (await backendIs(admin, pid, 'idle')) || backendIs(admin, pid, 'idle in transaction'),
+    await eventually('the statement completes at the server', async () =>
+      ['idle', 'idle in transaction'].includes((await backendState(admin, pid)) ?? ''),
     );
     relay.cut();
   },
@@ -271,7 +180,10 @@ for (const [method, { table, write }] of Object.entries(WRITE_METHODS)) {
           (error: unknown) => error,
         );
         // Whatever the backend did, it has done it once it is gone.
-        await until('the backend is gone', () => backendIs(admin, pid, null));
+        await eventually(
+          'the backend is gone',
+          async () => (await backendState(admin, pid)) === null,
+        );
         const [row] = await admin.unsafe<{ n: number }[]>(
           `select count(*)::int as n from ${table} where id = $1`,
           [id],
@@ -308,7 +220,7 @@ test("a statement a transaction's callback sends after its connection was lost i
   });
   lost = outcome.catch(() => undefined);
   assert.instance(await outcome.catch((error: unknown) => error), StorageUnavailableError);
-  await until('the callback tried its late statement', async () => late !== null);
+  await eventually('the callback tried its late statement', async () => late !== null);
   assert.instance(late, StorageUnavailableError);
   const [row] = await admin<{ n: number }[]>`
     select count(*)::int as n from held_rows where id = ${id}`;
@@ -340,13 +252,10 @@ for (const [kind, text] of Object.entries(READS)) {
       let answered: unknown = null;
       void outcome.then((value) => (answered = value));
       let again: number | null = null;
-      await until('the read answers, or runs again', async () => {
+      await eventually('the read answers, or runs again', async () => {
         if (answered !== null) return true;
-        const [row] = await admin<{ pid: number }[]>`
-          select pid from pg_stat_activity
-          where datname = current_database() and application_name = 'agent-service'
-            and wait_event = 'advisory' and pid <> ${killed}`;
-        again = row?.pid ?? null;
+        const waiting = await waitingServiceBackends(admin, 'advisory');
+        again = waiting.find((backend) => backend.pid !== killed)?.pid ?? null;
         return again !== null;
       });
       assert.is(again, null, 'the killed read was run again');
