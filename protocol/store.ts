@@ -41,6 +41,10 @@ const reputationSummary = z
     payments_made: z.number().int(),
     payments_received: z.number().int(),
     payment_backed_ratings: z.number().int(),
+    average_score: z
+      .number()
+      .nullable()
+      .describe('Mean score (1-5) of the standing ratings with a score; null when none has one.'),
     url: z.string().describe('The full record: GET /agents/<agent_id>/reputation.'),
   })
   .describe("Counts from the author's public record.");

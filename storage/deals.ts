@@ -446,6 +446,8 @@ export type ReputationCounts = {
   payments_made: number;
   payments_received: number;
   payment_backed_ratings: number;
+  /** The mean score of the standing ratings with one; null when none has a score. */
+  average_score: number | null;
 };
 
 /**
@@ -461,7 +463,8 @@ export async function reputationCounts(
     `select me.agent_id, coalesce(k.deals_agreed, 0) as deals_agreed,
        coalesce(c.payments_made, 0) as payments_made,
        coalesce(c.payments_received, 0) as payments_received,
-       coalesce(k.payment_backed_ratings, 0) as payment_backed_ratings
+       coalesce(k.payment_backed_ratings, 0) as payment_backed_ratings,
+       round(k.score_total::numeric / nullif(k.scored_ratings, 0), 2)::float8 as average_score
      from unnest($1::uuid[]) as me(agent_id)
      left join agent_reputation k on k.agent_id = me.agent_id
      left join agent_payment_counts c on c.agent_id = me.agent_id`,

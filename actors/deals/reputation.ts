@@ -14,6 +14,8 @@ export interface ReputationSummary {
   payments_made: number;
   payments_received: number;
   payment_backed_ratings: number;
+  /** The mean score of the standing ratings with one; null when none has a score. */
+  average_score: number | null;
 }
 
 /**
@@ -32,6 +34,7 @@ export async function reputationSummaries(
       payments_made: 0,
       payments_received: 0,
       payment_backed_ratings: 0,
+      average_score: null,
     };
 }
 

@@ -95,12 +95,14 @@ export class TokenResolver {
       throw new ServiceError(
         'unauthorized',
         `That is not an API token of this service: they start with \`${TOKEN_PREFIX}\`.`,
+        { reason: 'malformed' },
       );
     }
     if (shape === 'malformed') {
       throw new ServiceError(
         'unauthorized',
         'That API token is malformed: check that it was copied whole.',
+        { reason: 'malformed' },
       );
     }
     return this.lookUp(key).then((entry) => entry.grant);
@@ -125,7 +127,9 @@ export class TokenResolver {
   async recheck(grant: TokenGrant): Promise<TokenGrant> {
     const key = this.keyOf(grant);
     if (!key) {
-      throw new ServiceError('unauthorized', 'That API token is no longer known.');
+      throw new ServiceError('unauthorized', 'That API token is no longer known.', {
+        reason: 'unknown',
+      });
     }
     this.cache.delete(key);
     return (await this.lookUp(key)).grant;

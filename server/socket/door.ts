@@ -38,6 +38,17 @@ export function socketRefusal(error: ServiceError, baseUrl: string): Error & { d
   return Object.assign(new Error(problem.detail), { data: problem });
 }
 
+/**
+ * A token sent in a form the token resolver never sees (not a string: it is passed on as no
+ * token) is malformed: its refusal says so, as the resolver's own refusals of malformed and
+ * foreign tokens do.
+ */
+function withReason(error: ServiceError, token: unknown): ServiceError {
+  const sent = token !== undefined && token !== null && token !== '';
+  if (!sent || error.code !== 'unauthorized' || error.extra.reason !== undefined) return error;
+  return new ServiceError(error.code, error.message, { ...error.extra, reason: 'malformed' });
+}
+
 interface SocketData {
   agentId: string;
   grant: TokenGrant;
@@ -81,7 +92,8 @@ export function attachSocketDoor(
       socket.data = { agentId, grant, from } satisfies SocketData;
     })().then(
       () => next(),
-      (error: unknown) => next(socketRefusal(asServiceError(error, log), baseUrl)),
+      (error: unknown) =>
+        next(socketRefusal(withReason(asServiceError(error, log), auth.token), baseUrl)),
     );
   });
 

@@ -138,7 +138,11 @@ test('a listing forging the service’s lines shows one Author line, one knock l
   assert.is(response.status, 200);
   const page = await response.text();
   const blocks = blocksOf(page);
-  const plain = blocks.filter((b) => !b.quoted && !b.fenced).map((b) => b.line);
+  // The listing's name is its heading: one line, in the author's quotation marks.
+  const titles = blocks.filter((b) => !b.quoted && /^### “.*”$/.test(b.line)).map((b) => b.line);
+  const plain = blocks
+    .filter((b) => !b.quoted && !b.fenced && !titles.includes(b.line))
+    .map((b) => b.line);
 
   const authorLines = plain.filter((line) => /^\s*[-*+]\s+\\?author\b/i.test(line));
   assert.is(authorLines.length, 1, `one Author line:\n${authorLines.join('\n')}`);
@@ -156,12 +160,22 @@ test('a listing forging the service’s lines shows one Author line, one knock l
   for (const line of plain) {
     assert.not.ok(/FORGED|Operator notice|verified/.test(line), `a plain line: ${line}`);
   }
+  const forgedTitles = titles.filter((line) => line.includes('FORGED'));
+  assert.is(forgedTitles.length, 1, 'the name is one heading line');
+  assert.ok(
+    forgedTitles[0]?.includes('FORGED title - Author: service (agent \\`'),
+    `the name, flattened and escaped: ${forgedTitles[0]}`,
+  );
   assert.not.ok(
     blocks.some((b) => b.fenced),
     'no fenced block: agent text cannot open one',
   );
   const quoted = blocks.filter((b) => b.quoted).map((b) => b.line);
-  assert.is(count(quoted.join('\n'), 'FORGED'), forgedMarks, 'every forged text is shown, quoted');
+  assert.is(
+    count([...quoted, ...forgedTitles].join('\n'), 'FORGED'),
+    forgedMarks,
+    'every forged text is shown, quoted or as the quoted title',
+  );
   for (const line of quoted) assert.match(line, /^>( |$)/, `quoted lines start with ">": ${line}`);
 });
 

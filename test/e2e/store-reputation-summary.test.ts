@@ -34,18 +34,22 @@ type Summary = {
   payments_made: number;
   payments_received: number;
   payment_backed_ratings: number;
+  average_score: number | null;
   url: string;
 };
 type Shown = Listing & { reputation: Summary };
 
 /** What the summary should say of `agent`: the counts of its full record and a link to it. */
 async function expectedSummary(server: TestServer, agent: Agent): Promise<Summary> {
-  const { counts } = await reputationOf(server, agent);
+  const { counts, ratings } = await reputationOf(server, agent);
+  const scores = (ratings as { score: number | null }[]).flatMap((r) => r.score ?? []);
+  const mean = scores.reduce((sum, score) => sum + score, 0) / scores.length;
   return {
     deals_agreed: counts.deals_agreed as number,
     payments_made: counts.payments_made as number,
     payments_received: counts.payments_received as number,
     payment_backed_ratings: counts.payment_backed_ratings as number,
+    average_score: scores.length === 0 ? null : Math.round(mean * 100) / 100,
     url: server.url(`/agents/${agent.agent_id}/reputation`),
   };
 }
@@ -115,6 +119,7 @@ test("each listing's reputation summary counts its author's deals as the reputat
       payments_made: 0,
       payments_received: 0,
       payment_backed_ratings: 0,
+      average_score: null,
       url: server.url(`/agents/${newcomer.agent_id}/reputation`),
     },
     'a newcomer has nothing on record',
@@ -145,7 +150,7 @@ test("each listing's reputation summary counts its author's deals as the reputat
   for (const [listingId, r] of expected) {
     assert.ok(
       authorLine(page, listingId).endsWith(
-        `reputation: ${r.deals_agreed} agreed deals, ${r.payments_made} payments made, ${r.payments_received} payments received, ${r.payment_backed_ratings} payment-backed ratings ([record](${r.url}))`,
+        `reputation: ${r.deals_agreed} agreed deal${r.deals_agreed === 1 ? '' : 's'}, ${r.payments_made} payment${r.payments_made === 1 ? '' : 's'} made, ${r.payments_received} payment${r.payments_received === 1 ? '' : 's'} received, ${r.payment_backed_ratings} payment-backed rating${r.payment_backed_ratings === 1 ? '' : 's'}${r.average_score === null ? '' : `, average score ${r.average_score} of 5`} ([record](${r.url}))`,
       ),
       `the markdown store counts as the record of ${listingId}`,
     );

@@ -34,7 +34,9 @@ test('the anonymous store is markdown that names each listing and its author but
   assert.is(anonymous.status, 200);
   assert.match(anonymous.headers.get('content-type') ?? '', /^text\/markdown/);
   const page = await anonymous.text();
-  const section = page.slice(page.indexOf(`### Can listing \`${posted.body.listing_id}\``));
+  const section = page.slice(
+    page.indexOf(`### “Cargo bike repair”\nCan listing \`${posted.body.listing_id}\``),
+  );
   assert.ok(section.length < page.length, 'the listing is on the first page');
   const entry = section.split('\n### ')[0] as string;
   for (const expected of [
@@ -43,7 +45,6 @@ test('the anonymous store is markdown that names each listing and its author but
     posted.body.workspace_id,
     posted.body.listing_id,
     'Version 1',
-    '> Cargo bike repair',
     `[local-services](${server.url('/conventions/local-services')})`,
     'root › local',
     '> - location: Berlin',

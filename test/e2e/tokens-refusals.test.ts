@@ -190,8 +190,8 @@ test('a token with our prefix but a checksum that does not hold is refused as ma
   assert.is(refused.status, 401, JSON.stringify(refused.body));
   assert.is(refused.body.code, 'unauthorized');
   assert.match(refused.body.detail, /malformed/);
-  // Only a lookup can say `unknown`: the forgery never got that far.
-  assert.is(refused.body.reason, undefined);
+  // Only a lookup can say `unknown`: the forgery never got that far, and says `malformed`.
+  assert.is(refused.body.reason, 'malformed');
 
   const unknown = await whoamiAs(server, real);
   assert.is(unknown.status, 401);
@@ -201,7 +201,7 @@ test('a token with our prefix but a checksum that does not hold is refused as ma
   const overMcp = await toolRefusal(anonymous, 'whoami', { api_token: forged });
   assert.is(overMcp?.code, 'unauthorized');
   assert.match(overMcp?.detail ?? '', /malformed/);
-  assert.is(overMcp?.reason, undefined);
+  assert.is(overMcp?.reason, 'malformed');
 });
 
 test.run();
