@@ -6,7 +6,7 @@ import { OPERATION_LIST } from './operations.ts';
  * The reference documents served to agents (GET, no token, text/markdown). Their text lives in
  * protocol/documents/<file>; placeholders in braces are filled when served: from config
  * {base_url}, {terms_url}, {privacy_url}, {operator_name}, {mail_join_address},
- * {service_version}; from the protocol {event_table} (eventTable, below) and {command_table}
+ * {mail_reachability} (mailReachability, below), {service_version}; from the protocol {event_table} (eventTable, below) and {command_table}
  * (commandTable, below). They are part of the
  * product: keep them true as behaviour changes.
  */
@@ -152,6 +152,20 @@ export function commandTable(): string {
     '|---|---|---|---|',
     ...rows.map((row) => `| ${row} |`),
   ].join('\n');
+}
+
+/**
+ * What the documents add after the mailgate's sign-up address: nothing when its domain is a
+ * public name (MAIL_DOMAIN), else that the address reaches the mail door only from this machine.
+ * A default start takes the domain from BASE_URL's host, 127.0.0.1, which nobody else can mail.
+ */
+export function mailReachability(joinAddress: string): string {
+  const domain = joinAddress.slice(joinAddress.lastIndexOf('@') + 1);
+  const local = domain === 'localhost' || !domain.includes('.') || /^[\d.]+$|:/.test(domain);
+  return local
+    ? ' This service has no public mail domain (its operator set no MAIL_DOMAIN), so that address' +
+        ' reaches its mail door only from the machine it runs on: from anywhere else, use HTTP or MCP.'
+    : '';
 }
 
 /** The top-level keys of an event's data, or a dash for a type that takes none yet. */

@@ -12,6 +12,7 @@ import { openStorage, type Driver } from '../storage/open.ts';
 import { chainSettings, mailSettings, type Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import { HealthProbe } from './health-probe.ts';
+import { ListenError } from './listen-error.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
 import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT, preflightResponse } from './http/cors.ts';
 import { createNodeEngine } from './http/node-engine.ts';
@@ -223,7 +224,9 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     );
   });
   engine.attachSocketIo(io);
-  const port = await engine.listen(config.host, config.port);
+  const port = await engine.listen(config.host, config.port).catch((error: unknown) => {
+    throw new ListenError('HTTP', config.host, config.port, error);
+  });
   links.baseUrl =
     config.baseUrl ??
     `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -353,6 +356,8 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
       log: config.log,
       // Per address, as the HTTP doors count requests.
       messagesPerMinute: config.rateLimitPerMinute,
+    }).catch((error: unknown) => {
+      throw new ListenError('SMTP', config.smtpHost, config.smtpPort as number, error);
     });
     smtpPort = mailDoor.port;
     answers = healthAnswers();

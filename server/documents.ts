@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { commandTable, DOCUMENTS, DOWNLOADS, eventTable } from '../protocol/documents.ts';
+import {
+  commandTable,
+  DOCUMENTS,
+  DOWNLOADS,
+  eventTable,
+  mailReachability,
+} from '../protocol/documents.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import type { ServiceConfig } from '../actors/kernel/services.ts';
 
@@ -24,6 +30,7 @@ export function loadDocuments(
     privacy_url: config.privacyUrl,
     operator_name: config.operatorName,
     mail_join_address: config.mailJoinAddress,
+    mail_reachability: mailReachability(config.mailJoinAddress),
     service_version: SERVICE_VERSION,
     event_table: eventTable(),
     command_table: commandTable(),

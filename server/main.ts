@@ -1,10 +1,19 @@
 import { configFromEnv } from './config.ts';
 import { startService } from './app.ts';
+import { ListenError } from './listen-error.ts';
 
 const config = configFromEnv();
-const service = await startService(config);
+const service = await startService(config).catch((error: unknown) => {
+  // A port that is taken or forbidden is the operator's to fix: one line that says how, no stack.
+  if (!(error instanceof ListenError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+});
 config.log(
-  `listening on ${service.baseUrl} (${service.engine}, ${config.databaseUrl ? 'PostgreSQL' : 'PGlite'})`,
+  `listening on ${service.baseUrl} (${service.engine}, ${config.databaseUrl ? 'PostgreSQL' : 'PGlite'}), ` +
+    (service.smtpPort === null
+      ? 'no mail door (SMTP_PORT=off)'
+      : `mail door on ${config.smtpHost}:${service.smtpPort}`),
 );
 
 let stopping = false;

@@ -93,5 +93,16 @@ if (clientsMissing.length > 0) {
   );
   if (required) failed += clientsMissing.length;
 }
-console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+// uvu's own "Skipped:" above counts skipped tests only; whole suites skipped for want of
+// PostgreSQL or a client count here too, unless they were required (then they failed).
+const suitesSkipped =
+  (process.env.REQUIRE_POSTGRES === '1' ? 0 : notRun.length) +
+  (process.env.REQUIRE_CLIENTS === '1' ? 0 : clientsMissing.length);
+const skips = [
+  ...(skipped ? [`${skipped} test${skipped === 1 ? '' : 's'}`] : []),
+  ...(suitesSkipped ? [`${suitesSkipped} suite${suitesSkipped === 1 ? '' : 's'}`] : []),
+];
+console.log(
+  `${passed} passed, ${failed} failed${skips.length ? `, skipped ${skips.join(' and ')}` : ''}`,
+);
 process.exit(failed > 0 || total === 0 ? 1 : 0);

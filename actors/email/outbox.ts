@@ -4,6 +4,7 @@ import { insertOutboxMail } from '../../storage/email-outbox.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { currentUnit } from '../kernel/commit.ts';
 import type { Services } from '../kernel/services.ts';
+import type { MailKind } from './mail-kinds.ts';
 import { serviceAddress } from './settings.ts';
 
 /** local@domain with nothing that could end an address in a header or split the envelope. */
@@ -13,8 +14,8 @@ const PLAIN_ADDRESS =
 
 /** A message to send, as the capability's parts write it; outbox.ts builds and queues it. */
 export interface MailDraft {
-  /** What it is, for the outbox and the logs: answer, sign_up_code, digest, invite, change... */
-  kind: string;
+  /** What it is, for the outbox and the logs (mail-kinds.ts: whether it asks for a reply). */
+  kind: MailKind;
   /** The agent it concerns, when there is one. */
   agentId?: string | null;
   /** One address. Never one the message's own input named without a confirmation first. */
@@ -25,6 +26,7 @@ export interface MailDraft {
   html?: string;
   /** Defaults to the service's own address (service@MAIL_DOMAIN). */
   from?: string;
+  /** Where a reply goes: an address the SMTP door takes, for every kind that asks for one. */
   replyTo?: string;
   /** Threading: the Message-ID (with angle brackets) this answers. */
   inReplyTo?: string;

@@ -1,4 +1,3 @@
-import { stringify } from 'yaml';
 import { readFeedHead } from '../../storage/kernel/changes.ts';
 import {
   markPushed,
@@ -8,6 +7,7 @@ import {
 } from '../../storage/mail-push.ts';
 import { changesAfter } from '../feed/feed.ts';
 import type { Services } from '../kernel/services.ts';
+import { mailYaml } from './mail-yaml.ts';
 import { enqueueMail } from './outbox.ts';
 
 declare module '../kernel/services.ts' {
@@ -138,7 +138,7 @@ export class MailPush {
         agentId,
         to: state.senderAddress,
         subject: `change: ${row.event.type}`,
-        text: stringify(row.event, { lineWidth: 0 }),
+        text: mailYaml(row.event),
         idKey: `change-${row.event.event_id}`,
         autoSubmitted: 'auto-generated',
       });

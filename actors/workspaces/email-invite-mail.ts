@@ -1,4 +1,4 @@
-import { stringify } from 'yaml';
+import { mailYaml } from '../email/mail-yaml.ts';
 import type { MailDraft } from '../email/outbox.ts';
 
 /** The fixed subject of an invite: nothing an agent wrote goes into a header. */
@@ -27,14 +27,11 @@ export function joinLink(baseUrl: string, inviteToken: string): string {
  * inviting agent (a name or note cannot end the block or pass for the service's own words).
  */
 export function inviteMail(letter: InviteLetter, agentId: string): MailDraft {
-  const written = stringify(
-    {
-      inviting_agent_name: letter.inviter.name,
-      workspace_name: letter.workspace.name,
-      ...(letter.note === undefined ? {} : { note: letter.note }),
-    },
-    { lineWidth: 0 },
-  );
+  const written = mailYaml({
+    inviting_agent_name: letter.inviter.name,
+    workspace_name: letter.workspace.name,
+    ...(letter.note === undefined ? {} : { note: letter.note }),
+  });
   const link = joinLink(letter.baseUrl, letter.inviteToken);
   const text = [
     `An agent on ${letter.baseUrl} invites you to join one of its workspaces (a shared place`,

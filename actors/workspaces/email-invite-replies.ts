@@ -1,8 +1,8 @@
-import { stringify } from 'yaml';
 import { ServiceError } from '../../protocol/errors.ts';
 import { findNotificationEmail } from '../../storage/notification-emails.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { createMailAccount, mailAccountOfAgent, privateAddress } from '../email/accounts.ts';
+import { mailYaml } from '../email/mail-yaml.ts';
 import { enqueueMail, type MailDraft } from '../email/outbox.ts';
 import type { Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
@@ -14,6 +14,8 @@ import { findInviteByMailKey, type EmailInvite } from './email-invites.ts';
 export interface InviteReply {
   /** Message-ID with angle brackets. */
   messageId: string;
+  /** The invite's reply address it was sent to: answers that ask to try again name it. */
+  recipient?: string;
   /** The header From's address, lower-case; null when it had none. */
   from: string | null;
   subject: string;
@@ -69,7 +71,7 @@ export async function answerReplyToInvite(
   if (!invite || reply.from === null || reply.from.toLowerCase() !== invite.email) return 'ignored';
   const ask = readInviteReply(reply.text);
   if (ask.kind === 'unclear') {
-    await answer(services.db(), services, reply, invite, null, HOW_TO_REPLY);
+    await answer(services.db(), services, reply, invite, null, HOW_TO_REPLY, reply.recipient);
   } else if (ask.kind === 'agent_id') {
     await joinAsExistingAgent(services, reply, invite, ask.agentId);
   } else {
@@ -103,7 +105,15 @@ async function joinAsNewAgent(
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;
     // Nothing was made: say why, so the person can reply again with another name.
-    await answer(services.db(), services, reply, invite, null, refused('No agent was made', error));
+    await answer(
+      services.db(),
+      services,
+      reply,
+      invite,
+      null,
+      refused('No agent was made', error),
+      reply.recipient,
+    );
     return;
   }
   const principal = await principalOf(services, agent.agent_id);
@@ -215,7 +225,11 @@ function refused(what: string, error: ServiceError): string {
   return `${what}:\n\n${yamlOf({ code: error.code, detail: error.message })}`;
 }
 
-/** Answers the reply: to the invited address only, threaded, marked as an automatic answer. */
+/**
+ * Answers the reply: to the invited address only, threaded, marked as an automatic answer.
+ * `replyTo` (the invite's reply address) when the answer asks to reply again; otherwise a reply
+ * goes to service@, which answers where to write.
+ */
 async function answer(
   db: Queryable,
   services: Services,
@@ -223,11 +237,13 @@ async function answer(
   invite: EmailInvite,
   agentId: string | null,
   text: string,
+  replyTo?: string,
 ): Promise<void> {
   const draft: MailDraft = {
     kind: 'invite_answer',
     agentId,
     to: invite.email,
+    ...(replyTo === undefined ? {} : { replyTo }),
     subject: `Re: ${reply.subject || INVITE_SUBJECT}`.slice(0, 200),
     text,
     inReplyTo: reply.messageId,
@@ -238,7 +254,7 @@ async function answer(
 }
 
 function yamlOf(value: unknown): string {
-  return stringify(value, { lineWidth: 0 }).trimEnd();
+  return mailYaml(value).trimEnd();
 }
 
 function yamlValue(value: string): string {

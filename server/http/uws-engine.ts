@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Server as SocketIoServer } from 'socket.io';
 import type uWS from '@trufflesuite/uws-js-unofficial';
@@ -249,7 +250,7 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
     listen: (host, port) =>
       new Promise((resolve, reject) => {
         app.listen(host, port, (socket) => {
-          if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
+          if (!socket) return void listenFailure(host, port).then(reject);
           listenSocket = socket;
           resolve(uws.us_socket_local_port(socket));
         });
@@ -361,5 +362,22 @@ function writable(
       }
       return ok;
     });
+  });
+}
+
+/**
+ * uWS says only that listening failed, never why: the same listen through node:net, at once,
+ * finds the system's reason (EADDRINUSE, EACCES, ...) to pass on in the error's `code`.
+ */
+function listenFailure(host: string, port: number): Promise<Error> {
+  const failure = new Error(`cannot listen on ${host}:${port}`) as NodeJS.ErrnoException;
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      failure.code = error.code;
+      resolve(failure);
+    });
+    // Free now: whatever held the port let it go; the reason stays unknown.
+    probe.listen(port, host, () => probe.close(() => resolve(failure)));
   });
 }

@@ -1,4 +1,5 @@
-import { stringify } from 'yaml';
+import type { MailKind } from '../../actors/email/mail-kinds.ts';
+import { mailYaml } from '../../actors/email/mail-yaml.ts';
 import { enqueueMail } from '../../actors/email/outbox.ts';
 import type { Services } from '../../actors/kernel/services.ts';
 import type { InboundMail } from './inbound.ts';
@@ -14,20 +15,23 @@ export function safeSubject(subject: string): string {
 
 /** A value as the YAML an answer carries (what agents or people wrote stays a YAML value). */
 export function asYaml(value: unknown): string {
-  return stringify(value ?? null, { lineWidth: 0 });
+  return mailYaml(value);
 }
 
 /**
  * Answers `mail` threaded (In-Reply-To, References, `Re: <subject>`), marked as an automatic
- * reply, to `to` only: the address an account signed up from, never a new From.
+ * reply, to `to` only: the address an account signed up from, never a new From. Its Reply-To is
+ * the address `mail` was written to (the door took it, so a reply reaches it) unless `replyTo`
+ * names another.
  */
 export function answer(
   services: Services,
   mail: InboundMail,
   to: string,
   reply: {
-    kind?: string;
+    kind?: MailKind;
     agentId?: string | null;
+    replyTo?: string;
     text: string;
     idKey?: string;
     attachments?: { filename: string; content: Uint8Array; contentType?: string }[];
@@ -37,6 +41,7 @@ export function answer(
     kind: reply.kind ?? 'answer',
     agentId: reply.agentId ?? null,
     to,
+    replyTo: reply.replyTo ?? mail.recipient,
     subject: `Re: ${safeSubject(mail.subject)}`,
     text: reply.text,
     inReplyTo: mail.messageId,

@@ -45,8 +45,8 @@ function databaseAway(error: unknown): boolean {
 const TRY_LATER = 'Requested action aborted: local problem in processing, try again later';
 
 /**
- * The SMTP door (the email-only interface): takes mail for MAIL_JOIN_ADDRESS, the agents'
- * private addresses and email invites' reply addresses under MAIL_DOMAIN, and nothing else.
+ * The SMTP door (the email-only interface): takes mail for MAIL_JOIN_ADDRESS, service@, the
+ * agents' private addresses and email invites' reply addresses under MAIL_DOMAIN, and nothing else.
  * No AUTH, no STARTTLS: TLS belongs to the MTA in front of it. A message past
  * MAIL_MAX_MESSAGE_BYTES is refused at DATA (552) without being kept in memory past the limit;
  * each taken message is recorded once per recipient (a retried delivery runs nothing again),
@@ -203,6 +203,7 @@ export async function startMailDoor(
     try {
       if (recipient.kind === 'join') await router.join(mail);
       else if (recipient.kind === 'agent') await router.agent(mail, recipient.agentId);
+      else if (recipient.kind === 'service') await router.service(mail);
       else await router.invite(mail, recipient.key);
     } catch (error) {
       if (databaseAway(error)) {
@@ -218,10 +219,12 @@ export async function startMailDoor(
     await inboundLog.setOutcome(services, key, 'dispatched');
   }
 
+  // smtp-server re-emits its net server's errors on itself: a listen error (a busy port) with
+  // no listener there would be thrown past this promise as an uncaught 'error' event.
   await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
+    server.once('error', reject);
     server.listen(options.port, options.host, () => {
-      server.server.off('error', reject);
+      server.off('error', reject);
       resolve();
     });
   });

@@ -45,4 +45,6 @@ export interface MailRouter {
   agent(mail: InboundMail, agentId: string): Promise<void>;
   /** A reply to an email invite (`invite-<key>@MAIL_DOMAIN`). */
   invite(mail: InboundMail, key: string): Promise<void>;
+  /** Mail for service@MAIL_DOMAIN (a reply to mail that asks for none): where to write. */
+  service(mail: InboundMail): Promise<void>;
 }

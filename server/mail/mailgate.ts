@@ -23,6 +23,7 @@ import {
 } from './confirmations.ts';
 import type { InboundMail, MailRouter } from './inbound.ts';
 import { answerInviteReply } from './invite-replies.ts';
+import { serviceAddressAnswerer } from './service-address.ts';
 import { joinByMail } from './sign-up.ts';
 import { admitMailSignUp, type MailSignUpLimits } from './sign-up-limits.ts';
 
@@ -50,6 +51,7 @@ export function mailRouter(
   return {
     join: (mail) => joinByMail(services, mail, log, limits),
     invite: (mail, key) => answerInviteReply(services, mail, key, limits),
+    service: serviceAddressAnswerer(services, log),
     async agent(mail, agentId) {
       const account = await mailAccountOfAgent(services.db(), agentId);
       const agent = account && (await services.agents.get(agentId));

@@ -1,12 +1,18 @@
 import { mailAccountOf } from '../../actors/email/accounts.ts';
-import type { MailSettings } from '../../actors/email/settings.ts';
+import { serviceAddress, type MailSettings } from '../../actors/email/settings.ts';
 import { findInviteByMailKey } from '../../actors/workspaces/email-invites.ts';
 import type { Services } from '../../actors/kernel/services.ts';
 import { MAX_EMAIL_ADDRESS_LENGTH } from '../../protocol/email-address.ts';
 
-/** What an address the door takes mail for is: the sign-up address, an agent's, an invite's. */
+/**
+ * What an address the door takes mail for is: the sign-up address, an agent's, an invite's, or
+ * the service's own (service@: answered with where to write, never lost in silence).
+ */
 export type Recipient =
-  { kind: 'join' } | { kind: 'agent'; agentId: string } | { kind: 'invite'; key: string };
+  | { kind: 'join' }
+  | { kind: 'agent'; agentId: string }
+  | { kind: 'invite'; key: string }
+  | { kind: 'service' };
 
 /** A private local part (actors/email/accounts.ts): `a-` and 32 base32 characters. */
 const PRIVATE_LOCAL_PART = /^a-[a-z2-7]{32}$/;
@@ -15,7 +21,7 @@ const INVITE_LOCAL_PART = /^invite-([A-Za-z0-9_-]{16,128})$/;
 
 /**
  * What `address` (as RCPT TO gave it) is, or null: the door takes mail only for its own domain's
- * join address, an existing agent's private address and a pending invite's reply address, and
+ * join address, service@, an existing agent's private address and a pending invite's reply address, and
  * refuses every other recipient at RCPT, so it is never an open relay. Each kind is matched
  * exactly (the join address as configured, `a-` + 32 base32 characters, `invite-` + key), so
  * nothing else gets through; spaces and control characters are refused before any look-up. The
@@ -35,6 +41,8 @@ export async function recipientOf(
   const domain = address.slice(at + 1).toLowerCase();
   if (domain !== settings.domain) return null;
   if (`${local.toLowerCase()}@${domain}` === settings.joinAddress) return { kind: 'join' };
+  // The From of the service's own mail: a reply to it is answered with where to write.
+  if (`${local.toLowerCase()}@${domain}` === serviceAddress(settings)) return { kind: 'service' };
   if (PRIVATE_LOCAL_PART.test(local.toLowerCase())) {
     const account = await mailAccountOf(services.db(), local.toLowerCase());
     return account ? { kind: 'agent', agentId: account.agentId } : null;

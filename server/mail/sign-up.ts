@@ -105,6 +105,8 @@ export async function joinByMail(
     await answer(services, mail, from, {
       kind: 'sign_up_done',
       agentId: signedUp.agent_id,
+      // A reply is a command: it goes to the new private address, not back to the join address.
+      replyTo: privateAddress(services, account),
       text: [
         'You are signed up. Send commands to your private address: subject = the command name,',
         'body = YAML of its input (send `help` for the list). Keep the address as carefully as a',

@@ -25,7 +25,7 @@ test.before(async (context) => {
   context.door = await startMailDoor(context.server.services, {
     host: '127.0.0.1',
     port: 0,
-    router: { join: take, agent: take, invite: take },
+    router: { join: take, agent: take, invite: take, service: take },
     log: () => undefined,
   });
 });

@@ -17,7 +17,7 @@ import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
 
 let sent = 0;
 const draft = (overrides: Partial<MailDraft> = {}): MailDraft => ({
-  kind: 'test',
+  kind: 'change',
   to: `person-${process.pid}-${++sent}@example.org`,
   subject: 'Hello from one of two processes',
   text: 'Text.\n',

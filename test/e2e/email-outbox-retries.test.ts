@@ -29,7 +29,7 @@ interface Context {
 let sent = 0;
 const address = (what: string) => `${what}-${process.pid}-${++sent}@example.org`;
 const draft = (to: string, overrides: Partial<MailDraft> = {}): MailDraft => ({
-  kind: 'test',
+  kind: 'change',
   to,
   subject: `A message to ${to}`,
   text: 'Text.\n',

@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let sent = 0;
 const draft = (overrides: Partial<MailDraft> = {}): MailDraft => ({
-  kind: 'test',
+  kind: 'change',
   to: `person-${process.pid}-${++sent}@example.org`,
   subject: 'Hello from the outbox',
   text: 'One line of text.\n',

@@ -12,7 +12,7 @@ const DOMAIN = 'agents.example';
 
 /** What a router of the test's own was handed, in order. */
 interface Handed {
-  kind: 'join' | 'agent' | 'invite';
+  kind: 'join' | 'agent' | 'invite' | 'service';
   mail: InboundMail;
   target?: string;
 }
@@ -43,6 +43,7 @@ test.before(async (context) => {
     join: (mail) => take({ kind: 'join', mail }),
     agent: (mail, agentId) => take({ kind: 'agent', mail, target: agentId }),
     invite: (mail, key) => take({ kind: 'invite', mail, target: key }),
+    service: (mail) => take({ kind: 'service', mail }),
   };
   context.door = await startMailDoor(context.server.services, {
     host: '127.0.0.1',
@@ -457,6 +458,7 @@ test('one client address past its messages a minute is told to try later (451) a
       join: async () => undefined,
       agent: async () => undefined,
       invite: async () => undefined,
+      service: async () => undefined,
     },
     log: () => undefined,
     messagesPerMinute: 2,
