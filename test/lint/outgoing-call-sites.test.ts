@@ -60,6 +60,8 @@ const CLASSIFIED: Record<string, string> = {
   'actors/payments/pay/page-script.ts fetch':
     "script text served to the payer's browser: it runs there, never in the service",
   'server/http/node-engine.ts node:net/tls/http2/dgram socket': 'AddressInfo type only',
+  'server/http/uws-engine.ts node:net/tls/http2/dgram socket':
+    'createServer only: a listen uWS refused is tried once on node:net to learn why (a local listen, no request)',
   'server/http/client-address.ts node:net/tls/http2/dgram socket': 'BlockList and isIP only',
   'server/mail/door.ts node:net/tls/http2/dgram socket': 'AddressInfo type only',
   'server/config.ts node:net/tls/http2/dgram socket': 'BlockList type only',
