@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { canonicalJson } from '../../protocol/jcs.ts';
 import { sendAs } from '../helpers/http.ts';
+import { eventually } from '../helpers/turns.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace } from '../helpers/workspaces.ts';
 
@@ -355,6 +356,14 @@ test('a client that goes away mid-upload leaves no file, no receipt and no stora
   await turns(() => server.openHttpRequests() === 1);
   request.destroy();
   await turns(() => server.openHttpRequests() === 0);
+  // The engine counts the request closed when the client goes; the handler then lets go of the
+  // room it reserved (the Content-Length) in a commit of its own: wait for that, not a guess.
+  await eventually('the upload lets go of its reservation', async () => {
+    const who = (await (await server.get('/whoami', owner.api_token)).json()) as {
+      storage: { used_bytes: number };
+    };
+    return who.storage.used_bytes === 0;
+  });
   const files = (await (await server.get(`/workspaces/${id}/files`, owner.api_token)).json()) as {
     files: unknown[];
   };
