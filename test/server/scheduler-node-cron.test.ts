@@ -1,4 +1,4 @@
-import { createHook } from 'node:async_hooks';
+import { AsyncResource, createHook, executionAsyncId } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { getTasks, type ScheduledTask } from 'node-cron';
 import * as assert from 'uvu/assert';
@@ -117,14 +117,25 @@ function firingTask(jobName: string): ScheduledTask | undefined {
 }
 
 /**
- * Timers that node-cron or the real clock (the scheduler's timers) set from now on, until they
- * fire or are cleared. node:async_hooks reports a cleared timer's end a moment later, so
- * `settled` waits for those reports first.
+ * Timers of node-cron and of the real clock set, from now on, by what `within` starts and by
+ * everything that descends from it (node-cron re-arms each tick from the last, the scheduler
+ * sets lease timers from a fire), until they fire or are cleared. Descent tells ours apart:
+ * other servers of this test process run schedulers on node-cron too, and their ticks may fall
+ * in this window. node:async_hooks reports a cleared timer's end a moment later, so `settled`
+ * waits for those reports first.
  */
-function watchTimers(): { live: Set<number>; settled: () => Promise<void>; close: () => void } {
+function watchTimers(): {
+  live: Set<number>;
+  within: <T>(start: () => T) => T;
+  settled: () => Promise<void>;
+  close: () => void;
+} {
   const live = new Set<number>();
+  const ours = new Set<number>();
   const hook = createHook({
-    init(asyncId, type) {
+    init(asyncId, type, triggerAsyncId) {
+      if (!ours.has(triggerAsyncId) && !ours.has(executionAsyncId())) return;
+      ours.add(asyncId);
       if (type !== 'Timeout') return;
       const limit = Error.stackTraceLimit;
       Error.stackTraceLimit = 30;
@@ -132,13 +143,11 @@ function watchTimers(): { live: Set<number>; settled: () => Promise<void>; close
       Error.stackTraceLimit = limit;
       const caller =
         frames[frames.findIndex((frame) => /at setTimeout \(node:timers/.test(frame)) + 1];
-      // node-cron's own timers, and the real clock's when the scheduler set them: other
-      // servers of this test process (a webhook's retry, a socket's expiry) use the clock too.
-      const scheduler = frames.some((frame) => /server[/\\]scheduler\.ts/.test(frame));
+      // node-cron's own timers and the scheduler's on the real clock; a database driver's
+      // timers on the way (a pooled connection's idle time) are the driver's to keep.
       if (
         caller &&
-        (/node_modules[/\\]node-cron[/\\]/.test(caller) ||
-          (/actors[/\\]kernel[/\\]clock\.ts/.test(caller) && scheduler))
+        /node_modules[/\\]node-cron[/\\]|actors[/\\]kernel[/\\]clock\.ts/.test(caller)
       ) {
         live.add(asyncId);
       }
@@ -149,6 +158,11 @@ function watchTimers(): { live: Set<number>; settled: () => Promise<void>; close
   }).enable();
   return {
     live,
+    within: (start) => {
+      const root = new AsyncResource('scheduler under test');
+      ours.add(root.asyncId());
+      return root.runInAsyncScope(start);
+    },
     // Node queues destroy hooks and runs them from a native immediate of its own, which may come
     // after ours under load: give the queue a few turns of the loop (not time) to drain.
     settled: async () => {
@@ -318,12 +332,12 @@ function nodeCronSuite(kind: DriverKind): void {
     const timers = watchTimers();
     try {
       const running = scheduler(databaseJobStore(driver), [job]);
-      await running.start();
+      await timers.within(() => running.start());
       const task = firingTask(job.name);
       assert.ok(task);
       assert.ok(timers.live.size > 0, 'the watch sees node-cron’s timer');
       await events.until(() => release !== undefined, 'a fire being run', 3000);
-      const stopping = running.stop().then(() => order.push('stopped'));
+      const stopping = timers.within(() => running.stop()).then(() => order.push('stopped'));
       // A real round trip to the database: time enough for a stop that did not wait to finish.
       await driver.query('select 1');
       assert.equal(order, []);
