@@ -107,6 +107,14 @@ export const DOWNLOADS: readonly ReferenceDocument[] = [
       'The pay script: Python 3, standard library only; signs and sends a USDC transfer for a payment (the key from SERVICE_PAY_PRIVATE_KEY), reports it and waits for confirmation.',
     contentType: 'text/x-python; charset=utf-8',
   },
+  {
+    path: '/pay/contracts.json',
+    // The compiled contracts themselves (actors/payments/contracts/build.ts), not a copy.
+    file: '../../actors/payments/contracts/artifacts.json',
+    summary:
+      'The payment contracts as compiled (ABI and creation bytecode of ForwarderFactory, Forwarder and the test token): what deposit addresses are computed from, and what deploys the factory through the deterministic deployment proxy.',
+    contentType: 'application/json',
+  },
 ];
 
 /**

@@ -220,6 +220,7 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
 
 /** A file served as it is (protocol/documents.ts, DOWNLOADS). */
 function downloadItem(download: ReferenceDocument): Record<string, unknown> {
+  const mediaType = download.contentType.split(';')[0] as string;
   return {
     get: {
       operationId: `download${download.path.replace(/[^a-z]+/g, '_')}`,
@@ -228,7 +229,12 @@ function downloadItem(download: ReferenceDocument): Record<string, unknown> {
       responses: {
         200: {
           description: 'The file, byte for byte.',
-          content: { [download.contentType.split(';')[0] as string]: { schema: BINARY } },
+          content: {
+            [mediaType]: {
+              // A JSON download is a JSON document to a client that checks what it read.
+              schema: mediaType === 'application/json' ? { type: 'object' } : BINARY,
+            },
+          },
         },
       },
     },

@@ -104,8 +104,11 @@ export interface Config {
   chainPollMs: number;
   /** How long a requested payment waits for its transfer. */
   paymentExpiryHours: number;
-  /** The ForwarderFactory giving each payment a deposit address; unset: none. */
-  forwarderFactoryAddress: string | undefined;
+  /**
+   * The ForwarderFactory giving each payment a deposit address: undefined for the one at the
+   * same address on every chain (actors/payments/chain/factory.ts), null for none (`off`).
+   */
+  forwarderFactoryAddress: string | null | undefined;
   /** How long one call to a chain RPC may take before it counts as no answer (ms). */
   chainRpcTimeoutMs: number;
   /**
@@ -188,6 +191,17 @@ function evmAddress(value: string | undefined, name: string): string | undefined
   return text;
 }
 
+/** FORWARDER_FACTORY_ADDRESS: unset for the deterministic factory, `off` for none, or an address. */
+function factoryAddress(value: string | undefined): string | null | undefined {
+  if (value?.trim().toLowerCase() === 'off') return null;
+  if (value !== undefined && value.trim() !== '' && !/^0x[0-9a-fA-F]{40}$/.test(value.trim())) {
+    throw new Error(
+      `FORWARDER_FACTORY_ADDRESS must be an address, 0x and 40 hex digits, or off, not "${value}"`,
+    );
+  }
+  return evmAddress(value, 'FORWARDER_FACTORY_ADDRESS');
+}
+
 /** Whether text is an http(s) URL. */
 function isHttpUrl(text: string): boolean {
   try {
@@ -265,7 +279,7 @@ export function chainSettings(config: Config) {
     confirmations: config.confirmations,
     pollMs: config.chainPollMs,
     expiryMs: config.paymentExpiryHours * 3600_000,
-    factory: config.forwarderFactoryAddress ?? null,
+    factory: config.forwarderFactoryAddress,
     rpcTimeoutMs: config.chainRpcTimeoutMs,
     publicRpcUrl: config.publicRpcUrl ?? null,
   };
@@ -352,7 +366,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     // 0: this process runs no watcher (payments then move on reports only, or in another process).
     chainPollMs: integer(env.CHAIN_POLL_MS, 2000, 'CHAIN_POLL_MS'),
     paymentExpiryHours: positive(env.PAYMENT_EXPIRY_HOURS, 168, 'PAYMENT_EXPIRY_HOURS'),
-    forwarderFactoryAddress: evmAddress(env.FORWARDER_FACTORY_ADDRESS, 'FORWARDER_FACTORY_ADDRESS'),
+    forwarderFactoryAddress: factoryAddress(env.FORWARDER_FACTORY_ADDRESS),
     chainRpcTimeoutMs: positive(env.CHAIN_RPC_TIMEOUT_MS, 5000, 'CHAIN_RPC_TIMEOUT_MS'),
     publicRpcUrl: publicRpcUrl(env.PUBLIC_RPC_URL),
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',

@@ -79,14 +79,17 @@ export const payments = {
   ],
   async startUp(services, log) {
     const settings = services.config.chain;
-    const chain = settings?.rpcUrls.length
+    const access = settings?.rpcUrls.length
       ? (await import('./chain/clients.ts')).chainAccess(settings)
       : null;
-    if (chain) await (await import('./chain/config-check.ts')).checkForwarderFactory(chain);
+    const checked = access
+      ? await (await import('./chain/config-check.ts')).checkForwarderFactory(access)
+      : null;
+    const chain = checked?.chain ?? null;
     services.provide('chain', chain);
     log(
-      chain
-        ? `payments: checked on chain ${chain.chainId} (${chain.clients.length} RPC), USDC ${chain.usdc}, ${chain.factory ? `deposit addresses from ${chain.factory}` : 'no deposit addresses'}`
+      chain && checked
+        ? `payments: checked on chain ${chain.chainId} (${chain.clients.length} RPC), USDC ${chain.usdc}, ${checked.said}`
         : 'payments: on-chain verification is off (no CHAIN_RPC_URL)',
     );
     // One poll loop per process (CHAIN_POLL_MS=0: none); a lease keeps one process at it.

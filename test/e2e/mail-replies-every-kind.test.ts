@@ -19,6 +19,8 @@ interface Context {
   sink: MailSink;
   dns: DnsStub;
   privateKey: string;
+  /** Resolves when the service logs a line that `matches`. */
+  logged: (matches: RegExp) => Promise<string>;
 }
 const DOMAIN = 'replies.test';
 const SENDER = 'owner@person.example';
@@ -35,7 +37,29 @@ test.before(async (context) => {
     '_dmarc.person.example': { TXT: ['v=DMARC1; p=reject'] },
   });
   context.sink = await startMailSink();
+  const lines: string[] = [];
+  const waiting = new Set<() => void>();
+  context.logged = (matches) =>
+    new Promise((resolve, reject) => {
+      const deadline = setTimeout(() => {
+        waiting.delete(look);
+        reject(new Error(`no log line ${matches} within 10 s; logged:\n${lines.join('\n')}`));
+      }, 10_000);
+      const look = () => {
+        const line = lines.find((each) => matches.test(each));
+        if (line === undefined) return;
+        clearTimeout(deadline);
+        waiting.delete(look);
+        resolve(line);
+      };
+      waiting.add(look);
+      look();
+    });
   context.server = await startTestServer({
+    log: (line) => {
+      lines.push(line);
+      for (const look of [...waiting]) look();
+    },
     mailDomain: DOMAIN,
     smtpUrl: context.sink.url,
     mailDnsServers: [context.dns.server],
@@ -192,6 +216,18 @@ test('mail to service@ is answered with where to write, once an hour per sender'
   assert.is(await kindOf(context.server, answer), 'service_answer');
   assert.match(answer.text, new RegExp(`join@${DOMAIN}`));
   assert.is(answer.header('auto-submitted'), 'auto-replied');
+  // The same sender again within the hour: kept, logged, not answered (a forged From gets one).
+  const { messageId } = await sendToService(context.server.smtpPort!, {
+    from: SENDER,
+    to: `service@${DOMAIN}`,
+    subject: 'hello again?',
+    text: 'Still there?',
+  });
+  await context.logged(new RegExp(`to service@ from ${SENDER} past its limit, not answered`));
+  assert.not.ok(
+    context.sink.mails.some((sunk) => sunk.header('in-reply-to') === messageId),
+    'no second answer',
+  );
 });
 
 test('timestamps in YAML answers are quoted, so a YAML 1.1 reader keeps them strings', async (context) => {

@@ -115,7 +115,7 @@ test('pay names the factory and salt of the deposit address, and the factory ans
 test('without deposit addresses pay names no factory and no salt', async ({ chain }) => {
   const server = await startTestServer({
     ...chainConfig(chain),
-    forwarderFactoryAddress: undefined,
+    forwarderFactoryAddress: null,
   });
   try {
     const { payment } = await newPayment(server, chain);

@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chainAccess } from '../../actors/payments/chain/clients.ts';
 import { checkForwarderFactory } from '../../actors/payments/chain/config-check.ts';
+import { DETERMINISTIC_FACTORY } from '../../actors/payments/chain/factory.ts';
 import { BASE_USDC_ADDRESS, chainSettings, configFromEnv } from '../../server/config.ts';
 import { startAnvil, type TestChain } from '../helpers/chain.ts';
 import { chainConfig } from '../helpers/payments-core.ts';
@@ -18,7 +19,7 @@ test.before(async (context) => {
   context.chain = await startAnvil();
 });
 
-test('without chain variables: no RPC (verification off), Base, its USDC, 3 confirmations, 2 s polls, 7 days, no factory', () => {
+test('without chain variables: no RPC (verification off), Base, its USDC, 3 confirmations, 2 s polls, 7 days, the factory at the same address on every chain', () => {
   const config = configFromEnv({});
   assert.equal(chainSettings(config), {
     rpcUrls: [],
@@ -27,7 +28,7 @@ test('without chain variables: no RPC (verification off), Base, its USDC, 3 conf
     confirmations: 3,
     pollMs: 2000,
     expiryMs: 168 * 3600_000,
-    factory: null,
+    factory: undefined,
     rpcTimeoutMs: 5000,
     publicRpcUrl: null,
   });
@@ -47,7 +48,10 @@ test('CHAIN_RPC_URLS takes a comma list and wins over CHAIN_RPC_URL', () => {
 test('a malformed chain variable stops the start with a message naming it', () => {
   const cases: [Record<string, string>, RegExp][] = [
     [{ USDC_ADDRESS: '0x1234' }, /USDC_ADDRESS must be an address, 0x and 40 hex digits/],
-    [{ FORWARDER_FACTORY_ADDRESS: 'factory' }, /FORWARDER_FACTORY_ADDRESS must be an address/],
+    [
+      { FORWARDER_FACTORY_ADDRESS: 'factory' },
+      /FORWARDER_FACTORY_ADDRESS must be an address, 0x and 40 hex digits, or off/,
+    ],
     [{ CHAIN_RPC_URL: 'ws://node.example' }, /CHAIN_RPC_URL takes http\(s\) URLs/],
     [{ CHAIN_RPC_URLS: 'http://a.example,nonsense' }, /CHAIN_RPC_URLS takes http\(s\) URLs/],
     [{ CHAIN_ID: '0' }, /CHAIN_ID must be at least 1/],
@@ -58,6 +62,24 @@ test('a malformed chain variable stops the start with a message naming it', () =
   for (const [env, message] of cases) {
     assert.throws(() => configFromEnv(env), message, JSON.stringify(env));
   }
+});
+
+test('FORWARDER_FACTORY_ADDRESS=off means no deposit addresses; an address overrides the factory at the same address on every chain', () => {
+  for (const off of ['off', ' OFF ']) {
+    assert.is(chainSettings(configFromEnv({ FORWARDER_FACTORY_ADDRESS: off })).factory, null);
+  }
+  const own = '0x00000000000000000000000000000000000000aa';
+  assert.is(chainSettings(configFromEnv({ FORWARDER_FACTORY_ADDRESS: own })).factory, own);
+  const access = chainAccess({
+    ...chainSettings(configFromEnv({})),
+    rpcUrls: ['http://a.example'],
+  });
+  assert.equal([access?.factory, access?.factoryByDefault], [DETERMINISTIC_FACTORY, true]);
+});
+
+test('the factory’s address on every chain is pinned: a rebuild of the contracts that moved it would move every deposit address', () => {
+  // CREATE2 by the deterministic deployment proxy, zero salt, of artifacts.json's ForwarderFactory.
+  assert.is(DETERMINISTIC_FACTORY, '0x768Db773B597Bf25CFA1A7Ed2cfD1F248BbbaD50');
 });
 
 test('the factory check passes for the ForwarderFactory and refuses any other contract, or none', async ({

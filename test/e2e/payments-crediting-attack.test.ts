@@ -129,7 +129,7 @@ test('no payment is requested while no RPC answers with the chain’s head', asy
     ...chainConfig(chain),
     chainRpcUrls: [silent.url],
     // The start-up check of the factory would need the RPC: this service has none.
-    forwarderFactoryAddress: undefined,
+    forwarderFactoryAddress: null,
     chainPollMs: 0,
     chainRpcTimeoutMs: 200,
   });

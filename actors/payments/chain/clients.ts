@@ -14,6 +14,7 @@ import {
   type PublicClient,
 } from 'viem';
 import { boundedFetch } from '../../kernel/outgoing-request.ts';
+import { DETERMINISTIC_FACTORY } from './factory.ts';
 
 /** How long one RPC call may take before it counts as no answer (CHAIN_RPC_TIMEOUT_MS's default). */
 export const RPC_TIMEOUT_MS = 5000;
@@ -37,8 +38,11 @@ export interface ChainSettings {
   confirmations: number;
   pollMs: number;
   expiryMs: number;
-  /** The ForwarderFactory; null: payments have no deposit address. */
-  factory: string | null;
+  /**
+   * The ForwarderFactory: undefined for the one at the same address on every chain
+   * (factory.ts, DETERMINISTIC_FACTORY), null for none (payments have no deposit address).
+   */
+  factory?: string | null;
   /** Per RPC call (CHAIN_RPC_TIMEOUT_MS); RPC_TIMEOUT_MS when unset. */
   rpcTimeoutMs?: number;
   /** PUBLIC_RPC_URL: the RPC the pay instructions suggest to payers; never one of `rpcUrls`' keys. */
@@ -53,6 +57,8 @@ export interface ChainAccess {
   pollMs: number;
   expiryMs: number;
   factory: Address | null;
+  /** Whether `factory` is the deterministic one by default (not FORWARDER_FACTORY_ADDRESS). */
+  factoryByDefault: boolean;
   /** Shown to payers as `rpc_url` (null: none suggested). */
   publicRpcUrl: string | null;
   clients: PublicClient[];
@@ -74,7 +80,13 @@ export function chainAccess(settings: ChainSettings): ChainAccess | null {
     confirmations: settings.confirmations,
     pollMs: settings.pollMs,
     expiryMs: settings.expiryMs,
-    factory: settings.factory === null ? null : getAddress(settings.factory),
+    factory:
+      settings.factory === undefined
+        ? DETERMINISTIC_FACTORY
+        : settings.factory === null
+          ? null
+          : getAddress(settings.factory),
+    factoryByDefault: settings.factory === undefined,
     publicRpcUrl: settings.publicRpcUrl ?? null,
     clients: settings.rpcUrls.map(
       (url) =>
