@@ -1,7 +1,8 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DOCUMENTS } from '../../protocol/documents.ts';
+import { readFileSync } from 'node:fs';
+import { DOCUMENTS, DOWNLOADS } from '../../protocol/documents.ts';
 import { ERRORS } from '../../protocol/errors.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -57,6 +58,24 @@ test('every reference document is served without a token, filled in', async ({ s
       if (document.path !== page)
         assert.ok(text.includes(`${server.baseUrl}${page}`), `${document.path} points to ${page}`);
     }
+  }
+});
+
+test('every download is served without a token, byte for byte as committed, with its type, and /openapi.json lists it', async ({
+  server,
+}) => {
+  const document = (await (await server.get('/openapi.json')).json()) as {
+    paths: Record<string, { get?: unknown }>;
+  };
+  for (const download of DOWNLOADS) {
+    const response = await server.get(download.path);
+    assert.is(response.status, 200, download.path);
+    assert.is(response.headers.get('content-type'), download.contentType, download.path);
+    const committed = readFileSync(
+      new URL(`../../protocol/documents/${download.file}`, import.meta.url),
+    );
+    assert.ok(Buffer.from(await response.arrayBuffer()).equals(committed), download.path);
+    assert.ok(document.paths[download.path]?.get, `${download.path} is in /openapi.json`);
   }
 });
 
