@@ -15,7 +15,7 @@
  * before that.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import S3rver from 's3rver';
 import { newToken } from '../actors/kernel/tokens.ts';
+import { ephemeralPortRange } from '../server/listen-error.ts';
 
 const root = join(import.meta.dirname, '..');
 const serviceMain = join(root, 'server/main.ts');
@@ -105,17 +106,33 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-/** A port nobody listens on now (the kernel's pick, released at once). */
+/** Where freePort's picks start: above the ports services are commonly given by hand. */
+const OWN_PORTS_FROM = 20_000;
+
+/**
+ * A port nobody listens on now, outside the system's ephemeral range. Each process keeps its
+ * port across restarts, and while it is down the system may lend a port of that range to any
+ * socket of the machine (an outgoing connection, a bind to port 0): the restart then could not
+ * listen (seen as `cannot listen on 127.0.0.1:45695` right after a SIGTERM). Outside the range,
+ * the system gives the port to no one unasked.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const [low, high] = ephemeralPortRange() ?? [49152, 65535];
+  // Below the range when there is room there (Linux: 20000-32767), else above it.
+  const [from, to] = low - OWN_PORTS_FROM >= 1000 ? [OWN_PORTS_FROM, low - 1] : [high + 1, 65535];
+  for (let tries = 0; tries < 100; tries++) {
+    const port = randomInt(from, to + 1);
+    if (await listensOn(port)) return port;
+  }
+  throw new Error(`no free port in ${from}-${to} after 100 tries`);
+}
+
+/** Whether a listen on 127.0.0.1:`port` succeeds now (it is closed again at once). */
+function listensOn(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error()),
-      );
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 

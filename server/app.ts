@@ -24,7 +24,8 @@ import { leaseSharedCredit } from '../actors/kernel/shared-rate-limits.ts';
 import { routeNotFound, Router } from './http/router.ts';
 import { agentForToken } from './invoke.ts';
 import { TEST_OPERATIONS } from './http/test-operations.ts';
-import { createUwsEngine, loadUws } from './http/uws-engine.ts';
+import { createUwsEngine } from './http/uws-engine.ts';
+import { loadUwsBinary } from './http/uws-load.ts';
 import { startMailDoor, type MailDoor } from './mail/door.ts';
 import { mailRouter } from './mail/mailgate.ts';
 import { mcpDoorOnFirstRequest } from './mcp/door-on-first-request.ts';
@@ -54,11 +55,11 @@ type Target =
 
 function chooseEngine(config: Config, handler: RequestHandler): HttpEngine {
   if (config.httpEngine !== 'node') {
-    const uws = loadUws();
+    const { uws, reason } = loadUwsBinary();
     if (uws) return createUwsEngine(uws, handler);
-    if (config.httpEngine === 'uws')
-      throw new Error('HTTP_ENGINE=uws, but uWebSockets.js cannot load here');
-    config.log('uWebSockets.js cannot load on this Node.js; serving with node:http instead');
+    if (config.httpEngine === 'uws') throw new Error(`HTTP_ENGINE=uws, but ${reason}`);
+    // One line, the engine that runs and why: on Node 22 and 24 this is the normal start.
+    config.log(`http engine: node:http (${reason})`);
   }
   return createNodeEngine(handler);
 }

@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import { createServer } from 'node:net';
-import { createRequire } from 'node:module';
 import type { Server as SocketIoServer } from 'socket.io';
 import type uWS from '@trufflesuite/uws-js-unofficial';
+import { loadUwsBinary, type UWS } from './uws-load.ts';
 import { isBodyless } from '../../protocol/binding.ts';
 import { BodyStream, ClientGone } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
@@ -16,20 +16,12 @@ import {
   type RequestHandler,
 } from './engine.ts';
 
-type UWS = typeof uWS;
-
 /**
- * uWebSockets.js, or null when its native binary cannot load here (Node 22+ gets a JS shim
- * that crashes later; `HTTP_ENGINE=auto` then takes node:http: README.md, "Configuration").
+ * uWebSockets.js, or null when its native binary cannot load here (uws-load.ts says why;
+ * `HTTP_ENGINE=auto` then takes node:http: README.md, "Configuration").
  */
 export function loadUws(): UWS | null {
-  try {
-    const require = createRequire(import.meta.url);
-    const module = require('@trufflesuite/uws-js-unofficial') as UWS;
-    return typeof module.SSLApp === 'function' ? module : null;
-  } catch {
-    return null;
-  }
+  return loadUwsBinary().uws;
 }
 
 /** What a streamed answer waits on besides the socket: the client going away. */
@@ -247,14 +239,20 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
 
   return {
     name: 'uws',
-    listen: (host, port) =>
-      new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
-          if (!socket) return void listenFailure(host, port).then(reject);
+    async listen(host, port) {
+      for (let attempt = 1; ; attempt++) {
+        const socket = await new Promise<uWS.us_listen_socket | false>((resolve) =>
+          app.listen(host, port, resolve),
+        );
+        if (socket) {
           listenSocket = socket;
-          resolve(uws.us_socket_local_port(socket));
-        });
-      }),
+          return uws.us_socket_local_port(socket);
+        }
+        const failure = await listenFailure(host, port, attempt);
+        if (failure.code || attempt === LISTEN_ATTEMPTS) throw failure;
+        // Free again at once: another socket held the port for a moment. Try again.
+      }
+    },
     attachSocketIo(io: SocketIoServer) {
       io.attachApp(app);
     },
@@ -365,11 +363,21 @@ function writable(
   });
 }
 
+/** Tries at listening when uWS fails and the port is free again at once (listenFailure). */
+const LISTEN_ATTEMPTS = 3;
+
 /**
  * uWS says only that listening failed, never why: the same listen through node:net, at once,
- * finds the system's reason (EADDRINUSE, EACCES, ...) to pass on in the error's `code`.
+ * finds the system's reason (EADDRINUSE, EACCES, ...) to pass on in the error's `code`. When
+ * that listen succeeds, another socket held the port for a moment only (a bind to port 0 or an
+ * outgoing connection, which the system gives ports of its ephemeral range): no code, and after
+ * the last attempt a message that says so.
  */
-function listenFailure(host: string, port: number): Promise<Error> {
+function listenFailure(
+  host: string,
+  port: number,
+  attempt: number,
+): Promise<NodeJS.ErrnoException> {
   const failure = new Error(`cannot listen on ${host}:${port}`) as NodeJS.ErrnoException;
   return new Promise((resolve) => {
     const probe = createServer();
@@ -377,7 +385,14 @@ function listenFailure(host: string, port: number): Promise<Error> {
       failure.code = error.code;
       resolve(failure);
     });
-    // Free now: whatever held the port let it go; the reason stays unknown.
-    probe.listen(port, host, () => probe.close(() => resolve(failure)));
+    probe.listen(port, host, () =>
+      probe.close(() => {
+        failure.message =
+          `the port was taken each time uWebSockets.js tried (${attempt} times) and free again ` +
+          'at once: another socket held it for moments (EADDRINUSE: a bind to port 0 or an ' +
+          "outgoing connection, if the port is in the system's ephemeral range)";
+        resolve(failure);
+      }),
+    );
   });
 }

@@ -3,6 +3,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { AnonymousCredential, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { enginesHere } from '../helpers/engines.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace, type TestAgent } from '../helpers/workspaces.ts';
 import { requestHead, Wire } from '../helpers/wire.ts';
@@ -407,7 +408,7 @@ function cutDownload(context: Context, random: Random): Promise<void> {
   });
 }
 
-for (const engine of ['uws', 'node'] as const) {
+for (const engine of enginesHere(import.meta.filename)) {
   const test = suite<Context>(`a client cannot crash the service (${engine})`);
 
   test.before(async (context) => {

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { enginesHere } from '../helpers/engines.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { send, type Answer } from '../helpers/transport.ts';
 import { newWorkspace, saveFile } from '../helpers/workspaces.ts';
@@ -81,7 +82,7 @@ function noBodyOnTheWire(
   });
 }
 
-for (const engine of ['uws', 'node'] as const) {
+for (const engine of enginesHere(import.meta.filename)) {
   const test = suite<Context>(`HEAD answers what GET answers, without the body (${engine})`);
 
   test.before(async (context) => {

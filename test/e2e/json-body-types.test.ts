@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { enginesHere } from '../helpers/engines.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -25,7 +26,7 @@ async function signUp(server: TestServer, contentType: string | undefined, body:
   };
 }
 
-for (const engine of ['uws', 'node'] as const) {
+for (const engine of enginesHere(import.meta.filename)) {
   const test = suite<Context>(`a JSON body is taken by one rule for its Content-Type (${engine})`);
 
   test.before(async (context) => {

@@ -2,6 +2,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { AnonymousCredential, BlockBlobClient } from '@azure/storage-blob';
 import * as assert from 'uvu/assert';
 import { STORAGE_LINK_LIFETIME_MS } from '../../protocol/storage-links.ts';
+import { enginesHere } from '../helpers/engines.ts';
 import { startTestServer } from '../helpers/server.ts';
 import {
   askForLink,
@@ -299,7 +300,7 @@ test('every refusal echoes x-ms-client-request-id and carries x-ms-request-id', 
   assert.ok(head.response.headers.get('x-ms-request-id'));
 });
 
-for (const engine of ['uws', 'node'] as const) {
+for (const engine of enginesHere(import.meta.filename)) {
   test(`on ${engine}, a HEAD answer and a GET after it on the same kept-alive connection both succeed`, async () => {
     const server = await startTestServer({ httpEngine: engine });
     const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });

@@ -6,6 +6,7 @@ import { ERRORS, ServiceError, type ErrorCode } from '../../protocol/errors.ts';
 import { defineOperation, type Operation } from '../../protocol/operation.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { run, type AnyHandler } from '../../server/invoke.ts';
+import { capturingStderr } from '../helpers/captured-stderr.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const test = suite<{ strict: TestServer; lenient: TestServer }>(
@@ -95,7 +96,9 @@ async function refusal(server: TestServer, code: ErrorCode): Promise<ServiceErro
 test('in a strict service, a code the operation does not declare answers 500 naming it', async ({
   strict,
 }) => {
-  const error = await refusal(strict, 'quota_exceeded');
+  const { result: error, written } = await capturingStderr(() => refusal(strict, 'quota_exceeded'));
+  // Reported on stderr too (the test servers' log is silent): once, here, not in the run's output.
+  assert.match(written, /^strictProtocol: test_refuse answered `quota_exceeded`.*\n$/);
   assert.is(error.code, 'internal_error');
   assert.is(error.extra.undeclared_code, 'quota_exceeded');
   assert.match(error.message, /test_refuse answered `quota_exceeded`/);
@@ -133,12 +136,16 @@ test('in a strict service, a change whose data its schema refuses fails the writ
 }) => {
   const agent = await strict.signUp();
   const wrong = { agent_id: agent.agent_id, name: agent.name, note: 'undeclared' };
-  try {
-    await record(strict, agent.agent_id, wrong);
-    assert.unreachable('the write was refused');
-  } catch (error) {
-    assert.match((error as Error).message, /workspace\.left change whose data.*note/);
-  }
+  const { result: error, written } = await capturingStderr(() =>
+    record(strict, agent.agent_id, wrong).then(
+      () => null,
+      (refused: Error) => refused,
+    ),
+  );
+  assert.ok(error, 'the write was refused');
+  assert.match(error.message, /workspace\.left change whose data.*note/);
+  // Reported on stderr too (a job's refusal reaches no caller): once, here, not in the run's output.
+  assert.match(written, /^strictProtocol: a workspace\.left change whose data.*note.*\n$/);
   assert.is(
     await record(strict, agent.agent_id, { agent_id: agent.agent_id, name: 'x' }),
     'recorded',
