@@ -63,7 +63,7 @@ test('TestUsdc is a 6-decimal token named like USDC whose transfers move balance
     chain.publicClient.readContract({ address: chain.usdc, abi: ERC20, functionName });
   assert.is(await read('decimals'), 6);
   assert.is(await read('symbol'), 'USDC');
-  assert.is(await read('name'), 'Test USD Coin');
+  assert.is(await read('name'), 'USD Coin');
 
   const payerBefore = await chain.balanceOf(payer.address);
   const payeeBefore = await chain.balanceOf(payee.address);

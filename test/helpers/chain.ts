@@ -1,21 +1,17 @@
 /**
  * A real local chain for payment tests: anvil (from @foundry-rs/anvil) with Base's chain id,
- * TestUsdc and ForwarderFactory deployed, anvil's funded dev accounts, and the moves a test
- * needs (mint, transfer, sweep, mine, snapshot/revert for reorgs). Anvil mines each transaction
- * as it arrives (automine); `mine(n)` adds empty blocks, to give a transfer its confirmations.
+ * TestUsdc and the ForwarderFactory deployed (the factory through the deterministic deployment
+ * proxy, so at DETERMINISTIC_FACTORY as on every chain), anvil's funded dev accounts, and the
+ * moves a test needs (mint, transfer, sweep, mine, snapshot/revert for reorgs). Anvil mines each
+ * transaction as it arrives (automine); `mine(n)` adds empty blocks, to give a transfer its
+ * confirmations.
  */
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import {
   createPublicClient,
   createTestClient,
   createWalletClient,
-  defineChain,
-  getAddress,
   http,
   parseAbi,
-  type Abi,
   type Address,
   type Chain,
   type Hash,
@@ -24,14 +20,17 @@ import {
   type PublicClient,
   type WalletClient,
 } from 'viem';
-import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
+import type { HDAccount } from 'viem/accounts';
 import { depositSalt } from '../../actors/payments/chain/deposit-address.ts';
-import artifacts from '../../actors/payments/contracts/artifacts.json' with { type: 'json' };
+import {
+  ANVIL_ACCOUNT_COUNT,
+  anvilChain,
+  deployTestContracts,
+  devAccount,
+  launchAnvil,
+} from '../../deploy/local-chain.ts';
 import { onTestsEnd } from './resources.ts';
 
-/** Anvil's well-known development mnemonic: its accounts are funded with 10,000 ether each. */
-const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
-const ACCOUNT_COUNT = 10;
 const CHAIN_ID = 8453;
 
 const USDC_ABI = parseAbi([
@@ -68,6 +67,7 @@ export interface TestChain {
   wallet(account: HDAccount): WalletClient<HttpTransport, Chain, HDAccount>;
   /** TestUsdc (6 decimals, anyone may mint). */
   usdc: Address;
+  /** The ForwarderFactory: DETERMINISTIC_FACTORY (actors/payments/chain/factory.ts). */
   factory: Address;
   /** Mints `units` micro-USDC (6 decimals) to `to`. */
   mint(to: Address, units: bigint): Promise<MinedTx>;
@@ -87,83 +87,38 @@ export interface TestChain {
   stop(): Promise<void>;
 }
 
-/** The anvil binary of this platform's @foundry-rs package (the npm wrapper would fork again). */
-function anvilBinary(): string {
-  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
-  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
-  const require = createRequire(import.meta.url);
-  return join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', 'anvil');
-}
-
 /** Starts anvil on a port of its choosing and deploys TestUsdc and ForwarderFactory. */
 export async function startAnvil(): Promise<TestChain> {
-  const child = spawn(
-    anvilBinary(),
-    ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(CHAIN_ID)],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Automine (no block time): a test decides when blocks come.
+  const anvilProcess = await launchAnvil({ port: 0, chainId: CHAIN_ID });
   // A test process that dies without running its end-of-run closers still takes anvil along.
-  const killOnExit = () => void child.kill('SIGKILL');
+  const killOnExit = () => anvilProcess.kill();
   process.once('exit', killOnExit);
   const stop = async () => {
     process.off('exit', killOnExit);
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await anvilProcess.stop();
   };
   onTestsEnd(stop);
 
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const read = (chunk: Buffer) => {
-      // Keep only what is needed to find the port or explain a failure; anvil logs every tx.
-      output = (output + chunk.toString()).slice(-4096);
-      const found = /Listening on (127\.0\.0\.1:\d+)/.exec(output);
-      if (found) resolve(`http://${found[1]}`);
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    void exited.then(() => reject(new Error(`anvil exited before listening: ${output}`)));
-  });
-
-  const chain = defineChain({
-    id: CHAIN_ID,
-    name: 'anvil (Base chain id)',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [url] } },
-  });
+  const { url } = anvilProcess;
+  const chain = anvilChain(url, CHAIN_ID);
   const transport = http(url, { retryCount: 0 });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 });
   const anvil = createTestClient({ mode: 'anvil', chain, transport });
-  const accounts = Array.from({ length: ACCOUNT_COUNT }, (_, addressIndex) =>
-    mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex }),
-  );
+  const accounts = Array.from({ length: ANVIL_ACCOUNT_COUNT }, (_, index) => devAccount(index));
   const wallet = (account: HDAccount): WalletClient<HttpTransport, Chain, HDAccount> =>
     createWalletClient({ account, chain, transport, pollingInterval: 20 });
   const deployer = accounts[0] as HDAccount;
-  const bystander = accounts[ACCOUNT_COUNT - 1] as HDAccount;
+  const bystander = accounts[ANVIL_ACCOUNT_COUNT - 1] as HDAccount;
 
   const mined = async (hash: Hash): Promise<MinedTx> => {
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
     if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
     return { hash, blockNumber: receipt.blockNumber };
   };
-  const deploy = async (artifact: { abi: unknown; bytecode: string }, args: unknown[] = []) => {
-    const hash = await wallet(deployer).deployContract({
-      abi: artifact.abi as Abi,
-      bytecode: artifact.bytecode as Hex,
-      args,
-    });
-    const receipt = await publicClient.waitForTransactionReceipt({ hash });
-    if (!receipt.contractAddress) throw new Error('deployment made no contract');
-    return getAddress(receipt.contractAddress);
-  };
-
   try {
-    const usdc = await deploy(artifacts.TestUsdc);
-    const factory = await deploy(artifacts.ForwarderFactory);
+    // The factory at its deterministic address, through the proxy, as on every chain.
+    const { usdc, factory } = await deployTestContracts(wallet(deployer), publicClient);
     return {
       url,
       chainId: CHAIN_ID,
