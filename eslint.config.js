@@ -143,6 +143,16 @@ const FENCES = [
       "A handler file is imported only by its own folder's capability.ts, and the handler table (actors/handlers.ts) reads it from the capability list. No door and no domain module imports a handler: what they share lives in a module of the capability.",
   },
   {
+    // One runner: every door runs an operation through server/invoke.ts `run()` (its decoding,
+    // bounds, token scopes and strict checks); a second caller of the table would skip them.
+    files: PRODUCT,
+    refuses: ['actors/handlers.ts'],
+    allows: [],
+    allowsWhen: (importer) => importer === 'server/invoke.ts',
+    message:
+      "The handler table (actors/handlers.ts) is imported only by server/invoke.ts: every door and every confirmation runs an operation through its run(), so the decoding, bounds, token scopes and strict checks hold for all. A capability that must run an operation later (a mail command confirmed by its link) is given the door's runner (services.confirmedRunner).",
+  },
+  {
     files: ['server/**'],
     refuses: ['actors/**'],
     allows: [

@@ -27,7 +27,7 @@ import { TEST_OPERATIONS } from './http/test-operations.ts';
 import { createUwsEngine } from './http/uws-engine.ts';
 import { loadUwsBinary } from './http/uws-load.ts';
 import { startMailDoor, type MailDoor } from './mail/door.ts';
-import { mailRouter } from './mail/mailgate.ts';
+import { confirmedCommandRunner, mailRouter } from './mail/mailgate.ts';
 import { mcpDoorOnFirstRequest } from './mcp/door-on-first-request.ts';
 import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket/door.ts';
@@ -268,6 +268,9 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   // Each capability's start-up step, in the order of the list (actors/capabilities.ts).
   for (const capability of CAPABILITIES) await capability.startUp?.(services, config.log);
   await services.listenToOtherProcesses();
+  // A command held for confirmation runs the same way whether confirmed by a reply to the SMTP
+  // door or by its link over HTTP (which any process may serve, SMTP door or not).
+  services.provide('confirmedRunner', confirmedCommandRunner(services, config.log));
 
   // Test-only operations bring their own handlers (config.ts, testOperations).
   const operations = [

@@ -1,4 +1,5 @@
 import type { Capability } from '../kernel/capability.ts';
+import type { ConfirmedRunner } from './confirmations.ts';
 import {
   confirm_mail_command,
   mail_confirmation_page,
@@ -18,6 +19,11 @@ declare module '../kernel/services.ts' {
   interface Services {
     /** This process's outbox loop; null before start-up and without mail settings. */
     readonly mailSender: MailSender | null;
+    /**
+     * How a confirmed command runs: the mail door's runner (server/mail/mailgate.ts), which
+     * goes through the doors' one `run()`; the server provides it at start-up, SMTP door or not.
+     */
+    readonly confirmedRunner: ConfirmedRunner;
   }
 }
 

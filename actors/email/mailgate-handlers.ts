@@ -1,16 +1,8 @@
 import { html } from '../../protocol/binding.ts';
-import { ServiceError, toProblem } from '../../protocol/errors.ts';
-import { refuseHostileShape } from '../../protocol/input-guard.ts';
-import { OPERATIONS, type OperationName } from '../../protocol/operations.ts';
+import { ServiceError } from '../../protocol/errors.ts';
 import type { Handler } from '../kernel/handler.ts';
-import type { Services } from '../kernel/services.ts';
 import { escapeHtml } from '../kernel/escape-html.ts';
-import {
-  carryOutByToken,
-  heldCommandByToken,
-  type ConfirmationOutcome,
-  type ConfirmedRunner,
-} from './confirmations.ts';
+import { carryOutByToken, heldCommandByToken, type ConfirmationOutcome } from './confirmations.ts';
 import { wantsPage } from './notifications/messages.ts';
 
 export const set_mail_push: Handler<'set_mail_push'> = async ({ services, principal }, input) => {
@@ -55,7 +47,7 @@ export const confirm_mail_command: Handler<'confirm_mail_command'> = async (
   { services, headers },
   input,
 ) => {
-  const outcome = await carryOutByToken(services, input.token, linkRunner(services));
+  const outcome = await carryOutByToken(services, input.token, services.confirmedRunner);
   if (!wantsPage(headers.accept)) return outcome;
   return html(
     page(`${outcome.operation}: ${outcome.already_done ? 'already done' : 'done'}`, done(outcome)),
@@ -71,40 +63,4 @@ function done(outcome: ConfirmationOutcome): string {
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>`;
-}
-
-/**
- * Runs a confirmed command by its link, as its agent, through the operation's own handler and
- * input schema (the doors' decoding lives in server/invoke.ts, which actors/ may not import).
- */
-function linkRunner(services: Services): ConfirmedRunner {
-  return async (agentId, name, raw) => {
-    try {
-      const agent = await services.agents.get(agentId);
-      const operation = OPERATIONS[name as OperationName];
-      if (!agent || !operation) throw new ServiceError('not_found', 'The command is gone.');
-      refuseHostileShape(raw, {});
-      const input = operation.input.parse(raw);
-      // Imported when first used: the handler table is built from the capability list, which
-      // holds this file.
-      const { HANDLERS } = await import('../handlers.ts');
-      const handler = HANDLERS[name as OperationName] as (
-        call: unknown,
-        input: unknown,
-      ) => Promise<unknown>;
-      return await handler(
-        {
-          services,
-          principal: agent.principal,
-          signal: new AbortController().signal,
-          headers: {},
-          format: 'json',
-        },
-        input,
-      );
-    } catch (error) {
-      if (error instanceof ServiceError) return toProblem(error, services.config.baseUrl);
-      throw error;
-    }
-  };
 }

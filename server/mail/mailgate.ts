@@ -40,13 +40,7 @@ export function mailRouter(
   log: (message: string) => void,
   limits?: MailSignUpLimits,
 ): MailRouter {
-  const runner: ConfirmedRunner = async (agentId, name, input) => {
-    const agent = await services.agents.get(agentId);
-    const operation = OPERATIONS[name as OperationName];
-    if (!agent || !operation) return { detail: 'The agent or the command is gone.' };
-    const outcomes = await runAll(services, operation, agent.principal, input, [], log);
-    return outcomes.length === 1 ? outcomes[0]!.value : outcomes.map((outcome) => outcome.value);
-  };
+  const runner = confirmedCommandRunner(services, log);
 
   return {
     join: (mail) => joinByMail(services, mail, log, limits),
@@ -178,6 +172,24 @@ export function holdReason(
 
 function takesBytes(operation: Operation): boolean {
   return resolveBinding(operation.method, operation.binding).body.kind === 'bytes';
+}
+
+/**
+ * Runs a command held for confirmation, as its agent, once it is confirmed: by a reply here, or
+ * by its link over HTTP (`confirm_mail_command`, which finds it as `services.confirmedRunner`).
+ * One runner for both, through `run()` as every door: the same decoding, bounds and checks.
+ */
+export function confirmedCommandRunner(
+  services: Services,
+  log: (message: string) => void,
+): ConfirmedRunner {
+  return async (agentId, name, input) => {
+    const agent = await services.agents.get(agentId);
+    const operation = OPERATIONS[name as OperationName];
+    if (!agent || !operation) return { detail: 'The agent or the command is gone.' };
+    const outcomes = await runAll(services, operation, agent.principal, input, [], log);
+    return outcomes.length === 1 ? outcomes[0]!.value : outcomes.map((outcome) => outcome.value);
+  };
 }
 
 /** Runs a command once per attachment (once when it takes none); a refusal is a problem. */

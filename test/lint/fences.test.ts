@@ -38,6 +38,8 @@ test('the kernel imports no capability, nor the capability list or the handler t
     'layers/fence: ../files/versions.ts',
     'layers/fence: ../capabilities.ts',
     'layers/fence: ../handlers.ts',
+    // And the one-runner fence: only server/invoke.ts imports the handler table.
+    'layers/fence: ../handlers.ts',
   ]);
   assert.match(
     (await reasons('actors/kernel/probe.ts', '../agents/actor.ts')).join(),
@@ -140,11 +142,30 @@ test("a handler file is imported only by its own folder's capability.ts", async 
   );
 });
 
-test('the doors import of actors/ only the kernel, the capability list and what a door names', async () => {
+test('only server/invoke.ts imports the handler table: one runner for every door, by every way of importing', async () => {
+  const imports = [
+    "export { HANDLERS } from '../../actors/handlers.ts';",
+    "export const later = () => import('../../actors/handlers.ts');",
+  ];
+  assert.equal(await problems('server/invoke.ts', imports), []);
+  for (const elsewhere of ['server/mail/probe.ts', 'server/http/probe.ts']) {
+    assert.equal(await problems(elsewhere, imports), [
+      'layers/fence: ../../actors/handlers.ts',
+      'layers/fence: ../../actors/handlers.ts',
+    ]);
+  }
+  assert.equal(
+    await problems('actors/email/probe.ts', [
+      "export const later = () => import('../handlers.ts');",
+    ]),
+    ['layers/fence: ../handlers.ts'],
+  );
+});
+
+test('the doors import of actors/ only the kernel, the capability list and what a door names (the handler table: server/invoke.ts alone, above)', async () => {
   const found = await problems('server/http/probe.ts', [
     "import '../../actors/kernel/services.ts';",
     "import '../../actors/capabilities.ts';",
-    "import '../../actors/handlers.ts';",
     "import '../../actors/feed/feed.ts';",
     "import '../../actors/files/storage-links.ts';",
     "import '../../actors/workspaces/access.ts';",
