@@ -12,6 +12,7 @@ import {
   type WebhookRow,
 } from '../../storage/webhooks.ts';
 import { changesAfter } from '../feed/feed.ts';
+import { FeedFollower } from '../feed/follower.ts';
 import type { Services } from '../kernel/services.ts';
 import type { AddressPolicy } from './address-guard.ts';
 import { postWebhook } from './post.ts';
@@ -30,8 +31,6 @@ const BATCH = 100;
 const FIRST_RETRY_MS = 5_000;
 const LONGEST_RETRY_MS = 60 * 60_000;
 export const GIVE_UP_AFTER_MS = WEBHOOK_GIVE_UP_HOURS * 60 * 60_000;
-/** How often each process reads which agents have webhooks (set in another process). */
-const RESYNC_MS = 60_000;
 
 /** The wait after the `attempts`-th failed attempt in a row (1: 5 s). */
 export function retryDelayMs(attempts: number): number {
@@ -51,104 +50,56 @@ export function retryDelayMs(attempts: number): number {
  * retry, a lost notification). After 24 hours of failing the webhook is disabled and the agent
  * gets `webhook.disabled`.
  */
-export class WebhookDelivery {
+export class WebhookDelivery extends FeedFollower {
   /** This process, as named in the leases it holds. */
   private readonly holder = `${process.pid}-${randomUUID()}`;
-  private readonly listening = new Map<string, () => void>();
-  private readonly running = new Map<string, { again: boolean; done: Promise<void> }>();
   private readonly retries = new Map<string, () => void>();
-  private readonly stopping = new AbortController();
-  private resync: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly services: Services,
+    services: Services,
     private readonly settings: WebhookSettings,
     private readonly secrets: SecretBox,
-    private readonly log: (message: string) => void,
-  ) {}
+    log: (message: string) => void,
+  ) {
+    super(services, log);
+  }
 
   /** The lease: longer than one attempt can take, so that no other process steps in meanwhile. */
   private leaseMs(): number {
     return this.settings.timeoutMs * 2 + 60_000;
   }
 
-  async start(): Promise<void> {
-    await this.sync();
-    this.resync = setInterval(() => {
-      this.sync().catch((error: unknown) =>
-        this.log(`webhooks: the agents with webhooks could not be read: ${String(error)}`),
-      );
-    }, RESYNC_MS).unref();
+  protected followedAgents(): Promise<readonly string[]> {
+    return liveWebhookAgents(this.services.driver);
   }
 
-  /** Listens for every agent with a live webhook, and delivers what is due now. */
-  async sync(): Promise<void> {
-    if (this.stopping.signal.aborted) return;
-    const live = new Set(await liveWebhookAgents(this.services.driver));
-    for (const agentId of live) this.listen(agentId);
-    for (const [agentId, stop] of this.listening) {
-      if (live.has(agentId)) continue;
-      stop();
-      this.listening.delete(agentId);
-    }
-    const due = await dueWebhookAgents(this.services.driver, new Date(this.services.clock.now()));
-    for (const agentId of due) this.kick(agentId);
+  /** Every webhook whose next attempt is due, wherever it failed last. */
+  protected dueAfterSync(): Promise<readonly string[]> {
+    return dueWebhookAgents(this.services.driver, new Date(this.services.clock.now()));
+  }
+
+  protected failure(agentId: string | null, error: unknown): string {
+    return agentId === null
+      ? `webhooks: the agents with webhooks could not be read: ${String(error)}`
+      : `webhooks: delivering to the webhook of ${agentId} failed: ${String(error)}`;
   }
 
   /** A webhook was set (here): listen, and deliver what comes. */
   watch(agentId: string): void {
-    this.listen(agentId);
+    this.follow(agentId);
     this.kick(agentId);
   }
 
-  /** Resolves when no delivery pass is running (tests, shutdown). */
-  async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.done));
-  }
-
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
+    // Aborted first: a failure recorded from now on sets no retry.
     this.stopping.abort();
-    if (this.resync) clearInterval(this.resync);
-    for (const stop of this.listening.values()) stop();
-    this.listening.clear();
     for (const cancel of this.retries.values()) cancel();
     this.retries.clear();
-    await this.idle();
-  }
-
-  private listen(agentId: string): void {
-    if (this.listening.has(agentId)) return;
-    this.listening.set(
-      agentId,
-      this.services.hub.subscribe(agentId, () => this.kick(agentId)),
-    );
-  }
-
-  kick(agentId: string): void {
-    if (this.stopping.signal.aborted) return;
-    const running = this.running.get(agentId);
-    if (running) {
-      running.again = true;
-      return;
-    }
-    const state = { again: false, done: Promise.resolve() };
-    state.done = (async () => {
-      try {
-        do {
-          state.again = false;
-          await this.pass(agentId);
-        } while (state.again && !this.stopping.signal.aborted);
-      } catch (error) {
-        this.log(`webhooks: delivering to the webhook of ${agentId} failed: ${String(error)}`);
-      } finally {
-        this.running.delete(agentId);
-      }
-    })();
-    this.running.set(agentId, state);
+    await super.stop();
   }
 
   /** Takes the lease and delivers in order until the feed is done or an attempt fails. */
-  private async pass(agentId: string): Promise<void> {
+  protected async pass(agentId: string): Promise<void> {
     const db = this.services.driver;
     const now = () => this.services.clock.now();
     const webhook = await claimWebhook(
