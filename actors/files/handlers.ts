@@ -7,7 +7,7 @@ import { findKeptVersion, listFiles as readFiles } from '../../storage/files.ts'
 import { listReceipts as readReceipts } from '../../storage/receipts.ts';
 import { contentTypeOf } from './content-type.ts';
 import type { FileBytes } from './version-properties.ts';
-import { commitDelete, commitSave, storeFileBytes } from './versions.ts';
+import { commitDelete, saveFile } from './versions.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { FileReceipt } from '../receipts/receipts.ts';
@@ -21,17 +21,14 @@ export const writeFile: Handler<'write_file'> = async (call, input) => {
   const workspace = await readable(services, principal, input.workspace_id);
   assertMayChange(workspace, principal, 'write to');
   const contentMd5 = call.headers['content-md5'];
-  const stored = await storeFileBytes(services, principal, workspace, path, call.body, {
+  const precondition = writeDateCondition(call.headers);
+  const { receipt } = await saveFile(services, principal, workspace, path, call.body, {
     maxBytes: MAX_FILE_BYTES,
     signal,
     ...(contentMd5 !== undefined && { statedMd5s: [contentMd5] }),
+    ...(precondition && { precondition }),
   });
-  const precondition = writeDateCondition(call.headers);
-  return {
-    receipt: await commitSave(services, principal, workspace.workspaceId, path, stored, {
-      ...(precondition && { precondition }),
-    }),
-  };
+  return { receipt };
 };
 
 export const readFile: Handler<'read_file'> = async ({ services, principal }, input) => {

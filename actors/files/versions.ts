@@ -41,8 +41,6 @@ import { assertMayChange } from '../workspaces/access.ts';
 import { quotaExceeded } from './quota.ts';
 import { UploadReservation } from './upload-reservations.ts';
 
-export { quotaExceeded } from './quota.ts';
-
 /**
  * Versions of files: how bytes become a saved version with its receipt, and what a save or a
  * delete records. Every door that saves (PUT, MCP, storage links and their blocks) comes here.
@@ -112,9 +110,9 @@ export function blobFailure(error: unknown, maxBytes: number): unknown {
 }
 
 /** A change of storage use per agent (kept bytes, and the part that is current files). */
-export type UseDeltas = Map<string, UseDelta>;
+type UseDeltas = Map<string, UseDelta>;
 
-export function addUse(deltas: UseDeltas, agentId: string, kept: number, current: number): void {
+function addUse(deltas: UseDeltas, agentId: string, kept: number, current: number): void {
   const delta = deltas.get(agentId) ?? { kept: 0, current: 0 };
   deltas.set(agentId, { kept: delta.kept + kept, current: delta.current + current });
 }
@@ -144,7 +142,7 @@ function useNotices(deltas: UseDeltas, saver: string) {
  * (every one but `reservation`, which this save turns into kept bytes) together, exactly, in the
  * transaction that holds the saver's row.
  */
-export async function moveStorageUse(
+async function moveStorageUse(
   tx: Transaction,
   services: Services,
   deltas: UseDeltas,
@@ -286,18 +284,18 @@ export interface UploadedFile extends StoredFile {
  * a body without one reserves as it arrives and is refused at the chunk that passes the room),
  * so uploads at once never take more than the quota between them; replacing its own file that
  * is let go gives that file's bytes back. The commit checks again, exactly. Hand the answer to
- * `commitSave`, which ends the reservation (on a refusal, the bytes are deleted at once).
- * Each MD5 the request states (`statedMd5s`: the `Content-MD5` header, Azure's
+ * `commitSave`, which ends the reservation (on a refusal, the bytes are deleted at once): only
+ * `saveFile` does, so every door saves one way. Each MD5 the request states (`statedMd5s`: the `Content-MD5` header, Azure's
  * `x-ms-blob-content-md5`) must be the MD5 of the bytes, or `content_md5_mismatch` and nothing
  * is kept.
  */
-export async function storeFileBytes(
+async function storeFileBytes(
   services: Services,
   principal: Principal,
   workspace: WorkspaceActor,
   path: string,
   body: ByteBody,
-  options: { maxBytes: number; signal?: AbortSignal; statedMd5s?: readonly string[] },
+  options: StoreOptions,
 ): Promise<UploadedFile> {
   const reservation = new UploadReservation(services, principal.agentId, {
     cap: options.maxBytes,
@@ -342,6 +340,37 @@ export async function storeFileBytes(
 }
 
 /** What else a save does in its transaction. */
+/**
+ * A save of a file's bytes, the one every door and capability makes (write_file, a storage
+ * link's Put Blob, post_listing): the bytes stored against the size cap and the saver's quota,
+ * then the version committed with its receipt in one transaction. Answers the receipt and what
+ * was stored (its MD5, for the doors that answer it).
+ */
+export async function saveFile(
+  services: Services,
+  principal: Principal,
+  workspace: WorkspaceActor,
+  path: string,
+  body: ByteBody,
+  options: StoreOptions & SaveOptions,
+): Promise<{ receipt: FileReceipt; stored: UploadedFile }> {
+  const { maxBytes, signal, statedMd5s, ...save } = options;
+  const stored = await storeFileBytes(services, principal, workspace, path, body, {
+    maxBytes,
+    ...(signal && { signal }),
+    ...(statedMd5s && { statedMd5s }),
+  });
+  const receipt = await commitSave(services, principal, workspace.workspaceId, path, stored, save);
+  return { receipt, stored };
+}
+
+/** How the bytes of a save are taken: the size cap, the client's signal, the MD5s it stated. */
+export interface StoreOptions {
+  maxBytes: number;
+  signal?: AbortSignal;
+  statedMd5s?: readonly string[];
+}
+
 export interface SaveOptions {
   /**
    * Checked first, against the file as it is in the transaction (null: none): throws to save

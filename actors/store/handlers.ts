@@ -11,7 +11,7 @@ import {
 } from '../../storage/listings.ts';
 import { readStore as readStoreRows, storeWorkspaces } from '../../storage/store.ts';
 import { insertWorkspace } from '../../storage/workspaces.ts';
-import { commitDelete, commitSave, storeFileBytes } from '../files/versions.ts';
+import { commitDelete, saveFile } from '../files/versions.ts';
 import { indexEntry } from '../index/capture.ts';
 import { axesOf } from './axes.ts';
 import { checkListing, invalid, trunkClashes } from './listing-rules.ts';
@@ -93,21 +93,13 @@ export const postListing: Handler<'post_listing'> = async ({ services, principal
   }
   assertMayChange(workspace, principal, 'post listings to');
   const path = listingPath(listingId);
-  const stored = await storeFileBytes(
+  const { receipt } = await saveFile(
     services,
     principal,
     workspace,
     path,
     bytesBody(bytes, 'text/markdown'),
-    { maxBytes: MAX_FILE_BYTES },
-  );
-  const receipt = await commitSave(
-    services,
-    principal,
-    workspaceId,
-    path,
-    stored,
-    replacing ? {} : { listing: { listingId } },
+    { maxBytes: MAX_FILE_BYTES, ...(!replacing && { listing: { listingId } }) },
   );
   const matches = await findMatches(services, {
     listingId,

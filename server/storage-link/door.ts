@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { commitSave, storeFileBytes, type SaveOptions } from '../../actors/files/versions.ts';
+import { saveFile, type SaveOptions } from '../../actors/files/versions.ts';
 import { assertMayChange, readable } from '../../actors/workspaces/access.ts';
 import type { Principal } from '../../actors/kernel/principal.ts';
 import type { Services } from '../../actors/kernel/services.ts';
@@ -227,21 +227,17 @@ async function serve(
     assertMayChange(workspace, principal, 'write to');
     const metadata = requestMetadata(request);
     const body = request.stream(Number.MAX_SAFE_INTEGER);
-    const stored = await asAzureMd5(
-      storeFileBytes(services, principal, workspace, path, body, {
+    const condition = writeCondition(request);
+    const { receipt, stored } = await asAzureMd5(
+      saveFile(services, principal, workspace, path, body, {
         maxBytes: Number.MAX_SAFE_INTEGER,
         signal: request.signal,
         statedMd5s: statedMd5s(request),
-      }),
-    );
-    const condition = writeCondition(request);
-    return saved(
-      await commitSave(services, principal, workspace.workspaceId, path, stored, {
         ...(condition && { precondition: condition }),
         metadata,
       }),
-      stored.contentMd5,
     );
+    return saved(receipt, stored.contentMd5);
   }
   if (method === 'GET' || method === 'HEAD') {
     if (comp !== null) throw unsupported(request);
