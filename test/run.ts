@@ -50,13 +50,30 @@ for (const [index, file] of files.entries()) {
 // uvu prints its own totals; read them back to print the line CI understands.
 const { exec } = await import('uvu');
 let printed = '';
+// When uvu began each file (it prints the file's name first): the slowest are named at the end,
+// so that time spent in the suite can be found without a profiler.
+const fileStarts: { file: string; at: number }[] = [];
 const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-  printed += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+  const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+  printed += text;
+  // eslint-disable-next-line no-control-regex -- uvu colours the file name
+  const file = /^(\S+\.test\.ts)\n$/.exec(text.replace(/\u001b\[[0-9;]*m/g, ''))?.[1];
+  if (file) fileStarts.push({ file, at: performance.now() });
   return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
 }) as typeof process.stdout.write;
 await exec();
 process.stdout.write = write;
+const ended = performance.now();
+const slowest = fileStarts
+  .map(({ file, at }, i) => ({ file, seconds: ((fileStarts[i + 1]?.at ?? ended) - at) / 1000 }))
+  .sort((a, b) => b.seconds - a.seconds)
+  .slice(0, 12);
+if (fileStarts.length > 1) {
+  console.log(
+    `slowest files: ${slowest.map(({ file, seconds }) => `${file} ${seconds.toFixed(1)} s`).join(', ')}`,
+  );
+}
 
 // eslint-disable-next-line no-control-regex -- stripping ANSI colour codes is the point
 const plain = printed.replace(/\u001b\[[0-9;]*m/g, '');
