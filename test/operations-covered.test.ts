@@ -3,10 +3,11 @@ import { join, relative } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Operation } from '../protocol/operation.ts';
+import { ERRORS } from '../protocol/errors.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
 
 /**
- * Every operation is called by at least one test. The tests' text is read, not run: an
+ * Every operation is called by at least one test, and every error code is met by one. The tests' text is read, not run: an
  * operation counts as called where a test names it in quotes (an MCP tool, the direct door of
  * test/helpers/direct.ts) or writes a path its route matches. Routes that share a path (GET and
  * POST /workspaces) are told apart by the method written in the same statement.
@@ -120,6 +121,16 @@ test('every operation is called by at least one test, by its name or its route',
     (operation) => `${operation.name} (${operation.method} ${operation.path})`,
   );
   assert.equal(untested, [], `operations no test calls: ${untested.join(', ')}`);
+});
+
+test('every error code is met by at least one test: named in quotes, or after its status', () => {
+  const text = testSources(root)
+    .map((source) => source.text)
+    .join('\n');
+  const unmet = Object.keys(ERRORS).filter(
+    (code) => !new RegExp(`(?:['"\`]|\\b\\d{3} )${code}(?:['"\`]|\\b)`).test(text),
+  );
+  assert.equal(unmet, [], `error codes no test meets: ${unmet.join(', ')}`);
 });
 
 test('the scan tells routes that share a path apart by their method', () => {
