@@ -57,7 +57,7 @@ type AgreeEvent = Extract<DealEvent, { type: 'agree' }>;
  * Whose agreement a round of `parties` needs: every party it names and every party of what was
  * agreed, so that a new round cannot drop a party of the agreement without that party's consent.
  */
-export function requiredAgreements(context: DealContext, parties: readonly string[]): string[] {
+function requiredAgreements(context: DealContext, parties: readonly string[]): string[] {
   return [...new Set([...parties, ...(context.agreed?.parties ?? [])])];
 }
 

@@ -30,7 +30,7 @@ export type InviteEvent =
 
 export type InviteStatus = 'pending' | 'joined' | 'expired' | 'revoked';
 
-export { DEFAULT_INVITE_HOURS, MAX_INVITE_HOURS } from '../protocol/invite-limits.ts';
+export { DEFAULT_INVITE_HOURS } from '../protocol/invite-limits.ts';
 
 export const inviteMachine = setup({
   types: {

@@ -23,7 +23,7 @@ export type NotificationEmailStatus = 'pending' | 'confirmed' | 'voided' | 'unsu
 /** Wrong codes that void a pending address (the person is asked for a new one). */
 export const MAX_WRONG_CODES = 5;
 
-export const notificationEmailMachine = setup({
+const notificationEmailMachine = setup({
   types: {
     context: {} as NotificationEmailContext,
     events: {} as NotificationEmailEvent,

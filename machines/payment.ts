@@ -44,7 +44,7 @@ export interface PaymentEvidence {
  * A reported transaction the service could not decide about (an RPC failed, timed out or
  * answered nonsense): its hash is kept and its result is "unknown", never "failed".
  */
-export interface PaymentCheck {
+interface PaymentCheck {
   result: 'unknown';
   tx_hash: string;
   reason: string;
@@ -111,11 +111,7 @@ const sameAddress = (a: string | null, b: string) =>
  * address of at least the amount, before the payment expired (a transfer mined after expiry is
  * not credited), unless it is the very transaction a reorg dropped, mined again.
  */
-export function creditable(
-  context: PaymentContext,
-  evidence: PaymentEvidence,
-  at: number,
-): boolean {
+function creditable(context: PaymentContext, evidence: PaymentEvidence, at: number): boolean {
   const inTime = at < context.expires_at || evidence.tx_hash === context.dropped_tx_hash;
   const recipient =
     sameAddress(context.payee_address, evidence.to) ||
@@ -134,7 +130,7 @@ export function creditable(
  * hash is the credited block's, every RPC asked answered that same hash, enough blocks are on
  * top, and the count never goes back.
  */
-export function confirms(context: PaymentContext, event: ConfirmedEvent): boolean {
+function confirms(context: PaymentContext, event: ConfirmedEvent): boolean {
   const evidence = context.evidence;
   return (
     evidence !== null &&

@@ -20,7 +20,7 @@ export const agentNameSchema = z
     'Your agent name: 1 to 64 letters, digits, spaces, `-`, `_` or `.`, with at least one letter or digit, letters of one script.',
   );
 
-export const signUp = defineOperation({
+const signUp = defineOperation({
   name: 'sign_up',
   method: 'POST',
   path: '/agents',
@@ -51,7 +51,7 @@ export const signUp = defineOperation({
   errors: ['name_reserved'],
 });
 
-export const whoami = defineOperation({
+const whoami = defineOperation({
   name: 'whoami',
   method: 'GET',
   path: '/whoami',

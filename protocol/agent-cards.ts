@@ -65,7 +65,7 @@ const agentCard = z
   })
   .meta({ id: 'AgentCard' });
 
-export const getServiceCard = defineOperation({
+const getServiceCard = defineOperation({
   name: 'get_service_card',
   method: 'GET',
   path: '/.well-known/agent-card.json',
@@ -87,7 +87,7 @@ export const getServiceCard = defineOperation({
   errors: [],
 });
 
-export const getAgentCard = defineOperation({
+const getAgentCard = defineOperation({
   name: 'get_agent_card',
   method: 'GET',
   path: '/agents/:agent_id/agent-card.json',
@@ -158,7 +158,7 @@ const feedbackFile = z
   })
   .meta({ id: 'FeedbackFile' });
 
-export const getFeedbackFile = defineOperation({
+const getFeedbackFile = defineOperation({
   name: 'get_feedback_file',
   method: 'GET',
   path: '/agents/:agent_id/feedback/:rating_id.json',

@@ -68,7 +68,7 @@ export interface Binding {
   requestHeaders?: Readonly<Record<string, string>>;
 }
 
-export type BodyBinding =
+type BodyBinding =
   | { kind: 'json' }
   | {
       kind: 'bytes';
@@ -79,14 +79,14 @@ export type BodyBinding =
     }
   | { kind: 'none' };
 
-export type ReplyBinding =
+type ReplyBinding =
   | { kind: 'json' }
   | { kind: 'markdown' }
   | { kind: 'json_or_markdown'; prefer?: 'json' | 'markdown' }
   | { kind: 'json_or_html' }
   | { kind: 'bytes'; contentType?: string };
 
-export interface DeclaredStatus {
+interface DeclaredStatus {
   status: number;
   description: string;
   /**

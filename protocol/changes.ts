@@ -13,7 +13,7 @@ const after = z
 
 const limit = pageLimit('events');
 
-export const changesPage = z
+const changesPage = z
   .object({
     changes: z.array(changeEventSchema),
     cursor: z
@@ -22,7 +22,7 @@ export const changesPage = z
   })
   .meta({ id: 'ChangesPage' });
 
-export const changes = defineOperation({
+const changes = defineOperation({
   name: 'changes',
   method: 'GET',
   path: '/changes',
@@ -43,7 +43,7 @@ export const changes = defineOperation({
   errors: ['invalid_cursor'],
 });
 
-export const waitForChanges = defineOperation({
+const waitForChanges = defineOperation({
   name: 'wait_for_changes',
   method: 'GET',
   path: '/changes/wait',

@@ -7,7 +7,7 @@ import { pageCursor, pageLimit } from './paging.ts';
 /** The longest message, in bytes of UTF-8. */
 export const MAX_MESSAGE_BYTES = 16 * 1024;
 /** The longest knock note, in characters. */
-export const MAX_NOTE_CHARS = 500;
+const MAX_NOTE_CHARS = 500;
 /** Knocks one agent may send in an hour. */
 export const KNOCKS_PER_HOUR = 20;
 
@@ -80,7 +80,7 @@ const LISTING_RULE = [
   'keeps it, and `knock.received`, `list_knocks` and `get_knock` show it with its name.',
 ];
 
-export const sendMessage = defineOperation({
+const sendMessage = defineOperation({
   name: 'send_message',
   method: 'POST',
   path: '/workspaces/:workspace_id/messages',
@@ -102,7 +102,7 @@ export const sendMessage = defineOperation({
   errors: ['not_found', 'forbidden', 'payload_too_large'],
 });
 
-export const readMessages = defineOperation({
+const readMessages = defineOperation({
   name: 'read_messages',
   method: 'GET',
   path: '/workspaces/:workspace_id/messages',
@@ -130,7 +130,7 @@ export const readMessages = defineOperation({
   errors: ['not_found'],
 });
 
-export const knock = defineOperation({
+const knock = defineOperation({
   name: 'knock',
   method: 'POST',
   path: '/workspaces/:workspace_id/knock',
@@ -151,7 +151,7 @@ export const knock = defineOperation({
   errors: ['not_found', 'invalid_input', 'listing_not_theirs', 'knock_pending', 'rate_limited'],
 });
 
-export const knockAgent = defineOperation({
+const knockAgent = defineOperation({
   name: 'knock_agent',
   method: 'POST',
   path: '/agents/:agent_id/knock',
@@ -178,7 +178,7 @@ export const knockAgent = defineOperation({
   ],
 });
 
-export const listKnocks = defineOperation({
+const listKnocks = defineOperation({
   name: 'list_knocks',
   method: 'GET',
   path: '/knocks',
@@ -203,7 +203,7 @@ export const listKnocks = defineOperation({
   errors: ['invalid_cursor'],
 });
 
-export const getKnock = defineOperation({
+const getKnock = defineOperation({
   name: 'get_knock',
   method: 'GET',
   path: '/knocks/:knock_id',
@@ -230,7 +230,7 @@ const answer = (verb: string, extra: string) =>
     'for its knocker).',
   ].join(' ');
 
-export const acceptKnock = defineOperation({
+const acceptKnock = defineOperation({
   name: 'accept_knock',
   method: 'POST',
   path: '/knocks/:knock_id/accept',
@@ -251,7 +251,7 @@ export const acceptKnock = defineOperation({
   errors: ['not_found', 'forbidden', 'knock_not_pending'],
 });
 
-export const declineKnock = defineOperation({
+const declineKnock = defineOperation({
   name: 'decline_knock',
   method: 'POST',
   path: '/knocks/:knock_id/decline',
@@ -265,7 +265,7 @@ export const declineKnock = defineOperation({
   errors: ['not_found', 'forbidden', 'knock_not_pending'],
 });
 
-export const withdrawKnock = defineOperation({
+const withdrawKnock = defineOperation({
   name: 'withdraw_knock',
   method: 'POST',
   path: '/knocks/:knock_id/withdraw',
@@ -280,7 +280,7 @@ export const withdrawKnock = defineOperation({
   errors: ['not_found', 'forbidden', 'knock_not_pending'],
 });
 
-export const setKnockSettings = defineOperation({
+const setKnockSettings = defineOperation({
   name: 'set_knock_settings',
   method: 'PUT',
   path: '/whoami/knock-settings',
@@ -297,7 +297,7 @@ export const setKnockSettings = defineOperation({
   errors: [],
 });
 
-export const getKnockSettings = defineOperation({
+const getKnockSettings = defineOperation({
   name: 'get_knock_settings',
   method: 'GET',
   path: '/whoami/knock-settings',

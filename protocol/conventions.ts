@@ -67,7 +67,7 @@ const relationView = z
   })
   .meta({ id: 'ConventionRelation' });
 
-export const listConventions = defineOperation({
+const listConventions = defineOperation({
   name: 'list_conventions',
   method: 'GET',
   path: '/conventions',
@@ -91,7 +91,7 @@ export const listConventions = defineOperation({
   errors: ['invalid_cursor'],
 });
 
-export const getConvention = defineOperation({
+const getConvention = defineOperation({
   name: 'get_convention',
   method: 'GET',
   path: '/conventions/:name',
@@ -111,7 +111,7 @@ export const getConvention = defineOperation({
   errors: ['not_found'],
 });
 
-export const registerConvention = defineOperation({
+const registerConvention = defineOperation({
   name: 'register_convention',
   method: 'POST',
   path: '/conventions',
@@ -145,7 +145,7 @@ export const registerConvention = defineOperation({
   ],
 });
 
-export const placeConvention = defineOperation({
+const placeConvention = defineOperation({
   name: 'place_convention',
   method: 'POST',
   path: '/conventions/:name/place',
@@ -180,7 +180,7 @@ export const placeConvention = defineOperation({
   errors: ['not_found'],
 });
 
-export const refuseConvention = defineOperation({
+const refuseConvention = defineOperation({
   name: 'refuse_convention',
   method: 'POST',
   path: '/conventions/:name/refuse',
@@ -198,7 +198,7 @@ export const refuseConvention = defineOperation({
   errors: ['not_found'],
 });
 
-export const relateConventions = defineOperation({
+const relateConventions = defineOperation({
   name: 'relate_conventions',
   method: 'POST',
   path: '/conventions/relate',

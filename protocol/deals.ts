@@ -152,7 +152,7 @@ export const getDeal = defineOperation({
 
 const dealStatus = z.enum(['draft', 'agreed', 'delivered', 'closed']);
 
-export const listDeals = defineOperation({
+const listDeals = defineOperation({
   name: 'list_deals',
   method: 'GET',
   path: '/deals/mine',
@@ -194,7 +194,7 @@ export const listDeals = defineOperation({
   errors: ['invalid_cursor'],
 });
 
-export const agree = defineOperation({
+const agree = defineOperation({
   name: 'agree',
   binds: true,
   method: 'POST',
@@ -228,7 +228,7 @@ export const agree = defineOperation({
   errors: ['not_found', 'forbidden', 'deal_invalid', 'deal_version_mismatch', 'invalid_path'],
 });
 
-export const deliver = defineOperation({
+const deliver = defineOperation({
   name: 'deliver',
   binds: true,
   method: 'POST',
@@ -257,7 +257,7 @@ export const deliver = defineOperation({
   errors: ['not_found', 'forbidden', 'deal_not_agreed', 'delivery_invalid', 'invalid_path'],
 });
 
-export const rate = defineOperation({
+const rate = defineOperation({
   name: 'rate',
   binds: true,
   method: 'POST',

@@ -65,8 +65,3 @@ export const emailAddress = z
   .describe(
     `An email address, local@domain, at most ${MAX_EMAIL_ADDRESS_LENGTH} characters, ASCII (an international domain in its xn-- form); compared and kept lower-cased.`,
   );
-
-/** The form in which addresses are compared and stored. */
-export function emailAddressKey(address: string): string {
-  return address.toLowerCase();
-}

@@ -12,7 +12,7 @@ import { FEEDBACK_CATEGORIES } from './feedback.ts';
  */
 
 /** The agent whose action made a change, as events name agents. */
-export const actorSchema = z.object({
+const actorSchema = z.object({
   agent_id: z.uuid(),
   name: z.string(),
 });
@@ -360,7 +360,7 @@ export type EventType = keyof typeof EVENTS;
 /** The data of an event of `type`, as its schema takes it. */
 export type EventData<T extends EventType> = z.input<(typeof EVENTS)[T]['data']>;
 
-export function isEventType(type: string): type is EventType {
+function isEventType(type: string): type is EventType {
   return Object.hasOwn(EVENTS, type);
 }
 

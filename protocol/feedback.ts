@@ -3,7 +3,7 @@ import { defineOperation } from './operation.ts';
 
 export const FEEDBACK_CATEGORIES = ['question', 'bug', 'idea', 'abuse', 'other'] as const;
 
-export const leaveFeedback = defineOperation({
+const leaveFeedback = defineOperation({
   name: 'leave_feedback',
   method: 'POST',
   path: '/feedback',
@@ -26,7 +26,7 @@ export const leaveFeedback = defineOperation({
   errors: [],
 });
 
-export const answerFeedback = defineOperation({
+const answerFeedback = defineOperation({
   name: 'answer_feedback',
   method: 'POST',
   path: '/feedback/:feedback_id/answer',

@@ -17,18 +17,6 @@ export type FilePathRule =
   | 'backslash'
   | 'too_long';
 
-/** The rules in words, for the documents an agent reads (one line each). */
-export const FILE_PATH_RULES: readonly string[] = [
-  'segments separated by `/`; no leading `/`, no empty segment (`//`, or `/` at an end)',
-  'an encoded `/` (`%2F`, any case) in a URL is a `/` like any other: `a%2Fb` and `a/b` name the same file, and every rule here applies to the decoded path',
-  'no `.` or `..` segment, nor one that reads as them or as holding `/` once compatibility-normalised (NFKC: `．．`, `a／b`)',
-  'no backslash (`\\`, also as `%5C` or a compatibility form such as `＼`): it separates segments on Windows, where `a\\..\\b` would climb',
-  'no character made to look like `/` or `\\` (division slash U+2215, fraction slash U+2044, big solidus U+29F8, set minus U+2216 and their kin): a reader would see segments that are not there',
-  'valid UTF-8; no control characters (C0 including NUL, DEL, C1) and no bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C)',
-  `at most ${MAX_PATH_BYTES} bytes of UTF-8`,
-  'normalised to Unicode NFC: `e` + U+0301 and `é` name the same file, stored as `é`',
-];
-
 // C0 (NUL included), DEL and C1: never part of a name anyone means to type.
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;

@@ -19,7 +19,7 @@ export const filePath = z
     'The file path inside the workspace: UTF-8 segments separated by `/`, at most 1,024 bytes, normalised to NFC; no leading `/`, no empty, `.` or `..` segment, no control or bidirectional characters, no backslash (`\\`) and no look-alike of `/` or `\\` (such as U+2215 or U+FF0F). In a URL it may be percent-encoded as a whole: `%2F` is `/`, and the rules hold for the decoded path. A bad path: `400 invalid_path`, whose `rule` names what to fix.',
   );
 
-export const receiptSchema = z
+const receiptSchema = z
   .object({
     receipt_id: z.uuid(),
     workspace_id: z.uuid(),
@@ -50,7 +50,7 @@ export const receiptSchema = z
 
 const receiptAnswer = z.object({ receipt: receiptSchema }).meta({ id: 'ReceiptAnswer' });
 
-export const writeFile = defineOperation({
+const writeFile = defineOperation({
   name: 'write_file',
   method: 'PUT',
   path: '/workspaces/:workspace_id/files/*path',
@@ -152,7 +152,7 @@ export const readFile = defineOperation({
   ],
 });
 
-export const deleteFile = defineOperation({
+const deleteFile = defineOperation({
   name: 'delete_file',
   method: 'DELETE',
   path: '/workspaces/:workspace_id/files/*path',
@@ -171,7 +171,7 @@ export const deleteFile = defineOperation({
   binding: { requestHeaders: writeDateHeaders },
 });
 
-export const listFiles = defineOperation({
+const listFiles = defineOperation({
   name: 'list_files',
   method: 'GET',
   path: '/workspaces/:workspace_id/files',
@@ -211,7 +211,7 @@ export const listFiles = defineOperation({
 });
 
 /** The receipt of a deal's agreement, delivery or rating (protocol/deals.ts, /deals/protocol). */
-export const dealReceiptSchema = z
+const dealReceiptSchema = z
   .looseObject({
     receipt_id: z.uuid(),
     workspace_id: z.uuid(),
@@ -227,7 +227,7 @@ export const dealReceiptSchema = z
 
 export type DealReceipt = z.infer<typeof dealReceiptSchema>;
 
-export const listReceipts = defineOperation({
+const listReceipts = defineOperation({
   name: 'list_receipts',
   method: 'GET',
   path: '/workspaces/:workspace_id/receipts',

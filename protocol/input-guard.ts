@@ -40,7 +40,7 @@ function isStorableText(text: string): boolean {
 type Path = readonly (string | number)[];
 
 /** A field path as the refusals name it (zod's way: `dimensions.price`, `files.0`). */
-export function fieldName(path: Path): string {
+function fieldName(path: Path): string {
   return path.length === 0 ? '(body)' : path.join('.');
 }
 

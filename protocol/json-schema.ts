@@ -79,7 +79,7 @@ function boundIntegers(node: unknown): unknown {
  * Python spells `(?P<`), named back-references (`\k<`). Python's `re` (so its `jsonschema`),
  * Go's RE2 and others refuse these, and refuse the whole schema with them.
  */
-export const NON_PORTABLE_PATTERN = /\\[pP]\{|\\u\{|\(\?<|\\k<|\\u[0-9a-fA-F]{4}/;
+const NON_PORTABLE_PATTERN = /\\[pP]\{|\\u\{|\(\?<|\\k<|\\u[0-9a-fA-F]{4}/;
 
 /**
  * Every `pattern` in a form every regex dialect reads (JSON Schema validators outside JavaScript

@@ -12,7 +12,7 @@
  * What a field means across conventions, so the index can line up `location`, `city` and `metro`
  * (or `rate`, `fee` and `budget`) without the conventions agreeing on one key.
  */
-export type Axis = 'place' | 'price';
+type Axis = 'place' | 'price';
 
 export interface ConventionDimension {
   /** The YAML header key, snake_case: /^[a-z][a-z0-9_]{0,39}$/. */

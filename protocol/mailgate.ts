@@ -15,7 +15,7 @@ const PAGE_OR_JSON = {
  * The email-only interface's own operations, offered at every door: the switch of the changes
  * pushed by email, and the link that confirms a binding command sent by email.
  */
-export const setMailPush = defineOperation({
+const setMailPush = defineOperation({
   name: 'set_mail_push',
   method: 'POST',
   path: '/mailgate/push',
@@ -35,7 +35,7 @@ export const setMailPush = defineOperation({
   errors: ['no_mail_account'],
 });
 
-export const confirmMailCommand = defineOperation({
+const confirmMailCommand = defineOperation({
   name: 'confirm_mail_command',
   method: 'POST',
   path: '/mailgate/confirm',
@@ -64,7 +64,7 @@ export const confirmMailCommand = defineOperation({
   errors: ['not_found'],
 });
 
-export const mailConfirmationPage = defineOperation({
+const mailConfirmationPage = defineOperation({
   name: 'mail_confirmation_page',
   method: 'GET',
   path: '/mailgate/confirm',

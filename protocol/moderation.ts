@@ -42,7 +42,7 @@ const agentAct = z
 const OPERATOR_ONLY =
   'For the operator agent only; to every other agent this route answers 404 and the tool is not listed.';
 
-export const hideListing = defineOperation({
+const hideListing = defineOperation({
   name: 'hide_listing',
   method: 'POST',
   path: '/operator/listings/:listing_id/hide',
@@ -64,7 +64,7 @@ export const hideListing = defineOperation({
   errors: ['not_found', 'already_hidden'],
 });
 
-export const showListing = defineOperation({
+const showListing = defineOperation({
   name: 'show_listing',
   method: 'POST',
   path: '/operator/listings/:listing_id/show',
@@ -84,7 +84,7 @@ export const showListing = defineOperation({
   errors: ['not_found', 'not_hidden'],
 });
 
-export const suspendAgent = defineOperation({
+const suspendAgent = defineOperation({
   name: 'suspend_agent',
   method: 'POST',
   path: '/operator/agents/:agent_id/suspend',
@@ -108,7 +108,7 @@ export const suspendAgent = defineOperation({
   errors: ['not_found', 'already_suspended', 'operator_not_suspendable'],
 });
 
-export const restoreAgent = defineOperation({
+const restoreAgent = defineOperation({
   name: 'restore_agent',
   method: 'POST',
   path: '/operator/agents/:agent_id/restore',
@@ -141,7 +141,7 @@ const logEntry = z
   })
   .meta({ id: 'OperatorLogEntry' });
 
-export const readOperatorLog = defineOperation({
+const readOperatorLog = defineOperation({
   name: 'read_operator_log',
   method: 'GET',
   path: '/operator/log',

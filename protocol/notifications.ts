@@ -50,7 +50,7 @@ const UNSUBSCRIBE_KEY = z
   .max(200)
   .describe('The key of the unsubscribe link in every notification email.');
 
-export const setNotificationEmail = defineOperation({
+const setNotificationEmail = defineOperation({
   name: 'set_notification_email',
   method: 'POST',
   path: '/notifications/email',
@@ -77,7 +77,7 @@ export const setNotificationEmail = defineOperation({
   errors: [],
 });
 
-export const confirmNotificationEmail = defineOperation({
+const confirmNotificationEmail = defineOperation({
   name: 'confirm_notification_email',
   method: 'POST',
   path: '/notifications/email/confirm',
@@ -109,7 +109,7 @@ export const confirmNotificationEmail = defineOperation({
   ],
 });
 
-export const confirmNotificationEmailLink = defineOperation({
+const confirmNotificationEmailLink = defineOperation({
   name: 'confirm_notification_email_link',
   method: 'GET',
   path: '/notifications/email/confirm',
@@ -129,7 +129,7 @@ export const confirmNotificationEmailLink = defineOperation({
   binding: PAGE_OR_JSON,
 });
 
-export const getNotificationEmail = defineOperation({
+const getNotificationEmail = defineOperation({
   name: 'get_notification_email',
   method: 'GET',
   path: '/notifications/email',
@@ -144,7 +144,7 @@ export const getNotificationEmail = defineOperation({
   errors: ['not_found'],
 });
 
-export const notificationUnsubscribePage = defineOperation({
+const notificationUnsubscribePage = defineOperation({
   name: 'notification_unsubscribe_page',
   method: 'GET',
   path: '/notifications/email/unsubscribe',
@@ -163,7 +163,7 @@ export const notificationUnsubscribePage = defineOperation({
   binding: PAGE_OR_JSON,
 });
 
-export const unsubscribeNotificationEmail = defineOperation({
+const unsubscribeNotificationEmail = defineOperation({
   name: 'unsubscribe_notification_email',
   method: 'POST',
   path: '/notifications/email/unsubscribe',

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { resolveBinding, type Binding } from './binding.ts';
 import type { ErrorCode } from './errors.ts';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /**
  * Who may call: `agent` needs a valid token; `optional` takes one when sent (and refuses a bad

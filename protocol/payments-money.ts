@@ -7,14 +7,14 @@ import { ServiceError } from './errors.ts';
  * micro-USDC (`bigint`, `bigint` in SQL). One written form per amount is accepted, so that the
  * same amount is always the same text: no sign, no exponent, no leading zero, no bare point.
  */
-export const USDC_DECIMALS = 6;
+const USDC_DECIMALS = 6;
 const UNITS_PER_USDC = 10n ** BigInt(USDC_DECIMALS);
 
 /** The largest amount: 999,999,999,999.999999 USDC, in micro-USDC. */
 export const MAX_USDC_UNITS = 10n ** 18n - 1n;
 
 /** The written form of an amount; zero, which it also matches, is refused apart. */
-export const USDC_PATTERN = /^(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$/;
+const USDC_PATTERN = /^(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$/;
 
 const RULE =
   'a decimal string of USDC with at most 6 decimals, greater than 0 and at most 999999999999.999999, such as "12.50", "0.000001" or "1000"';

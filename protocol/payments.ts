@@ -169,7 +169,7 @@ const payoutAddressView = z
   })
   .meta({ id: 'PayoutAddress' });
 
-export const setPayoutAddress = defineOperation({
+const setPayoutAddress = defineOperation({
   name: 'set_payout_address',
   method: 'PUT',
   path: '/whoami/payout-address',
@@ -198,7 +198,7 @@ export const setPayoutAddress = defineOperation({
   errors: ['address_proof_invalid'],
 });
 
-export const getPayoutAddress = defineOperation({
+const getPayoutAddress = defineOperation({
   name: 'get_payout_address',
   method: 'GET',
   path: '/whoami/payout-address',
@@ -213,7 +213,7 @@ export const getPayoutAddress = defineOperation({
   errors: ['not_found'],
 });
 
-export const requestPayment = defineOperation({
+const requestPayment = defineOperation({
   name: 'request_payment',
   binds: true,
   method: 'POST',
@@ -258,7 +258,7 @@ export const requestPayment = defineOperation({
   ],
 });
 
-export const getPayment = defineOperation({
+const getPayment = defineOperation({
   name: 'get_payment',
   method: 'GET',
   path: '/payments/:payment_id',
@@ -281,7 +281,7 @@ export const getPayment = defineOperation({
   errors: ['not_found'],
 });
 
-export const reportPaymentTx = defineOperation({
+const reportPaymentTx = defineOperation({
   name: 'report_payment_tx',
   method: 'POST',
   path: '/payments/:payment_id/tx',
@@ -314,7 +314,7 @@ export const reportPaymentTx = defineOperation({
   ],
 });
 
-export const reportPayTx = defineOperation({
+const reportPayTx = defineOperation({
   name: 'report_pay_tx',
   method: 'POST',
   path: '/pay/:payment_id/tx',
@@ -346,7 +346,7 @@ export const reportPayTx = defineOperation({
 });
 
 /** The pay instructions (actors/payments/pay/instructions.ts): the pay script's contract. */
-export const payInstructionsView = z
+const payInstructionsView = z
   .object({
     payment_id: z.uuid(),
     status: paymentStatus,
@@ -402,7 +402,7 @@ export const payInstructionsView = z
   })
   .meta({ id: 'PayInstructions' });
 
-export const pay = defineOperation({
+const pay = defineOperation({
   name: 'pay',
   method: 'GET',
   path: '/pay/:payment_id',
@@ -480,7 +480,7 @@ const freeText = (max: number, what: string) =>
     .max(max)
     .regex(/^[^\p{Cc}]*$/u, `${what} holds no control characters`);
 
-export const recordOffchainPayment = defineOperation({
+const recordOffchainPayment = defineOperation({
   name: 'record_offchain_payment',
   method: 'POST',
   path: '/payments/offchain',
@@ -510,7 +510,7 @@ export const recordOffchainPayment = defineOperation({
   errors: ['not_found', 'forbidden', 'deal_not_agreed'],
 });
 
-export const confirmOffchainPayment = defineOperation({
+const confirmOffchainPayment = defineOperation({
   name: 'confirm_offchain_payment',
   method: 'POST',
   path: '/payments/offchain/:offchain_payment_id/confirm',
@@ -531,7 +531,7 @@ export const confirmOffchainPayment = defineOperation({
   errors: ['not_found', 'forbidden'],
 });
 
-export const readLog = defineOperation({
+const readLog = defineOperation({
   name: 'read_log',
   method: 'GET',
   path: '/workspaces/:workspace_id/log',

@@ -16,7 +16,7 @@ const jwk = z
   })
   .meta({ id: 'ServiceKey' });
 
-export const getServiceKeys = defineOperation({
+const getServiceKeys = defineOperation({
   name: 'get_service_keys',
   method: 'GET',
   path: '/.well-known/service-keys.json',

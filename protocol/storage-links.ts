@@ -21,7 +21,7 @@ export const MAX_BLOCK_BYTES = 100 * 1024 * 1024;
 /** How long a staged, uncommitted block is kept for a Put Block List to name it. */
 export const STAGED_BLOCK_LIFETIME_MS = 60 * 60 * 1000;
 
-export const getStorageLink = defineOperation({
+const getStorageLink = defineOperation({
   name: 'get_storage_link',
   method: 'POST',
   path: '/workspaces/:workspace_id/sas',

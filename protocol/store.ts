@@ -84,7 +84,7 @@ export const listingView = z
   })
   .meta({ id: 'Listing' });
 
-export const postListing = defineOperation({
+const postListing = defineOperation({
   name: 'post_listing',
   method: 'POST',
   path: '/listings',
@@ -136,7 +136,7 @@ export const postListing = defineOperation({
   errors: ['listing_invalid', 'content_refused', 'not_found', 'forbidden'],
 });
 
-export const deleteListing = defineOperation({
+const deleteListing = defineOperation({
   name: 'delete_listing',
   method: 'DELETE',
   path: '/listings/:listing_id',
@@ -152,7 +152,7 @@ export const deleteListing = defineOperation({
   errors: ['not_found', 'forbidden'],
 });
 
-export const readStore = defineOperation({
+const readStore = defineOperation({
   name: 'read_store',
   method: 'GET',
   path: '/store',
@@ -197,7 +197,7 @@ export const readStore = defineOperation({
 /** Listings an agent profile shows at most (its newest). */
 export const MAX_PROFILE_LISTINGS = 50;
 
-export const getListing = defineOperation({
+const getListing = defineOperation({
   name: 'get_listing',
   method: 'GET',
   path: '/listings/:listing_id',
@@ -230,7 +230,7 @@ const myListing = z.object({
   saved_at: z.iso.datetime(),
 });
 
-export const listMyListings = defineOperation({
+const listMyListings = defineOperation({
   name: 'list_my_listings',
   method: 'GET',
   path: '/listings/mine',
@@ -271,7 +271,7 @@ const watchView = z
   })
   .meta({ id: 'Watch' });
 
-export const watchListings = defineOperation({
+const watchListings = defineOperation({
   name: 'watch_listings',
   method: 'POST',
   path: '/watches',
@@ -306,7 +306,7 @@ export const watchListings = defineOperation({
   errors: ['limit_reached'],
 });
 
-export const listWatches = defineOperation({
+const listWatches = defineOperation({
   name: 'list_watches',
   method: 'GET',
   path: '/watches',
@@ -320,7 +320,7 @@ export const listWatches = defineOperation({
   errors: [],
 });
 
-export const deleteWatch = defineOperation({
+const deleteWatch = defineOperation({
   name: 'delete_watch',
   method: 'DELETE',
   path: '/watches/:watch_id',
@@ -333,7 +333,7 @@ export const deleteWatch = defineOperation({
   errors: ['not_found'],
 });
 
-export const getReputation = defineOperation({
+const getReputation = defineOperation({
   name: 'get_reputation',
   method: 'GET',
   path: '/agents/:agent_id/reputation',
@@ -381,7 +381,7 @@ export const getReputation = defineOperation({
   errors: ['not_found'],
 });
 
-export const getAgentProfile = defineOperation({
+const getAgentProfile = defineOperation({
   name: 'get_agent_profile',
   method: 'GET',
   path: '/agents/:agent_id',

@@ -12,7 +12,7 @@ export const MAX_TOKENS_PER_AGENT = 50;
  * A token scope: `read` (reads only: no write of any kind) or `workspace:<id>` (that one
  * workspace only). A token with no scopes has its agent's full access.
  */
-export const tokenScopeSchema = z
+const tokenScopeSchema = z
   .string()
   .regex(
     /^(read|workspace:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/,
@@ -41,7 +41,7 @@ const tokenInfo = z
   })
   .meta({ id: 'TokenInfo' });
 
-export const createToken = defineOperation({
+const createToken = defineOperation({
   name: 'create_token',
   method: 'POST',
   path: '/whoami/tokens',
@@ -86,7 +86,7 @@ export const createToken = defineOperation({
   errors: ['token_scope', 'limit_reached', 'not_found'],
 });
 
-export const listTokens = defineOperation({
+const listTokens = defineOperation({
   name: 'list_tokens',
   method: 'GET',
   path: '/whoami/tokens',
@@ -106,7 +106,7 @@ export const listTokens = defineOperation({
   errors: [],
 });
 
-export const revokeToken = defineOperation({
+const revokeToken = defineOperation({
   name: 'revoke_token',
   method: 'DELETE',
   path: '/whoami/tokens/:token_id',
@@ -125,7 +125,7 @@ export const revokeToken = defineOperation({
   errors: ['not_found', 'token_scope'],
 });
 
-export const rotateToken = defineOperation({
+const rotateToken = defineOperation({
   name: 'rotate_token',
   method: 'POST',
   path: '/whoami/tokens/rotate',

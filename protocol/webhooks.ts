@@ -62,7 +62,7 @@ const webhookInfo = z
   })
   .meta({ id: 'Webhook' });
 
-export const setWebhook = defineOperation({
+const setWebhook = defineOperation({
   name: 'set_webhook',
   method: 'PUT',
   path: '/whoami/webhook',
@@ -108,7 +108,7 @@ export const setWebhook = defineOperation({
   errors: ['webhook_url_refused'],
 });
 
-export const getWebhook = defineOperation({
+const getWebhook = defineOperation({
   name: 'get_webhook',
   method: 'GET',
   path: '/whoami/webhook',
@@ -126,7 +126,7 @@ export const getWebhook = defineOperation({
   errors: ['not_found'],
 });
 
-export const deleteWebhook = defineOperation({
+const deleteWebhook = defineOperation({
   name: 'delete_webhook',
   method: 'DELETE',
   path: '/whoami/webhook',
@@ -140,7 +140,7 @@ export const deleteWebhook = defineOperation({
   errors: ['not_found'],
 });
 
-export const testWebhook = defineOperation({
+const testWebhook = defineOperation({
   name: 'test_webhook',
   method: 'POST',
   path: '/whoami/webhook/test',

@@ -36,7 +36,7 @@ const workspaceSummary = z
   })
   .meta({ id: 'WorkspaceSummary' });
 
-export const createWorkspace = defineOperation({
+const createWorkspace = defineOperation({
   name: 'create_workspace',
   method: 'POST',
   path: '/workspaces',
@@ -55,7 +55,7 @@ export const createWorkspace = defineOperation({
   errors: [],
 });
 
-export const listWorkspaces = defineOperation({
+const listWorkspaces = defineOperation({
   name: 'list_workspaces',
   method: 'GET',
   path: '/workspaces',
@@ -85,7 +85,7 @@ export const listWorkspaces = defineOperation({
   errors: ['invalid_cursor'],
 });
 
-export const getWorkspace = defineOperation({
+const getWorkspace = defineOperation({
   name: 'get_workspace',
   method: 'GET',
   path: '/workspaces/:workspace_id',
@@ -110,7 +110,7 @@ export const getWorkspace = defineOperation({
   errors: ['not_found'],
 });
 
-export const createInvite = defineOperation({
+const createInvite = defineOperation({
   name: 'create_invite',
   method: 'POST',
   path: '/workspaces/:workspace_id/invites',
@@ -144,7 +144,7 @@ export const createInvite = defineOperation({
   errors: ['not_found', 'forbidden'],
 });
 
-export const listInvites = defineOperation({
+const listInvites = defineOperation({
   name: 'list_invites',
   method: 'GET',
   path: '/workspaces/:workspace_id/invites',
@@ -181,7 +181,7 @@ export const listInvites = defineOperation({
 });
 
 /** The longest note an email invite carries, in characters. */
-export const MAX_INVITE_NOTE_CHARS = 500;
+const MAX_INVITE_NOTE_CHARS = 500;
 
 /** A person's note in an email invite: one line, as it goes into the mail as marked data. */
 const inviteNote = z
@@ -197,7 +197,7 @@ const inviteNote = z
     'A line for the person (at most 500 characters), shown in the email as your words, marked as such.',
   );
 
-export const inviteByEmail = defineOperation({
+const inviteByEmail = defineOperation({
   name: 'invite_by_email',
   method: 'POST',
   path: '/workspaces/:workspace_id/invites/email',
@@ -235,7 +235,7 @@ export const inviteByEmail = defineOperation({
   errors: ['not_found', 'forbidden', 'rate_limited'],
 });
 
-export const viewInvite = defineOperation({
+const viewInvite = defineOperation({
   name: 'view_invite',
   method: 'GET',
   path: '/invites/join',
@@ -273,7 +273,7 @@ export const viewInvite = defineOperation({
   errors: ['not_found'],
 });
 
-export const redeemInvite = defineOperation({
+const redeemInvite = defineOperation({
   name: 'redeem_invite',
   method: 'POST',
   path: '/invites/redeem',
@@ -297,7 +297,7 @@ export const redeemInvite = defineOperation({
   errors: ['not_found', 'invite_already_used', 'invite_expired', 'invite_revoked'],
 });
 
-export const leaveWorkspace = defineOperation({
+const leaveWorkspace = defineOperation({
   name: 'leave_workspace',
   method: 'POST',
   path: '/workspaces/:workspace_id/leave',
@@ -319,7 +319,7 @@ export const leaveWorkspace = defineOperation({
   errors: ['not_found', 'owner_cannot_leave'],
 });
 
-export const removeMember = defineOperation({
+const removeMember = defineOperation({
   name: 'remove_member',
   method: 'DELETE',
   path: '/workspaces/:workspace_id/members/:agent_id',
@@ -342,7 +342,7 @@ export const removeMember = defineOperation({
   errors: ['not_found', 'forbidden', 'owner_cannot_leave'],
 });
 
-export const revokeInvite = defineOperation({
+const revokeInvite = defineOperation({
   name: 'revoke_invite',
   method: 'DELETE',
   path: '/workspaces/:workspace_id/invites/:invite_id',

@@ -76,7 +76,7 @@ export function expandsPast(bounds: ExpansionBounds, bytes: number): string {
   return `${bounds.subject} expands to more than ${bounds.bytes} bytes as JSON (at least ${bytes}; each alias counts as all it repeats); ${bounds.reader} at most ${bounds.bytes} bytes of it.`;
 }
 
-export function nestsPast(bounds: ExpansionBounds): string {
+function nestsPast(bounds: ExpansionBounds): string {
   return `${bounds.subject} nests mappings and sequences more than ${bounds.depth} levels deep; ${bounds.reader} at most ${bounds.depth}.`;
 }
 

@@ -174,7 +174,7 @@ function integer(value: string | undefined, fallback: number, name: string): num
 }
 
 /** Base's chain id and its USDC contract: the defaults of CHAIN_ID and USDC_ADDRESS. */
-export const BASE_CHAIN_ID = 8453;
+const BASE_CHAIN_ID = 8453;
 export const BASE_USDC_ADDRESS = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 
 function positive(value: string | undefined, fallback: number, name: string): number {

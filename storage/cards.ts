@@ -44,7 +44,7 @@ export async function hiddenListingIds(
 }
 
 /** The final on-chain payment that backs a rating: the transfer as the chain told it. */
-export interface BackingPayment {
+interface BackingPayment {
   chainId: number;
   txHash: string;
   fromAddress: string | null;

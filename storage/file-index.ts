@@ -23,7 +23,7 @@ export interface IndexedVersion {
 export const INDEX_FIELDS_MAX_BYTES = 256 * 1024;
 
 /** Text past this many characters is left out of the search column (a tsvector holds < 1 MB). */
-export const SEARCH_TEXT_MAX_CHARS = 200_000;
+const SEARCH_TEXT_MAX_CHARS = 200_000;
 
 /** The words a version is found by: every string and number of its header, then its body. */
 export function searchText(fields: unknown, body: string): string {

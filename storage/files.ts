@@ -352,39 +352,6 @@ export async function forgetAllVersions(
   return rows.map(toLetGo);
 }
 
-export async function upsertFile(
-  tx: Queryable,
-  file: {
-    workspaceId: string;
-    path: string;
-    version: number;
-    sha256: string;
-    size: number;
-    contentType: string;
-    savedAt: Date;
-    savedBy: string;
-    indexError: string | null;
-  },
-): Promise<void> {
-  await tx.query(
-    `insert into files (workspace_id, path, version, sha256, size, content_type, saved_at, saved_by,
-       index_error)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     ${UPSERT_FILE}`,
-    [
-      file.workspaceId,
-      file.path,
-      file.version,
-      file.sha256,
-      file.size,
-      file.contentType,
-      file.savedAt,
-      file.savedBy,
-      file.indexError,
-    ],
-  );
-}
-
 export async function removeFile(tx: Queryable, workspaceId: string, path: string) {
   await tx.query('delete from files where workspace_id = $1 and path = $2', [workspaceId, path]);
 }
@@ -458,24 +425,4 @@ export async function addStorageUse(
     [agentId, delta.kept, delta.current],
   );
   return row?.used_bytes ?? 0;
-}
-
-/** Everything that counts against an agent's quota at `now`, by kind, in one round trip. */
-export async function readStorageUse(
-  db: Queryable,
-  agentId: string,
-  now: Date,
-): Promise<{ kept: number; current: number; staged: number; reserved: number }> {
-  const [row] = await db.query<{ kept: number; current: number; staged: number; reserved: number }>(
-    `select
-       coalesce(u.used_bytes, 0)::int8 as kept,
-       coalesce(u.current_bytes, 0)::int8 as current,
-       coalesce((select sum(size) from staged_blocks
-         where agent_id = $1 and expires_at > $2), 0)::int8 as staged,
-       coalesce((select sum(bytes) from upload_reservations
-         where agent_id = $1 and expires_at > $2), 0)::int8 as reserved
-     from (select 1) one left join storage_usage u on u.agent_id = $1`,
-    [agentId, now],
-  );
-  return row ?? { kept: 0, current: 0, staged: 0, reserved: 0 };
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from './driver.ts';
 import { ADVISORY_LOCK_CLASS } from './locks.ts';
 
-export type InviteStatusRow = 'pending' | 'joined' | 'expired' | 'revoked';
+type InviteStatusRow = 'pending' | 'joined' | 'expired' | 'revoked';
 
 export interface InviteRow {
   inviteId: string;

@@ -62,15 +62,3 @@ export async function findMailAccountByAgent(
   ]);
   return rows[0] ? toRow(rows[0]) : null;
 }
-
-/** The accounts that signed up from `senderAddress` (lower-case), oldest first. */
-export async function mailAccountsOfSender(
-  db: Queryable,
-  senderAddress: string,
-): Promise<MailAccountRow[]> {
-  const rows = await db.query<Raw>(
-    `select ${columns} from mail_accounts where sender_address = $1 order by created_at`,
-    [senderAddress],
-  );
-  return rows.map(toRow);
-}

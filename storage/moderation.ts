@@ -170,16 +170,3 @@ export async function existingTargets(
     [ids],
   );
 }
-
-/** Whether `path` in the workspace is a listing's file the operator hid. */
-export async function isHiddenListingFile(
-  db: Queryable,
-  workspaceId: string,
-  path: string,
-): Promise<boolean> {
-  const rows = await db.query(
-    `select 1 from listings where workspace_id = $1 and path = $2 and hidden_at is not null`,
-    [workspaceId, path],
-  );
-  return rows.length > 0;
-}

@@ -4,8 +4,6 @@ import type { Driver } from './driver.ts';
 /** The driver's type, for start-up code that may import only this file of storage/. */
 export type { Driver };
 
-/** The blob store, opened by start-up too (filesystem under DATA_DIR/blobs, or S3_URL). */
-export { openBlobStore } from './blobs/open.ts';
 import { migrate } from './migrate.ts';
 import { openPglite } from './pglite/driver.ts';
 import { openPostgres } from './postgres/driver.ts';

@@ -131,17 +131,6 @@ export async function reserveWithinRoom(
   return row ? row.bytes : null;
 }
 
-/** Takes or changes a reservation's room. */
-export async function reserve(tx: Queryable, reservation: Reservation): Promise<void> {
-  await tx.query(
-    `insert into upload_reservations (reservation_id, agent_id, bytes, expires_at)
-     values ($1, $2, $3, $4)
-     on conflict (reservation_id) do update set bytes = excluded.bytes,
-       expires_at = excluded.expires_at`,
-    [reservation.reservationId, reservation.agentId, reservation.bytes, reservation.expiresAt],
-  );
-}
-
 /**
  * Names the upload's blob, reserving no room if none was, under the blob's advisory lock taken
  * in the same statement (storage/blob-references.ts): the collector and the discard of let-go

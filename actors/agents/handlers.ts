@@ -18,7 +18,7 @@ import type { Services } from '../kernel/services.ts';
  * letters (compared by confusables skeleton, ../agent-name.ts; spec: Agent). Then the rest of
  * the name rules: visible characters, a letter or digit, one script (protocol/agent-name.ts).
  */
-export function assertNameAllowed(name: string, operatorName: string): void {
+function assertNameAllowed(name: string, operatorName: string): void {
   if (looksLikeItContains(name, operatorName)) {
     throw new ServiceError(
       'name_reserved',

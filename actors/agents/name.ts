@@ -42,7 +42,7 @@ function folded(text: string): string {
  * skeleton(X) = NFD(prototypes(NFD(X) without default-ignorables)), of the folded text, folded
  * once more at the end (some prototypes are capitals: "0" looks like "O"), letters and digits only.
  */
-export function nameSkeleton(name: string): string {
+function nameSkeleton(name: string): string {
   let mapped = '';
   for (const char of bareCharacters(folded(name))) mapped += PROTOTYPES[char] ?? char;
   return [...mapped.normalize('NFD').replace(MARKS, '').toLowerCase()]

@@ -77,7 +77,7 @@ export async function ensureOperator(
 }
 
 /** The name of the operator's public workspace that agents knock on for help (/help). */
-export const HELP_WORKSPACE_NAME = 'Help with your agent';
+const HELP_WORKSPACE_NAME = 'Help with your agent';
 
 /**
  * The operator's public help workspace, made at the first start: /help names it, and a knock on

@@ -10,7 +10,7 @@ const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 const DEFAULT_CHAIN_ID = 8453;
 
 /** A UUID read as the unsigned 128-bit integer it is, in decimal (an ERC-721 token id's form). */
-export function uuidAsUint(uuid: string): string {
+function uuidAsUint(uuid: string): string {
   return BigInt(`0x${uuid.replace(/-/g, '')}`).toString(10);
 }
 

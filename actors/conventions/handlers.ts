@@ -38,7 +38,7 @@ const BUILT_IN = new Set(KNOWN_CONVENTIONS.map((c) => c.name));
 /** Conventions one agent may register in all, unless CONVENTIONS_PER_AGENT says otherwise. */
 const DEFAULT_CONVENTIONS_PER_AGENT = 20;
 
-export function conventionView(
+function conventionView(
   services: Services,
   row: Pick<ConventionRow, 'name' | 'description' | 'dimensions' | 'authorId'> & {
     status: string;

@@ -12,7 +12,7 @@ import { RESERVED_CONVENTION } from './reserved-name.ts';
  * The longest a listing's fields may be, in characters: its trunk fields, each dimension value
  * (or each item of a list value), and the number of items a list value may hold.
  */
-export const LISTING_LIMITS = {
+const LISTING_LIMITS = {
   name: 200,
   description: 4000,
   need: 4000,

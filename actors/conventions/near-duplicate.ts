@@ -17,13 +17,13 @@ import { levenshtein } from './edit-distance.ts';
  * The most edits apart two convention names may be and count as near-duplicates. The indexed
  * lookup of candidates (storage/convention-keys.ts) is built for these three numbers.
  */
-export const DUPLICATE_NAME_DISTANCE = NAME_EDIT_DISTANCE;
+const DUPLICATE_NAME_DISTANCE = NAME_EDIT_DISTANCE;
 
 /** Names shorter than this (separators removed) are never compared by edit distance. */
-export const DUPLICATE_NAME_MIN_LENGTH = NAME_MIN_LENGTH;
+const DUPLICATE_NAME_MIN_LENGTH = NAME_MIN_LENGTH;
 
 /** The share of dimension keys two conventions may have in common before they count as one. */
-export const DUPLICATE_KEY_OVERLAP = KEY_OVERLAP;
+const DUPLICATE_KEY_OVERLAP = KEY_OVERLAP;
 
 /**
  * The existing convention a proposed one nearly duplicates, with the reason, or null: a new

@@ -16,7 +16,7 @@ export const RESERVED_CONVENTION = 'agent-help';
  * Listed in their base form; plurals and other endings are found by the stemming the rule
  * describes.
  */
-export const AGENT_WORDS: readonly string[] = [
+const AGENT_WORDS: readonly string[] = [
   'agent',
   'agentic',
   'ai',
@@ -41,7 +41,7 @@ export const AGENT_WORDS: readonly string[] = [
  * Words that name help with something, for the similarity rule: any of them counts as "a help
  * word". Listed in their base form; `set up` and `set-up` read as `setup`.
  */
-export const HELP_WORDS: readonly string[] = [
+const HELP_WORDS: readonly string[] = [
   'help',
   'helper',
   'consult',
@@ -85,7 +85,7 @@ export const HELP_WORDS: readonly string[] = [
  * once apostrophes are dropped. `our` is left out on purpose: "our AI agent translates your
  * contracts" is a provider describing its own agent's work, not help with the reader's.
  */
-export const POSSESSIVE_WORDS: readonly string[] = [
+const POSSESSIVE_WORDS: readonly string[] = [
   'your',
   'yours',
   'my',
@@ -97,10 +97,10 @@ export const POSSESSIVE_WORDS: readonly string[] = [
 ];
 
 /** How many tokens the description rule looks at together. */
-export const RESERVED_WINDOW = 6;
+const RESERVED_WINDOW = 6;
 
 /** The most edits a name may be from `agenthelp` (separators removed) and still be reserved. */
-export const RESERVED_NAME_DISTANCE = 3;
+const RESERVED_NAME_DISTANCE = 3;
 
 /**
  * Whether a proposed convention is close to the reserved `agent-help` (help with one's own

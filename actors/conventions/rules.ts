@@ -14,7 +14,7 @@ import { requiredText, type Problem } from './problems.ts';
  * length of each dimension's label and description, and how many allowed values a closed choice
  * may list and how long each may be.
  */
-export const CONVENTION_LIMITS = {
+const CONVENTION_LIMITS = {
   name: 64,
   description: 2000,
   minDimensions: 5,
@@ -26,16 +26,16 @@ export const CONVENTION_LIMITS = {
 } as const;
 
 /** A convention's name: lowercase letters and digits, words joined by single hyphens, e.g. `pet-care`. */
-export const CONVENTION_NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+const CONVENTION_NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 /** A dimension's key, the YAML header key: snake_case of at most 40 characters, e.g. `task_type`. */
-export const DIMENSION_KEY_PATTERN = /^[a-z][a-z0-9_]{0,39}$/;
+const DIMENSION_KEY_PATTERN = /^[a-z][a-z0-9_]{0,39}$/;
 
 /**
  * Keys no dimension may take: the trunk fields every listing already has, and `convention` and
  * `kind`, which say which convention a listing follows and whether it is a need or a can.
  */
-export const FORBIDDEN_DIMENSION_KEYS: readonly string[] = [...TRUNK_FIELDS, 'convention', 'kind'];
+const FORBIDDEN_DIMENSION_KEYS: readonly string[] = [...TRUNK_FIELDS, 'convention', 'kind'];
 
 /**
  * What is wrong with a proposed convention, or nothing. The name is lowercase words joined by

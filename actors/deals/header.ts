@@ -9,7 +9,7 @@ import { agentNames, findVersionHeader } from '../../storage/deals.ts';
  * party a signed-up agent.
  */
 
-export interface Party {
+interface Party {
   agent_id: string;
   name: string;
   need: string;

@@ -8,8 +8,8 @@ import { LinkRefused } from './storage-links.ts';
  * fold header names to lower case, so names are kept (and answered) in lower case.
  */
 
-export const METADATA_PREFIX = 'x-ms-meta-';
-export const MAX_METADATA_BYTES = 8 * 1024;
+const METADATA_PREFIX = 'x-ms-meta-';
+const MAX_METADATA_BYTES = 8 * 1024;
 
 /** A C# identifier, as Azure requires of a metadata name. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

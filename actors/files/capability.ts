@@ -10,7 +10,7 @@ import { getStorageLink } from './storage-link-handlers.ts';
 import { StorageLinks } from './storage-links.ts';
 
 /** What files need: where bytes live, what signs receipts, what signs storage links. */
-export interface FileServices {
+interface FileServices {
   blobs: BlobStore;
   signingKeys: SigningKeys;
   /** Signs and checks storage links. */

@@ -22,7 +22,7 @@ import { ensureServiceSecret } from '../../storage/kernel/service-secrets.ts';
  * for. The key is a service secret in the database: every process on one database verifies
  * the links of every other.
  */
-export type LinkResource = 'c' | 'b';
+type LinkResource = 'c' | 'b';
 
 export interface LinkGrant {
   workspaceId: string;

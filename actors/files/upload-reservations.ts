@@ -27,7 +27,7 @@ import type { Services } from '../kernel/services.ts';
 import { quotaExceeded } from './quota.ts';
 
 /** After this long a reservation no longer counts (its process is taken to have stopped). */
-export const RESERVATION_LIFETIME_MS = 60 * 60 * 1000;
+const RESERVATION_LIFETIME_MS = 60 * 60 * 1000;
 
 /** A body of unknown length reserves up to this much past what it has sent (fewer round trips). */
 const GROW_AHEAD_MAX_BYTES = 8 * 1024 * 1024;

@@ -12,7 +12,7 @@ import type { HeaderThreadReply, HeaderThreadRequest } from './header-worker.ts'
 import type { HeaderReading } from './yaml-header.ts';
 
 /** How long the thread may spend on one header before it is replaced. */
-export const HEADER_DEADLINE_MS = 2000;
+const HEADER_DEADLINE_MS = 2000;
 
 interface Job {
   request: Omit<HeaderThreadRequest, 'id'>;

@@ -7,7 +7,7 @@ import type { Services } from '../kernel/services.ts';
 import { checkUserSql } from './sql-policy.ts';
 
 /** The most bytes of rows (as JSON) one answer carries; past it `truncated` is true. */
-export const INDEX_BYTE_CAP = 8 * 1024 * 1024;
+const INDEX_BYTE_CAP = 8 * 1024 * 1024;
 
 /**
  * The most bytes (UTF-8) of all `params` of one query together, below the 64 KiB a body may

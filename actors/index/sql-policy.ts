@@ -37,15 +37,8 @@ import {
   type FieldRule,
 } from './sql-allow-lists.ts';
 
-export { ALLOWED_FUNCTIONS, ALLOWED_OPERATORS, ALLOWED_TYPES } from './sql-allow-lists.ts';
-
 /** The relations a query may name, unqualified. */
-export const INDEX_RELATIONS: readonly string[] = [
-  'files',
-  'file_versions',
-  'store',
-  'axis_values',
-];
+const INDEX_RELATIONS: readonly string[] = ['files', 'file_versions', 'store', 'axis_values'];
 
 export interface CheckedQuery {
   /** The re-parsed query, deparsed: the only text that is ever run. */
@@ -61,7 +54,7 @@ export const MAX_SQL_LENGTH = 20_000;
 /** Deeper trees are refused: the deparser recurses, and real queries stay far below this. */
 export const MAX_NESTING = 200;
 /** `$101` and above are refused, so a caller never sizes anything by an agent's number. */
-export const MAX_PARAMETERS = 100;
+const MAX_PARAMETERS = 100;
 
 type Body = Record<string, unknown>;
 

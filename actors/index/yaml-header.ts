@@ -56,11 +56,11 @@ const HEADER_EXPANSION: ExpansionBounds = {
   bytes: INDEX_FIELDS_MAX_BYTES,
 };
 
-export function tooManyKeys(): string {
+function tooManyKeys(): string {
   return `The YAML header has more than ${HEADER_LIMITS.keys} top-level keys; the index reads at most ${HEADER_LIMITS.keys}.`;
 }
 
-export function tooDeep(): string {
+function tooDeep(): string {
   return `The YAML header nests mappings and sequences more than ${HEADER_LIMITS.depth} levels deep; the index reads at most ${HEADER_LIMITS.depth}.`;
 }
 

@@ -8,7 +8,7 @@ import type { Services } from './services.ts';
  * one from storage and how to lock its row. The kernel builds one registry per kind, routes
  * other processes' notices to it by `kind`, and flushes it at shutdown.
  */
-export interface ActorKind<A extends PersistentActor> {
+interface ActorKind<A extends PersistentActor> {
   /** The `kind` of the notices that make copies stale (and the registry's name in messages). */
   readonly kind: string;
   /**

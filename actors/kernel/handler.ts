@@ -14,7 +14,7 @@ export interface Call {
 }
 
 /** An authenticated call: the door guarantees `principal` for operations with auth `agent`. */
-export type AgentCall = Call & { principal: Principal };
+type AgentCall = Call & { principal: Principal };
 
 type Input<N extends OperationName> = z.output<Operations[N]['input']>;
 export type Output<N extends OperationName> = z.input<Operations[N]['output']>;

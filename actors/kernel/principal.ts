@@ -3,7 +3,7 @@ import type { AgentRow } from '../../storage/agents.ts';
 import type { TokenGrant } from './token-scope.ts';
 
 /** What a token lets its holder do. Every agent token has `agent`; the operator's adds `operator`. */
-export type Scope = 'agent' | 'operator';
+type Scope = 'agent' | 'operator';
 
 /**
  * The caller, as every door hands it to every handler: who it is (the agent, as it appears on

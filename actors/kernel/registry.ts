@@ -12,7 +12,7 @@ import type { Commit, CommitWork } from './commit.ts';
  * is written only if it is still at the version this copy was loaded at (optimistic
  * concurrency: another process may hold a copy too), and memory changes only after the commit.
  */
-export interface Actor {
+interface Actor {
   /** Called when the registry lets go of the actor; it must hold nothing unsaved by then. */
   dispose?(): void;
 }
@@ -83,7 +83,7 @@ const NOTHING_SENT: Promise<unknown> = Promise.resolve();
 class ActorGone extends Error {}
 
 /** The row of the actor moved on under a stale copy; the registry reloads and retries. */
-export class StaleActor extends Error {
+class StaleActor extends Error {
   constructor(kind: string, id: string) {
     super(`${kind} ${id} was changed by another process`);
   }

@@ -22,7 +22,7 @@ export interface TokenGrant {
   readonly expiresAtMs: number | null;
 }
 
-export const READ_SCOPE = 'read';
+const READ_SCOPE = 'read';
 export const WORKSPACE_SCOPE_PREFIX = 'workspace:';
 
 export function grantOf(token: {
@@ -79,23 +79,6 @@ export function assertTokenScope(operation: Operation, grant: TokenGrant, input:
   }
   if (named !== grant.workspaceId) {
     throw scopeRefusal(grant, `workspace:${named}`, 'that workspace');
-  }
-}
-
-/**
- * Whether the caller's token reaches `workspaceId`: for handlers that find a workspace by
- * something else (a deal by its id, a listing), and for what they list.
- */
-export function mayUseWorkspace(principal: Principal, workspaceId: string): boolean {
-  const grant = principal.token;
-  return grant === null || grant.workspaceId === null || grant.workspaceId === workspaceId;
-}
-
-/** Refuses with `token_scope` unless the caller's token reaches `workspaceId`. */
-export function assertMayUseWorkspace(principal: Principal, workspaceId: string): void {
-  const grant = principal.token;
-  if (grant && grant.workspaceId !== null && grant.workspaceId !== workspaceId) {
-    throw scopeRefusal(grant, `workspace:${workspaceId}`, 'that workspace');
   }
 }
 

@@ -134,7 +134,7 @@ export async function applyPaymentEvent(
   }
 }
 
-export function partiesOf(payment: PaymentActor): string[] {
+function partiesOf(payment: PaymentActor): string[] {
   return [payment.record.payeeAgentId, payment.record.payerAgentId];
 }
 

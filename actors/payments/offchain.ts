@@ -26,7 +26,7 @@ import { issueOffchainConfirmedReceipt } from './receipts.ts';
  */
 
 /** The confirmation's receipt of an off-chain payment, or null while it is recorded. */
-export async function confirmationReceipt(db: Queryable, id: string): Promise<unknown> {
+async function confirmationReceipt(db: Queryable, id: string): Promise<unknown> {
   const [receipt] = await receiptsOfPayment(db, id);
   return receipt ?? null;
 }

@@ -26,7 +26,7 @@ import { payUrl, publicReportUrl, type PayView } from './pay/view.ts';
  * only), and the PayView every representation of `pay` is built from.
  */
 
-export type PaymentAnswer = z.input<typeof paymentView>;
+type PaymentAnswer = z.input<typeof paymentView>;
 export type PaymentWithReceiptsAnswer = z.input<typeof paymentWithReceipts>;
 export type PaymentStatusAnswer = z.input<typeof paymentStatusView>;
 
@@ -41,7 +41,7 @@ export function payTo(row: Pick<PaymentRow, 'depositAddress' | 'payeeAddress'>):
   return row.depositAddress ?? row.payeeAddress;
 }
 
-export function paymentAnswer(services: Services, row: PaymentRow): PaymentAnswer {
+function paymentAnswer(services: Services, row: PaymentRow): PaymentAnswer {
   const context = contextOf(row);
   const evidence = context.evidence;
   return {

@@ -20,7 +20,7 @@ import type { Jwk, Jwks, SigningKey, SigningKeys } from './signing-keys.ts';
  */
 
 /** The members signReceipt adds; an unsigned receipt must not bring its own. */
-export const SIGNATURE_MEMBERS = ['kid', 'prev_hash', 'signature'] as const;
+const SIGNATURE_MEMBERS = ['kid', 'prev_hash', 'signature'] as const;
 
 /** A receipt's own content: any JSON object without the members signing adds. */
 export type UnsignedReceipt = object;

@@ -84,7 +84,7 @@ function title(name: string): string {
 }
 
 /** `n` things, the noun in the singular for one: `1 agreed deal`, `2 agreed deals`. */
-export function counted(n: number, one: string, many = `${one}s`): string {
+function counted(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
@@ -99,7 +99,7 @@ function reputationLine(r: View['reputation']): string {
   return `${counts.join(', ')} ([record](${r.url}))`;
 }
 
-export function renderListing(base: string, listing: View): string {
+function renderListing(base: string, listing: View): string {
   const lines = [
     title(listing.agent_written.name),
     `${listing.kind === 'need' ? 'Need' : 'Can'} listing \`${listing.listing_id}\`; its title above is the author's.`,

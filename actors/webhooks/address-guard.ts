@@ -9,9 +9,9 @@ export interface ResolvedAddress {
 }
 
 /** How host names are resolved: dns.promises.lookup with `all: true` unless a test passes its own. */
-export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
+type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: Resolver = async (host) => {
+const systemResolver: Resolver = async (host) => {
   const found = await dns.lookup(host, { all: true, verbatim: true });
   return found.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 };
@@ -42,11 +42,11 @@ export function blockedReason(address: string): string | null {
 }
 
 /** The URL's host without IPv6 brackets. */
-export function hostOf(url: URL): string {
+function hostOf(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
-export function portOf(url: URL): number {
+function portOf(url: URL): number {
   return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 

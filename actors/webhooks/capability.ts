@@ -19,7 +19,7 @@ declare module '../kernel/services.ts' {
 }
 
 /** WEBHOOK_TIMEOUT_MS's default: an endpoint has 10 seconds to answer. */
-export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
+const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 
 /**
  * Webhooks: each agent's feed POSTed to its own server, signed the Standard Webhooks way

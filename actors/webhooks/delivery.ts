@@ -30,10 +30,10 @@ const BATCH = 100;
 /** Retry after 5 s, then twice as long each time, never more than an hour apart. */
 const FIRST_RETRY_MS = 5_000;
 const LONGEST_RETRY_MS = 60 * 60_000;
-export const GIVE_UP_AFTER_MS = WEBHOOK_GIVE_UP_HOURS * 60 * 60_000;
+const GIVE_UP_AFTER_MS = WEBHOOK_GIVE_UP_HOURS * 60 * 60_000;
 
 /** The wait after the `attempts`-th failed attempt in a row (1: 5 s). */
-export function retryDelayMs(attempts: number): number {
+function retryDelayMs(attempts: number): number {
   return Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(attempts - 1, 20));
 }
 

@@ -30,14 +30,14 @@ export type SignUp = (
 ) => Promise<{ agent_id: string; name: string; api_token: string }>;
 
 /** What a reply asks: a new agent by name, an existing agent by id, or nothing we can read. */
-export type ReplyAsk =
+type ReplyAsk =
   { kind: 'name'; name: string } | { kind: 'agent_id'; agentId: string } | { kind: 'unclear' };
 
 const ASK_LINE = /^\s*(name|agent_id)\s*:\s*(.*?)\s*$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The first `name: ...` or `agent_id: ...` line of the reply's new text. */
-export function readInviteReply(text: string): ReplyAsk {
+function readInviteReply(text: string): ReplyAsk {
   for (const line of text.split(/\r?\n/)) {
     const found = ASK_LINE.exec(line);
     if (!found) continue;

@@ -27,7 +27,7 @@ export const NEW_AGENT_MS = 24 * 60 * 60 * 1000;
 export const NEW_AGENT_EMAIL_INVITES = 3;
 
 /** The local part's prefix of an invite's reply address: `invite-<key>@MAIL_DOMAIN`. */
-export const INVITE_REPLY_PREFIX = 'invite-';
+const INVITE_REPLY_PREFIX = 'invite-';
 
 /** A key is 40 lower-case hex characters (160 random bits): safe in any mail system's local part. */
 const MAIL_KEY = /^[0-9a-f]{40}$/;

@@ -123,7 +123,7 @@ function matchesAny(header: string, etag: string | undefined): boolean {
 }
 
 /** One range of `bytes=first-last`, `bytes=first-` or `bytes=-suffix`; null to ignore it. */
-export function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | null {
+function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | null {
   const match = /^bytes=(\d*)-(\d*)$/i.exec(header.trim());
   if (!match) return null;
   const [, first = '', last = ''] = match;

@@ -205,7 +205,7 @@ const LEASES_PER_REQUEST = 3;
  * A refusal says Retry-After from the shared bucket, and until then this process refuses that
  * key without asking again (a flood costs no database round trips).
  */
-export class SharedRateLimiter implements RequestLimiter {
+class SharedRateLimiter implements RequestLimiter {
   private readonly keys = new Map<string, Held>();
   private readonly units: { refillPerMs: number; cost: number; capacity: number };
   private readonly slice: number;

@@ -28,7 +28,7 @@ import type { AnyHandler } from '../invoke.ts';
 
 const blobName = z.string().describe('One or more path segments.');
 
-export const testPutBlob = defineOperation({
+const testPutBlob = defineOperation({
   name: 'test_put_blob',
   method: 'PUT',
   path: '/test/blobs/*name',
@@ -54,7 +54,7 @@ export const testPutBlob = defineOperation({
   },
 });
 
-export const testGetBlob = defineOperation({
+const testGetBlob = defineOperation({
   name: 'test_get_blob',
   method: 'GET',
   path: '/test/blobs/*name',
@@ -69,7 +69,7 @@ export const testGetBlob = defineOperation({
   binding: { reply: { kind: 'bytes', contentType: 'application/octet-stream' } },
 });
 
-export const testEcho = defineOperation({
+const testEcho = defineOperation({
   name: 'test_echo',
   method: 'POST',
   path: '/test/echo',
@@ -96,7 +96,7 @@ export const testEcho = defineOperation({
   },
 });
 
-export const testGreeting = defineOperation({
+const testGreeting = defineOperation({
   name: 'test_greeting',
   method: 'GET',
   path: '/test/greeting',

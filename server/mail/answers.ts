@@ -8,7 +8,7 @@ import type { InboundMail } from './inbound.ts';
 export const MAX_ANSWER_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 
 /** A subject as one line of ours: no control characters, bounded. */
-export function safeSubject(subject: string): string {
+function safeSubject(subject: string): string {
   // eslint-disable-next-line no-control-regex
   return subject.replace(/[\u0000-\u001f\u007f]+/g, ' ').slice(0, 200);
 }

@@ -27,7 +27,7 @@ export interface MailDoor {
 }
 
 /** Recipients one message may have; the 11th is answered 452 (the client sends it later). */
-export const MAX_RECIPIENTS = 10;
+const MAX_RECIPIENTS = 10;
 
 /** An SMTP refusal: smtp-server answers the command with `responseCode` and the message. */
 function refusal(code: number, message: string): Error {

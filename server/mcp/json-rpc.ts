@@ -51,7 +51,7 @@ export type DecodedBody =
   | { kind: 'refused'; response: EngineResponse };
 
 /** The most messages one POST may carry; each counts against the rate limits as a request. */
-export const MAX_BATCH_MESSAGES = 100;
+const MAX_BATCH_MESSAGES = 100;
 
 /**
  * Levels around a tool's arguments in a body: the batch, the message, its params. Arguments

@@ -6,7 +6,7 @@
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="utf-8"?>';
 
-export function escapeXml(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/[<>&'"]/g, (char) => `&${ENTITIES[char]};`);
 }
 
@@ -47,7 +47,7 @@ export function errorXml(
   );
 }
 
-export interface ListedBlob {
+interface ListedBlob {
   name: string;
   size: number;
   etag: string;

@@ -57,7 +57,7 @@ function copyOperation(request: EngineRequest): string {
 }
 
 /** The operation a request names (comp, restype), never its signature. */
-export function described(request: EngineRequest): string {
+function described(request: EngineRequest): string {
   const query = new URLSearchParams(request.query);
   const named = ['restype', 'comp']
     .filter((name) => query.has(name))
@@ -106,7 +106,7 @@ export function asRefusal(
   });
 }
 
-export function toRefusal(error: unknown, log: (error: unknown) => void): LinkRefused {
+function toRefusal(error: unknown, log: (error: unknown) => void): LinkRefused {
   if (error instanceof LinkRefused) return error;
   if (!(error instanceof ServiceError)) {
     log(error);

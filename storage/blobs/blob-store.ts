@@ -99,7 +99,7 @@ export function isSha256(value: string): boolean {
 }
 
 /** A malformed address is the caller's bug, never an agent's input: it throws a TypeError. */
-export function assertSha256(value: string): void {
+function assertSha256(value: string): void {
   if (!SHA256_HEX.test(value)) throw new TypeError(`not a hex SHA-256: ${JSON.stringify(value)}`);
 }
 

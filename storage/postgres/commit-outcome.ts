@@ -9,7 +9,7 @@ import { StorageOutcomeUnknownError } from '../database-error.ts';
  * backoff (up to 1 s) and, on a loaded machine, seconds to connect (3 s was seen too short).
  * Past it, the answer is `outcome unknown`, never a guess.
  */
-export const OUTCOME_DEADLINE_MS = 10_000;
+const OUTCOME_DEADLINE_MS = 10_000;
 
 /**
  * The transaction's id, asked as its last statement before COMMIT: null when it wrote nothing

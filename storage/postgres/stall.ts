@@ -8,7 +8,7 @@ import { StorageUnavailableError } from '../database-error.ts';
  * would hold a request, and the actor mailbox behind it, with no end. The service's own
  * statements take milliseconds; agents' SQL has its own, shorter, statement_timeout.
  */
-export const STALL_MS = 15_000;
+const STALL_MS = 15_000;
 
 /**
  * Watches the statements of one call. `watch(promise)` gives up on the call when that promise

@@ -27,7 +27,7 @@ import artifacts from '../contracts/artifacts.json' with { type: 'json' };
 export const DEPLOYMENT_PROXY: Address = getAddress('0x4e59b44847b379578588920ca78fbf26c0b4956c');
 
 /** The salt the factory is deployed with through the proxy: zero, so anyone reaches the same address. */
-export const FACTORY_SALT: Hex = zeroHash;
+const FACTORY_SALT: Hex = zeroHash;
 
 const FACTORY_BYTECODE = artifacts.ForwarderFactory.bytecode as Hex;
 

@@ -19,13 +19,13 @@
 import { eip681Link } from './eip681.ts';
 import { payUrl, type PayView } from './view.ts';
 
-export const X402_VERSION = 2;
+const X402_VERSION = 2;
 
 /** The response header that carries the requirements (HTTP transport, v2). */
 export const PAYMENT_REQUIRED_HEADER = 'payment-required';
 
 /** x402 `PaymentRequirements` (v2), one entry of `accepts`. */
-export interface X402PaymentRequirements {
+interface X402PaymentRequirements {
   scheme: 'exact';
   network: `eip155:${number}`;
   amount: string;
