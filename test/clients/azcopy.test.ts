@@ -1,18 +1,13 @@
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-} from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
+import { sha256 } from '../helpers/digests.ts';
+import { tree } from '../helpers/disk-files.ts';
 import { clientSuite, type ExternalClient } from '../helpers/real-clients.ts';
 import { onTestsEnd } from '../helpers/resources.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -76,28 +71,12 @@ async function azcopy(scratch: string, binary: string, ...args: string[]) {
   }
 }
 
-/** Every file under `root`, by its path relative to it (with `/`), as its bytes. */
-function tree(root: string): Map<string, Buffer> {
-  const files = new Map<string, Buffer>();
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else files.set(relative(root, path).split('\\').join('/'), readFileSync(path));
-    }
-  };
-  walk(root);
-  return new Map([...files].sort(([a], [b]) => a.localeCompare(b)));
-}
-
 function plant(root: string, files: Record<string, Buffer>) {
   for (const [path, bytes] of Object.entries(files)) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), bytes);
   }
 }
-
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 async function filesOf(server: TestServer, agent: Agent, id: string) {
   const response = await server.get(`/workspaces/${id}/files`, agent.api_token);

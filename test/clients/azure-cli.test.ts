@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { md5Base64, sha256 } from '../helpers/digests.ts';
+import { tree } from '../helpers/disk-files.ts';
 import { AZURE_CLI, clientSuite } from '../helpers/real-clients.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { storageLink, type StorageLink } from '../helpers/storage-links.ts';
@@ -77,29 +79,12 @@ function account(link: StorageLink) {
 const connectionString = (link: StorageLink) =>
   `BlobEndpoint=${account(link).endpoint};SharedAccessSignature=${account(link).sas}`;
 
-const md5 = (bytes: Uint8Array) => createHash('md5').update(bytes).digest('base64');
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
 type Listed = { files: { path: string; sha256: string; version: number }[] };
 
 async function filesOf(server: TestServer, agent: Agent, id: string) {
   const response = await server.get(`/workspaces/${id}/files`, agent.api_token);
   assert.is(response.status, 200);
   return ((await response.json()) as Listed).files;
-}
-
-/** Every file under `root`, by its path relative to it (with `/`), as its bytes. */
-function tree(root: string): Map<string, Buffer> {
-  const files = new Map<string, Buffer>();
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else files.set(relative(root, path).split('\\').join('/'), readFileSync(path));
-    }
-  };
-  walk(root);
-  return new Map([...files].sort(([a], [b]) => a.localeCompare(b)));
 }
 
 interface ShownBlob {
@@ -134,14 +119,14 @@ test('az uploads a file with its MD5 and metadata, shows both, and downloads it 
     '--file',
     local,
     '--content-md5',
-    md5(bytes),
+    md5Base64(bytes),
     '--metadata',
     'colour=blue',
     'project=alpha',
   );
   assert.is(uploaded.etag, `"${sha256(bytes)}"`);
   assert.is(uploaded.version_id, '1');
-  assert.is(uploaded.content_md5, md5(bytes), 'the MD5 the service computed');
+  assert.is(uploaded.content_md5, md5Base64(bytes), 'the MD5 the service computed');
   assert.equal(
     (await filesOf(server, owner, id)).map((file) => [file.path, file.sha256, file.version]),
     [['reports/2026/report.bin', sha256(bytes), 1]],
@@ -159,7 +144,7 @@ test('az uploads a file with its MD5 and metadata, shows both, and downloads it 
   );
   assert.is(shown.name, 'reports/2026/report.bin');
   assert.is(shown.properties.contentLength, bytes.length);
-  assert.is(shown.properties.contentSettings.contentMd5, md5(bytes));
+  assert.is(shown.properties.contentSettings.contentMd5, md5Base64(bytes));
   assert.equal(shown.metadata, { colour: 'blue', project: 'alpha' });
 
   const back = join(scratch, 'report.back');
@@ -212,7 +197,7 @@ test('az uploading with a wrong MD5 is refused with Md5Mismatch and the file sta
     local,
     '--overwrite',
     '--content-md5',
-    md5(first),
+    md5Base64(first),
   );
   assert.is.not(refused.code, 0, 'az failed');
   assert.match(refused.stderr, /Md5Mismatch/);
@@ -287,7 +272,7 @@ test('az upload-batch, list and download-batch carry a nested folder up and down
     [...local].map(([path, bytes]) => [
       `backup/${path}`,
       bytes.length,
-      md5(bytes),
+      md5Base64(bytes),
       { origin: 'batch' },
     ]),
   );

@@ -1,14 +1,13 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { keccak256, toHex, type Hex } from 'viem';
-import type { HDAccount } from 'viem/accounts';
-import { startAnvil, type TestChain } from '../helpers/chain.ts';
+import { keccak256, toHex } from 'viem';
+import { privateKeyOf, startAnvil, type TestChain } from '../helpers/chain.ts';
 import { callJson } from '../helpers/http.ts';
 import { agreedPair, chainConfig, requestPayment, setPayout } from '../helpers/payments-core.ts';
+import { runPython } from '../helpers/python.ts';
 import { clientSuite, type ExternalClient } from '../helpers/real-clients.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -43,26 +42,6 @@ test.after(async ({ chain, server, dir }) => {
   await chain.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function privateKeyOf(account: HDAccount): Hex {
-  const key = account.getHdKey().privateKey;
-  if (!key) throw new Error('a dev account has a private key');
-  return toHex(key);
-}
-
-function runPython(args: string[], env: Record<string, string>) {
-  const child = spawn('/usr/bin/python3', args, {
-    env: { PATH: '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr })),
-  );
-}
 
 test('with a reported transaction still being checked the script exits 1 naming it and sends nothing', async ({
   chain,

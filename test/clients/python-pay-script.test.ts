@@ -1,4 +1,3 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -18,6 +17,7 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type TestChain } from '../helpers/chain.ts';
+import { runPython } from '../helpers/python.ts';
 import { clientSuite, type ExternalClient } from '../helpers/real-clients.ts';
 
 /**
@@ -68,26 +68,6 @@ function seeded(seed: bigint) {
       return Uint8Array.from({ length: n }, () => Number(next64() & 0xffn));
     },
   };
-}
-
-interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs python3 with only the environment given (nothing of the test runner's leaks in). */
-function runPython(args: string[], env: Record<string, string>, stdin = ''): Promise<RunResult> {
-  const child: ChildProcessWithoutNullStreams = spawn('/usr/bin/python3', args, {
-    // No __pycache__ beside the served script when the harness imports it.
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1', ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(stdin);
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 /** Imports the script as a module and answers the signing questions on stdin as JSON. */

@@ -1,9 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BLOB_GRACE_MS, collectUnusedBlobs, holdBlob } from '../../actors/files/blob-collector.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { BLOB_LOCK_CLASS } from '../../storage/blob-references.ts';
+import { sha256 } from '../helpers/digests.ts';
 import { sendAs } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { postgresSuite } from '../helpers/storage.ts';
@@ -24,7 +25,6 @@ test.after(async ({ server }) => {
   await server.close();
 });
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 /** A moment when every blob put so far is past its grace. */
 const pastTheGrace = () => new Date(Date.now() + BLOB_GRACE_MS + 60_000);
 

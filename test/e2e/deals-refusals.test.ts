@@ -11,8 +11,8 @@ import {
   lineOf,
   listed,
   rate,
-  sha256Hex,
 } from '../helpers/deals.ts';
+import { sha256 } from '../helpers/digests.ts';
 import { room } from '../helpers/rooms.ts';
 import { serverSuite } from '../helpers/server-suite.ts';
 import { problemOf, type Agent } from '../helpers/wire-types.ts';
@@ -74,7 +74,7 @@ test('agreeing with a wrong sha256 answers 409 deal_version_mismatch naming the 
   const { workspaceId, agents, at } = await dealRoom(server);
   const wrong = await agree(server, agents[0] as Agent, workspaceId, 'deal.md', {
     version: at.version,
-    sha256: sha256Hex('something else'),
+    sha256: sha256('something else'),
   });
   assert.is(wrong.status, 409, JSON.stringify(wrong.body));
   assert.equal(

@@ -10,8 +10,8 @@ import {
   lineOf,
   listed,
   rate,
-  sha256Hex,
 } from '../helpers/deals.ts';
+import { sha256 } from '../helpers/digests.ts';
 import { callJson as call } from '../helpers/http.ts';
 import {
   allReceipts,
@@ -40,7 +40,7 @@ test('two parties agree to the saved deal file, one delivers, both rate: draft, 
 }) => {
   const { workspaceId, agents, text, at } = await dealRoom(server);
   const [buyer, seller] = agents as [Agent, Agent];
-  assert.equal(at, { version: 1, sha256: sha256Hex(text), size: Buffer.byteLength(text) });
+  assert.equal(at, { version: 1, sha256: sha256(text), size: Buffer.byteLength(text) });
 
   const draft = await dealOf(server, seller, workspaceId, 'deal.md');
   assert.equal(
@@ -278,7 +278,7 @@ test('a save after agreement leaves `agreed` alone; agreeing to the new version 
   const newer = dealText('Logo, in SVG only', parties.map(lineOf), 'Changed terms.');
   await saveFile(server, seller, workspaceId, 'deal.md', newer);
   const at2 = await listed(server, seller, workspaceId, 'deal.md');
-  assert.equal([at2.version, at2.sha256], [2, sha256Hex(newer)]);
+  assert.equal([at2.version, at2.sha256], [2, sha256(newer)]);
   const saved = await dealOf(server, buyer, workspaceId, 'deal.md');
   assert.is(saved.status, 'agreed');
   assert.equal([saved.agreed?.version, saved.agreed?.sha256], [1, at.sha256]);

@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { canonicalJson } from '../../protocol/jcs.ts';
+import { sha256 } from '../helpers/digests.ts';
 import { sendAs } from '../helpers/http.ts';
 import { eventually } from '../helpers/turns.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -61,8 +62,6 @@ function rawPut(server: TestServer, path: string, token: string, body: string) {
     request.end(body);
   });
 }
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 test('a save answers a signed receipt, the bytes read back with ETag, Range and 304', async ({
   server,

@@ -1,7 +1,8 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { heard } from '../helpers/changes.ts';
+import { sha256 } from '../helpers/digests.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace } from '../helpers/workspaces.ts';
 
@@ -30,8 +31,6 @@ function put(
     body,
   });
 }
-
-const sha256 = (bytes: Uint8Array<ArrayBuffer>) => createHash('sha256').update(bytes).digest('hex');
 
 async function count(server: TestServer, sql: string, params: unknown[]): Promise<number> {
   const [row] = await server.services.driver.query<{ n: number }>(sql, params);

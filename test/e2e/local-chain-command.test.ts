@@ -25,6 +25,7 @@ import {
   requestedPayment,
   type PaymentBody,
 } from '../helpers/payments-core.ts';
+import { alive } from '../helpers/process-alive.ts';
 import { onTestsEnd } from '../helpers/resources.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Agent } from '../helpers/wire-types.ts';
@@ -171,16 +172,6 @@ async function exitWithin(command: ChainCommand, ms: number) {
     return await Promise.race([command.exited, late]);
   } finally {
     clearTimeout(timer);
-  }
-}
-
-/** Whether a process with this pid still exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 

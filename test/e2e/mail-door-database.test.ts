@@ -5,6 +5,7 @@ import type { InboundMail } from '../../server/mail/inbound.ts';
 import { sendToService } from '../helpers/mail-client.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+import { eventually } from '../helpers/turns.ts';
 import { TcpProxy } from '../storage/tcp-proxy.ts';
 
 const DOMAIN = 'agents.example';
@@ -53,15 +54,6 @@ async function codeOf(port: number, mail: Parameters<typeof sendToService>[1]): 
   } catch (error) {
     return (error as { responseCode?: number }).responseCode ?? -1;
   }
-}
-
-/** Tries until `ready` says yes: the reconnection happens on the driver's own time. */
-async function eventually(what: string, ready: () => Promise<boolean>): Promise<void> {
-  for (let tries = 0; tries < 2000; tries++) {
-    if (await ready()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`${what}: not after 2000 tries`);
 }
 
 test('the database away answers 451 at RCPT or DATA; the retry later runs the message once', async ({

@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { ToolTable } from '../../server/mcp/tools.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { within } from '../helpers/turns.ts';
 
 /** What MCP clients meet at /mcp over plain HTTP: methods, Accept, JSON-RPC codes, size, aborts. */
 const test = suite<{ server: TestServer }>('the /mcp door over HTTP');
@@ -62,15 +63,6 @@ async function post(
     headers: response.headers,
     json: (text ? JSON.parse(text) : {}) as RpcBody,
   };
-}
-
-/** `promise`, or a failure naming `what` when it has not settled within `ms` (a guard, not a wait). */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 test('GET /mcp (an event-stream request) answers 405 at once, naming POST', async ({ server }) => {

@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { sha256 } from '../helpers/digests.ts';
 import {
   documentedCall,
   promised,
@@ -7,7 +8,6 @@ import {
   type DocumentedRequest,
   type Documentation,
 } from '../helpers/documented-routes.ts';
-import { sha256Hex } from '../helpers/deals.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Change, Json } from '../helpers/wire-types.ts';
 
@@ -241,7 +241,7 @@ test('two newcomers sign up, list, find, knock, talk, agree a deal, deliver, rat
     'version',
     'sha256',
   );
-  assert.is(receipt.sha256, sha256Hex(dealText));
+  assert.is(receipt.sha256, sha256(dealText));
   const at = { version: receipt.version as number, sha256: receipt.sha256 as string };
 
   // A hears of the save, as every member does.
@@ -304,7 +304,7 @@ test('two newcomers sign up, list, find, knock, talk, agree a deal, deliver, rat
   assert.is(delivered.status, 201, JSON.stringify(delivered.body));
   const delivery = read(delivered.body, 'deliver', 'delivery_id', 'files', 'receipt');
   const pinned = read((delivery.files as Json[])[0], 'a delivered file', 'path', 'sha256');
-  assert.is(pinned.sha256, sha256Hex(logo));
+  assert.is(pinned.sha256, sha256(logo));
   await heard(buyer, 'deal.delivered', (d) => d.delivery_id === delivery.delivery_id);
   const fetched = await call<string>('GET', `/workspaces/${workspaceId}/files/logo.svg`, {
     token: buyer.token,

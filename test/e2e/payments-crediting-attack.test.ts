@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startPaymentWatcher, type PaymentWatcher } from '../../actors/payments/chain/watcher.ts';
+import { startPaymentWatcher } from '../../actors/payments/chain/watcher.ts';
 import { startAnvil, type TestChain } from '../helpers/chain.ts';
 import { rate, reputationOf } from '../helpers/deals.ts';
 import { callJson } from '../helpers/http.ts';
@@ -8,13 +8,14 @@ import { startLiarRpc } from '../helpers/liar-rpc.ts';
 import {
   agreedPair,
   askPayment,
+  bury,
   chainConfig,
   getPayment,
   partyKeys as keys,
+  type PaymentBody,
   readLog,
   requestedPayment,
   setPayout,
-  type PaymentBody,
 } from '../helpers/payments-core.ts';
 import { startTestServer } from '../helpers/server.ts';
 
@@ -28,13 +29,6 @@ import { startTestServer } from '../helpers/server.ts';
 const test = suite<{ chain: TestChain }>('a transfer made before the request');
 
 const SEVEN = 7_000_000n;
-
-/** Ticks, buries the chain's newest block 70 deep (anvil finalizes 64 down), ticks again. */
-async function bury(chain: TestChain, watcher: PaymentWatcher) {
-  for (let i = 0; i < 2; i += 1) await watcher.tick();
-  await chain.mine(70);
-  for (let i = 0; i < 3; i += 1) await watcher.tick();
-}
 
 test.before(async (context) => {
   context.chain = await startAnvil();

@@ -14,12 +14,13 @@ import { reputationOf } from '../helpers/deals.ts';
 import { callJson } from '../helpers/http.ts';
 import {
   agreedPair,
+  bury,
   chainConfig,
   getPayment,
   partyKeys as keys,
+  type PaymentBody,
   requestedPayment,
   setPayout,
-  type PaymentBody,
 } from '../helpers/payments-core.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Agent } from '../helpers/wire-types.ts';
@@ -220,13 +221,6 @@ function expectRefusal(rule: CreditingRule, answer: { status: number; body: Paym
   } else {
     assert.equal([answer.status, body.code, body.reason], [422, 'tx_not_matching', rule.breach]);
   }
-}
-
-/** Ticks the watcher, makes the transfer 70 blocks deep (anvil finalizes 64 down), ticks again. */
-async function bury(chain: TestChain, watcher: PaymentWatcher) {
-  for (let i = 0; i < 2; i += 1) await watcher.tick();
-  await chain.mine(70);
-  for (let i = 0; i < 3; i += 1) await watcher.tick();
 }
 
 test.before(async (context) => {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,9 +5,9 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { erc20Abi, toHex, type Address, type Hash, type Hex } from 'viem';
+import { erc20Abi, type Address, type Hash, type Hex } from 'viem';
 import type { HDAccount } from 'viem/accounts';
-import { startAnvil, type TestChain } from '../helpers/chain.ts';
+import { privateKeyOf, startAnvil, type TestChain } from '../helpers/chain.ts';
 import { callTool, connectMcp } from '../helpers/clients.ts';
 import { deliver, rate, reputationOf } from '../helpers/deals.ts';
 import { callJson } from '../helpers/http.ts';
@@ -22,6 +21,7 @@ import {
   setPayout,
   type PaymentBody,
 } from '../helpers/payments-core.ts';
+import { runPython, type PythonRun } from '../helpers/python.ts';
 import { clientSuite, type ExternalClient } from '../helpers/real-clients.ts';
 import { onTestsEnd } from '../helpers/resources.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -172,27 +172,6 @@ const code = clientSuite<Record<string, never>>(
   PYTHON,
 );
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs python3 with only the environment given, as an agent's sandbox would. */
-function runPython(args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn('/usr/bin/python3', args, {
-    env: { PATH: '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) =>
-    child.on('close', (exit) => resolve({ code: exit, stdout, stderr })),
-  );
-}
-
 code(
   'the payer downloads service_pay.py and runs it with its key in the environment: sent, reported, confirmed, then final; the log and the reputation show it and the rating becomes payment-backed',
   async () => {
@@ -230,7 +209,7 @@ code(
       { SERVICE_PAY_PRIVATE_KEY: privateKeyOf(deal.payerAccount) },
     );
     // The chain goes on while the script waits for its confirmation.
-    let done: Run | undefined;
+    let done: PythonRun | undefined;
     void running.then((run) => (done = run));
     for (let round = 0; round < 60 && done === undefined; round++) {
       const shown = await getPayment(server, deal.payee, deal.payment.payment_id);
@@ -289,13 +268,6 @@ code(
     assert.is((await reputationOf(server, deal.payee)).counts.payments_received, 1);
   },
 );
-
-/** The 32-byte private key of a dev account, as an agent keeps it in its environment. */
-function privateKeyOf(account: HDAccount): Hex {
-  const key = account.getHdKey().privateKey;
-  if (!key) throw new Error('a dev account has a private key');
-  return toHex(key);
-}
 
 // ---------------------------------------------------------------------------------------------
 

@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { alive } from '../helpers/process-alive.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { freshPgliteDir } from '../helpers/storage.ts';
+import { within } from '../helpers/turns.ts';
 
 interface Context {
   dataDir: string;
@@ -18,34 +20,6 @@ async function startMain(context: Context): Promise<ServiceProcess> {
   context.running.add(started);
   void started.exited.then(() => context.running.delete(started));
   return started;
-}
-
-/**
- * Fails when `promise` has not settled within `ms`. A deadline, not a sleep: the test goes on
- * the moment the promise settles. It guards claims about time ("does not hold shutdown up")
- * that only real time can break, in a process whose clock a test cannot hold.
- */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Whether a process with this id exists (signal 0 checks without sending anything). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
 }
 
 const authorized = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });

@@ -6,6 +6,7 @@ import {
   type StoragePipelineOptions,
 } from '@azure/storage-blob';
 import * as assert from 'uvu/assert';
+import { md5Base64 } from '../helpers/digests.ts';
 import {
   blockId,
   expectRefusal,
@@ -33,7 +34,6 @@ const test = storageLinkSuite('storage links keep Content-MD5 and metadata');
 const NO_RETRY: StoragePipelineOptions = { retryOptions: { maxTries: 1 } };
 
 const md5 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest();
-const md5Base64 = (bytes: Uint8Array | string) => md5(bytes).toString('base64');
 
 async function refusal(call: Promise<unknown>): Promise<RestError> {
   try {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BlockBlobClient } from '@azure/storage-blob';
 import * as assert from 'uvu/assert';
+import { md5Base64 } from '../helpers/digests.ts';
 import {
   blockId,
   blockListXml,
@@ -20,8 +21,6 @@ import { newWorkspace } from '../helpers/workspaces.ts';
  * names the block list, not the blob.
  */
 const test = storageLinkSuite('Put Blob answers its Content-MD5');
-
-const md5Base64 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest('base64');
 
 test('Put Blob answers the MD5 of the bytes stored, stated or not', async ({ server }) => {
   const owner = await server.signUp();

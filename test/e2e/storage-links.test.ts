@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { BlockBlobClient, ContainerClient, type StoragePipelineOptions } from '@azure/storage-blob';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { sha256 } from '../helpers/digests.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -60,8 +60,6 @@ async function refusal(call: Promise<unknown>): Promise<[number, string]> {
   }
   throw new Error('the call was not refused');
 }
-
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 function bytesOf(size: number, seed: number): Buffer {
   const bytes = Buffer.alloc(size);

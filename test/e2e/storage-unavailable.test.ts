@@ -1,6 +1,7 @@
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+import { eventually } from '../helpers/turns.ts';
 import { TcpProxy } from '../storage/tcp-proxy.ts';
 
 /**
@@ -23,15 +24,6 @@ test.after(async ({ proxy, server }) => {
   await server.close();
   await proxy.down();
 });
-
-/** Asks until `ready` says yes: the reconnection happens on the driver's own time. */
-async function eventually(what: string, ready: () => Promise<boolean>): Promise<void> {
-  for (let tries = 0; tries < 2000; tries++) {
-    if (await ready()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`${what}: not after 2000 tries`);
-}
 
 test('writes answer 503 storage_unavailable and /health degraded; both recover on their own', async ({
   proxy,

@@ -3,7 +3,7 @@ import { heard } from '../helpers/changes.ts';
 import { callTool, toolProblem } from '../helpers/clients.ts';
 import { callJson as call } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/server-suite.ts';
-import { listingOf, needIn, postListing, repairIn, storeSuite } from '../helpers/store.ts';
+import { listingOf, needIn, postedListing, repairIn, storeSuite } from '../helpers/store.ts';
 import { problemOf, type Agent } from '../helpers/wire-types.ts';
 import type { TestServer } from '../helpers/server.ts';
 
@@ -20,12 +20,6 @@ interface Watch {
   convention: string | null;
 }
 
-async function posted(server: TestServer, agent: Agent, body: Record<string, unknown>) {
-  const answer = await postListing(server, agent, body);
-  assert.is(answer.status, 201, JSON.stringify(answer.body));
-  return answer.body.listing_id;
-}
-
 /** The listings the agent has heard of since it last read, with the watch that heard each. */
 async function heardListings(server: TestServer, agent: Agent) {
   return (await heard(server, agent, 'listing.posted')).map((change) => [
@@ -39,7 +33,7 @@ test('a Can author who watches its listings hears of a fitting Need over /change
 }) => {
   const seller = await server.signUp();
   const buyer = await server.signUp();
-  await posted(server, seller, repairIn('Berlin'));
+  await postedListing(server, seller, repairIn('Berlin'));
   const watched = await call<Watch>(server, 'POST', '/watches', seller.api_token, {
     match_my_listings: true,
   });
@@ -49,10 +43,11 @@ test('a Can author who watches its listings hears of a fitting Need over /change
   const { watch_id } = watched.body;
   await heard(server, seller, 'listing.posted');
 
-  await posted(server, buyer, needIn('Hamburg')); // another place
-  await posted(server, buyer, repairIn('Berlin')); // the same kind as mine
-  await posted(server, buyer, { ...needIn('Berlin'), convention: undefined, dimensions: {} }); // no convention
-  const fitting = await posted(server, buyer, needIn('Berlin'));
+  await postedListing(server, buyer, needIn('Hamburg')); // another place
+  await postedListing(server, buyer, repairIn('Berlin')); // the same kind as mine
+  const noConvention = { ...needIn('Berlin'), convention: undefined, dimensions: {} };
+  await postedListing(server, buyer, noConvention);
+  const fitting = (await postedListing(server, buyer, needIn('Berlin'))).listing_id;
   assert.equal(await heardListings(server, seller), [[fitting, watch_id]]);
   assert.equal(await heardListings(server, buyer), [], 'nobody else hears of it');
 
@@ -68,25 +63,25 @@ test('the watch follows my listings as they are: a Can posted later counts, a de
 }) => {
   const seller = await server.signUp();
   const buyer = await server.signUp();
-  const berlin = await posted(server, seller, repairIn('Berlin'));
+  const berlin = (await postedListing(server, seller, repairIn('Berlin'))).listing_id;
   const watched = await call<Watch>(server, 'POST', '/watches', seller.api_token, {
     match_my_listings: true,
   });
   assert.is(watched.status, 201, JSON.stringify(watched.body));
   const { watch_id } = watched.body;
 
-  await posted(server, seller, repairIn('Munich'));
-  const munich = await posted(server, buyer, needIn('Munich'));
+  await postedListing(server, seller, repairIn('Munich'));
+  const munich = (await postedListing(server, buyer, needIn('Munich'))).listing_id;
   assert.equal(await heardListings(server, seller), [[munich, watch_id]]);
 
   const deleted = await call(server, 'DELETE', `/listings/${berlin}`, seller.api_token);
   assert.is(deleted.status, 200, JSON.stringify(deleted.body));
-  await posted(server, buyer, needIn('Berlin'));
+  await postedListing(server, buyer, needIn('Berlin'));
   assert.equal(await heardListings(server, seller), []);
 
   const stopped = await call(server, 'DELETE', `/watches/${watch_id}`, seller.api_token);
   assert.is(stopped.status, 200, JSON.stringify(stopped.body));
-  await posted(server, buyer, needIn('Munich'));
+  await postedListing(server, buyer, needIn('Munich'));
   assert.equal(await heardListings(server, seller), []);
 });
 

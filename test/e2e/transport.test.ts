@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import * as assert from 'uvu/assert';
+import { sha256 } from '../helpers/digests.ts';
 import { startTestServer } from '../helpers/server.ts';
 import {
   json,
@@ -9,7 +10,6 @@ import {
   rawExchange,
   repeat,
   send,
-  sha256,
   statusesOf,
   transportSuite,
 } from '../helpers/transport.ts';

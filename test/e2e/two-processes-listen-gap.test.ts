@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { changesUntil } from '../helpers/changes.ts';
 import { connectSocket } from '../helpers/clients.ts';
 import { callJson as call } from '../helpers/http.ts';
+import { eventually, within } from '../helpers/turns.ts';
 import { twoServerSuite } from '../helpers/two-servers.ts';
 import type { Change } from '../helpers/wire-types.ts';
 import { joinWorkspace, newWorkspace } from '../helpers/workspaces.ts';
@@ -15,26 +16,6 @@ import { joinWorkspace, newWorkspace } from '../helpers/workspaces.ts';
  * reach the socket only with the agent's next change.
  */
 const test = twoServerSuite('a process whose listening connection was lost catches up');
-
-/** Repeats `attempt` until it says yes: what the driver does on its own time has no event. */
-async function eventually(what: string, attempt: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + 15_000;
-  while (!(await attempt().catch(() => false))) {
-    if (performance.now() > deadline) throw new Error(`${what}: still not after 15 s`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-/** Resolves with `promise`, or rejects saying `what` after 15 s. */
-function within<T>(what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: not after 15 s`)), 15_000);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
 
 test('a change committed on one process while the other could not listen reaches the other’s socket once it listens again', async ({
   a,
@@ -57,8 +38,9 @@ test('a change committed on one process while the other could not listen reaches
     socket = connectSocket(b, agent.api_token);
     const connected = socket;
     await within(
-      'the socket connects',
       new Promise<void>((resolve) => connected.once('connect', () => resolve())),
+      15_000,
+      'the socket connects',
     );
     // A's pool holds a connection already, so its next commit needs no new login.
     assert.is((await call(a, 'GET', '/whoami', agent.api_token)).status, 200);
@@ -68,19 +50,24 @@ test('a change committed on one process while the other could not listen reaches
     try {
       await admin`select pg_terminate_backend(pid) from pg_stat_activity
         where datname = ${name} and query ilike 'listen%'`;
-      await eventually('the listening connections are gone', async () => {
-        const [row] = await admin<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
-          where datname = ${name} and query ilike 'listen%'`;
-        return row?.n === 0;
-      });
+      await eventually(
+        'the listening connections are gone',
+        async () => {
+          const [row] = await admin<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+            where datname = ${name} and query ilike 'listen%'`;
+          return row?.n === 0;
+        },
+        15_000,
+      );
       await joinWorkspace(a, agent, guest, workspaceId);
     } finally {
       await admin.unsafe(`alter database "${name}" allow_connections true`);
     }
 
     const events = await within(
-      'the change made in the gap reaches the socket on the other process',
       changesUntil<Change>(connected, 'invite.joined'),
+      15_000,
+      'the change made in the gap reaches the socket on the other process',
     );
     assert.is(events.filter((event) => event.type === 'invite.joined').length, 1);
   } finally {

@@ -12,6 +12,7 @@ import {
   createWalletClient,
   http,
   parseAbi,
+  toHex,
   type Address,
   type Chain,
   type Hash,
@@ -175,4 +176,11 @@ export async function startAnvil(): Promise<TestChain> {
     await stop();
     throw error;
   }
+}
+
+/** The 32-byte private key of a dev account, as an agent keeps it in its environment. */
+export function privateKeyOf(account: HDAccount): Hex {
+  const key = account.getHdKey().privateKey;
+  if (!key) throw new Error('a dev account has a private key');
+  return toHex(key);
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { callJson as call } from './http.ts';
 import { room } from './rooms.ts';
@@ -119,8 +118,6 @@ export const NO_REPUTATION_COUNTS = {
   offchain_payments_confirmed: 0,
   distinct_counterparties: 0,
 };
-
-export const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export interface PartyLine {
   agent_id: string;

@@ -1,5 +1,6 @@
 import type { HDAccount } from 'viem/accounts';
 import * as assert from 'uvu/assert';
+import type { PaymentWatcher } from '../../actors/payments/chain/watcher.ts';
 import type { Config } from '../../server/config.ts';
 import type { TestChain } from './chain.ts';
 import { agree, agreeAll, dealRoom } from './deals.ts';
@@ -133,3 +134,10 @@ export interface LogPage {
 
 export const readLog = (server: TestServer, agent: Agent, workspaceId: string, query = '') =>
   callJson<LogPage>(server, 'GET', `/workspaces/${workspaceId}/log${query}`, agent.api_token);
+
+/** Ticks the watcher, makes the transfer 70 blocks deep (anvil finalizes 64 down), ticks again. */
+export async function bury(chain: TestChain, watcher: PaymentWatcher) {
+  for (let i = 0; i < 2; i += 1) await watcher.tick();
+  await chain.mine(70);
+  for (let i = 0; i < 3; i += 1) await watcher.tick();
+}

@@ -1,7 +1,8 @@
 import { createPublicKey, verify } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { canonicalJson } from '../../protocol/jcs.ts';
-import { dealOf, sha256Hex } from './deals.ts';
+import { dealOf } from './deals.ts';
+import { sha256 } from './digests.ts';
 import { callJson as call } from './http.ts';
 import type { TestServer } from './server.ts';
 import type { Agent, Json, Receipt } from './wire-types.ts';
@@ -12,7 +13,7 @@ import type { Agent, Json, Receipt } from './wire-types.ts';
  */
 
 /** What a receipt following `receipt` names as its `prev_hash`. */
-export const receiptHash = (receipt: Json) => sha256Hex(canonicalJson(receipt));
+export const receiptHash = (receipt: Json) => sha256(canonicalJson(receipt));
 
 export interface Jwks {
   keys: { kid: string; kty: string; crv: string; x: string }[];

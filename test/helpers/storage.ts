@@ -7,6 +7,7 @@ import type { Driver } from '../../storage/driver.ts';
 import { migrate } from '../../storage/migrate.ts';
 import { openPglite } from '../../storage/pglite/driver.ts';
 import { openPostgres } from '../../storage/postgres/driver.ts';
+import { alive } from './process-alive.ts';
 import { onTestsEnd } from './resources.ts';
 
 /** The PostgreSQL the suite also runs on, when CI provides one. */
@@ -57,15 +58,6 @@ export function runPrefix(): string {
       .replace(/[^a-z0-9_]/g, '_')
       .slice(0, 30) || 'test'
   }_t`;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM';
-  }
 }
 
 function testServer(): NonNullable<typeof server> {

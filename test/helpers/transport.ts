@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { suite } from 'uvu';
@@ -97,11 +96,6 @@ export function send(
       if (!request.destroyed) request.end();
     });
   });
-}
-
-/** The hex SHA-256 of bytes, as the test blob operations report it. */
-export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 /** An answer's body, read as JSON. */

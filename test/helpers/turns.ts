@@ -23,3 +23,20 @@ export async function eventually<T>(
   }
   throw new Error(`${what}: not within ${withinMs / 1000} s`);
 }
+
+/**
+ * Settles as `promise` does, or fails naming `what` once `ms` have passed. A deadline, not a
+ * sleep: the test goes on the moment the promise settles, and a missing event fails the test
+ * instead of hanging it.
+ */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -17,10 +17,11 @@
  * Retries: a read may be retried; a write only with its Idempotency-Key (sign-ups take none, so a
  * sign-up that fails is counted as unacknowledged, never retried).
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { io, type Socket } from 'socket.io-client';
 import { startCluster, type Cluster, type ClusterProcess } from '../../deploy/cluster.ts';
+import { sha256 } from '../helpers/digests.ts';
 import { receiptHash, verifies, type Jwks } from '../helpers/receipt-chain.ts';
 import type { Receipt } from '../helpers/wire-types.ts';
 
@@ -45,7 +46,6 @@ if (MODE === 'kill' && PROCESSES < 2) throw new Error('--mode kill needs 2 proce
 const SOCKETS_PER_AGENT = 4;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const percentile = (sorted: number[], p: number) =>
   sorted.length === 0
     ? NaN

@@ -4,6 +4,7 @@ import { StorageUnavailableError } from '../../storage/database-error.ts';
 import type { Driver } from '../../storage/driver.ts';
 import { openPostgres } from '../../storage/postgres/driver.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
+import { eventually } from '../helpers/turns.ts';
 import { TcpProxy } from './tcp-proxy.ts';
 
 interface Context {
@@ -33,23 +34,15 @@ test.after(async ({ admin, record }) => {
   await admin.end({ timeout: 5 });
 });
 
-/**
- * Repeats `attempt` until it says yes: for what the driver does on its own time (connecting
- * again, listening again), where there is no event to await. Each try is a real round trip.
- */
-async function eventually(what: string, attempt: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + 15_000;
-  while (!(await attempt().catch(() => false))) {
-    if (performance.now() > deadline) throw new Error(`${what}: still not after 15 s`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 async function listensAgain(admin: postgres.Sql, heard: string[], payload: string) {
-  await eventually('NOTIFY reaches the listener again', async () => {
-    await admin`select pg_notify('recovery', ${payload})`;
-    return heard.includes(payload);
-  });
+  await eventually(
+    'NOTIFY reaches the listener again',
+    async () => {
+      await admin`select pg_notify('recovery', ${payload})`;
+      return heard.includes(payload);
+    },
+    15_000,
+  );
 }
 
 const fails = async (call: Promise<unknown>) => {
@@ -75,11 +68,15 @@ test('when its connections are terminated, calls in flight fail as unavailable, 
     // In a transaction: a read on its own whose connection dies is asked once more on a fresh
     // one (storage/postgres/driver.ts), and would sleep again.
     const inFlight = driver.transaction((tx) => tx.query('select pg_sleep(10)'));
-    await eventually('the sleep is running', async () => {
-      const [row] = await admin`select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and query like 'select pg_sleep%' and state = 'active'`;
-      return row?.n === 1;
-    });
+    await eventually(
+      'the sleep is running',
+      async () => {
+        const [row] = await admin`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and query like 'select pg_sleep%' and state = 'active'`;
+        return row?.n === 1;
+      },
+      15_000,
+    );
     await admin`select pg_terminate_backend(pid) from pg_stat_activity
       where datname = current_database() and application_name = 'agent-service'`;
     await fails(inFlight);
@@ -112,7 +109,16 @@ test('while the server cannot be reached, calls and ping reject as unavailable; 
     await fails(driver.ping());
 
     await proxy.up();
-    await eventually('ping answers again', () => driver.ping().then(() => true));
+    // The driver reconnects on its own time: until then each ping rejects.
+    await eventually(
+      'ping answers again',
+      () =>
+        driver.ping().then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+    );
     assert.equal(await driver.query('select 2 as two'), [{ two: 2 }]);
     await listensAgain(admin, heard, 'back');
     assert.equal(unhandled, []);

@@ -2,21 +2,17 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { crashBlobThread } from '../../../storage/blobs/blob-thread.ts';
 import { BlobStoreFullError, BlobStoreUnavailableError } from '../../../storage/blobs/errors.ts';
 import { openFilesystemBlobStore } from '../../../storage/blobs/filesystem-store.ts';
 import { openTempFile, type OpenTempFile } from '../../../storage/blobs/temp-file.ts';
+import { filesUnder } from '../../helpers/disk-files.ts';
 import { chunksOf as chunks } from './sources.ts';
 
 const MB = 1024 * 1024;
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => relative(dir, join(e.parentPath, e.name)));
-}
 const fdsInto = (dir: string) =>
   readdirSync('/proc/self/fd').filter((fd) => {
     try {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BlobStore } from '../../../storage/blobs/blob-store.ts';
@@ -7,6 +7,7 @@ import {
   BlobRangeNotSatisfiableError,
   BlobTooLargeError,
 } from '../../../storage/blobs/errors.ts';
+import { sha256 } from '../../helpers/digests.ts';
 import { chunksOf, failingAfter, readAll, stallingAfter } from './sources.ts';
 
 /** A store under test, with a view of what it keeps underneath. */
@@ -21,7 +22,6 @@ export interface BlobStoreHarness {
   close(): Promise<void>;
 }
 
-const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const MB = 1024 * 1024;
 // S3's Last-Modified has whole seconds: a time read from it may lie up to a second back.
 const SECOND = 1_000;
@@ -47,7 +47,7 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
     const bytes = randomBytes(300_000);
     const before = Date.now();
     const blob = await store.put(chunksOf(bytes, 7_000), { maxBytes: MB });
-    assert.equal(blob, { sha256: sha256Of(bytes), size: bytes.length });
+    assert.equal(blob, { sha256: sha256(bytes), size: bytes.length });
     const stat = await store.stat(blob.sha256);
     assert.is(stat?.size, bytes.length);
     const modifiedAt = stat?.modifiedAt.getTime() ?? NaN;
@@ -62,7 +62,7 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
 
   test('an empty blob is stored and read back as no bytes', async ({ store }) => {
     const blob = await store.put(chunksOf(new Uint8Array(0)), { maxBytes: 10 });
-    assert.equal(blob, { sha256: sha256Of(new Uint8Array(0)), size: 0 });
+    assert.equal(blob, { sha256: sha256(new Uint8Array(0)), size: 0 });
     assert.is((await store.stat(blob.sha256))?.size, 0);
     assert.is((await readAll(await store.open(blob.sha256))).length, 0);
   });
@@ -135,7 +135,7 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
     assert.instance(error, BlobTooLargeError);
     assert.is((error as BlobTooLargeError).maxBytes, 10_000);
     assert.equal(await harness.leftovers(), []);
-    assert.is(await store.stat(sha256Of(bytes)), null);
+    assert.is(await store.stat(sha256(bytes)), null);
     const exact = await store.put(chunksOf(bytes.subarray(0, 10_000)), { maxBytes: 10_000 });
     assert.is(exact.size, 10_000);
   });

@@ -9,22 +9,16 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BLOB_CHUNK_BYTES, blobKey } from '../../../storage/blobs/blob-store.ts';
 import { BlobStoreFullError, BlobStoreUnavailableError } from '../../../storage/blobs/errors.ts';
 import { openFilesystemBlobStore } from '../../../storage/blobs/filesystem-store.ts';
 import { openTempFile, type OpenTempFile } from '../../../storage/blobs/temp-file.ts';
+import { filesUnder } from '../../helpers/disk-files.ts';
 import { blobStoreContract, type BlobStoreHarness } from './contract.ts';
 import { chunksOf, readAll } from './sources.ts';
-
-/** Every file under `dir`, as paths relative to it. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
-}
 
 /** This process's open file descriptors that point into `dir`. */
 function descriptorsInto(dir: string): number {
