@@ -79,7 +79,7 @@ export function notificationEmailStatus(
 
 /**
  * The snapshot a stored row stands for: the row keeps the status and the count of wrong codes
- * in columns of their own (storage/notification-emails.ts), which is all the machine holds.
+ * in columns of their own (storage/email/notification-emails.ts), which is all the machine holds.
  */
 export function notificationEmailFromRow(row: {
   status: NotificationEmailStatus;

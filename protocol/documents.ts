@@ -151,7 +151,7 @@ export function commandTable(): string {
         `\`${operation.name}\``,
         cell(operation.summary),
         dataKeys(operation.input),
-        // Binding: always held; any other write: held unless its mail passes DMARC (server/mail/).
+        // Binding: always held; any other write: held unless its mail passes DMARC (server/email/).
         operation.binds === true ? 'always' : operation.readOnly === true ? 'no' : 'unless aligned',
       ].join(' | '),
   );

@@ -84,7 +84,7 @@ export interface Operation<
   /**
    * It commits its caller to something another agent relies on (agreeing, delivering, rating,
    * asking for money). The email door never runs it from one message: it answers with a
-   * confirmation request, and the reply to that carries it out, once (server/mail/).
+   * confirmation request, and the reply to that carries it out, once (server/email/).
    */
   binds?: boolean;
 }

@@ -13,8 +13,7 @@ import { CHAT_OPERATIONS } from './chat.ts';
 import { DEALS_OPERATIONS } from './deals.ts';
 import { PAYMENTS_OPERATIONS } from './payments.ts';
 import { SERVICE_KEYS_OPERATIONS } from './service-keys.ts';
-import { NOTIFICATIONS_OPERATIONS } from './notifications.ts';
-import { MAILGATE_OPERATIONS } from './mailgate.ts';
+import { EMAIL_OPERATIONS } from './email.ts';
 import { AGENT_CARD_OPERATIONS } from './agent-cards.ts';
 import { MODERATION_OPERATIONS } from './moderation.ts';
 import type { Operation } from './operation.ts';
@@ -39,8 +38,7 @@ export const OPERATIONS = {
   ...DEALS_OPERATIONS,
   ...PAYMENTS_OPERATIONS,
   ...SERVICE_KEYS_OPERATIONS,
-  ...NOTIFICATIONS_OPERATIONS,
-  ...MAILGATE_OPERATIONS,
+  ...EMAIL_OPERATIONS,
   ...AGENT_CARD_OPERATIONS,
   ...MODERATION_OPERATIONS,
 } as const;

@@ -11,7 +11,7 @@ import { isAlias, isMap, isScalar, isSeq, type Node, type Pair } from 'yaml';
  * counted as the alias they hold, which is at least what they merge.
  *
  * Every parser of agents' YAML goes through here: the index's header reader
- * (actors/index/yaml-header.ts) and the mail door's command bodies (server/mail/commands.ts).
+ * (actors/index/yaml-header.ts) and the mail door's command bodies (server/email/commands.ts).
  */
 
 /** The bounds of one reader, and the words its refusals name it with. */

@@ -26,8 +26,8 @@ import { agentForToken } from './invoke.ts';
 import { TEST_OPERATIONS } from './http/test-operations.ts';
 import { createUwsEngine } from './http/uws-engine.ts';
 import { loadUwsBinary } from './http/uws-load.ts';
-import { startMailDoor, type MailDoor } from './mail/door.ts';
-import { confirmedCommandRunner, mailRouter } from './mail/mailgate.ts';
+import { startMailDoor, type MailDoor } from './email/door.ts';
+import { confirmedCommandRunner, mailRouter } from './email/mailgate.ts';
 import { mcpDoorOnFirstRequest } from './mcp/door-on-first-request.ts';
 import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket/door.ts';
@@ -342,7 +342,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     leaseMs: config.jobLeaseSeconds * 1000,
   });
   await scheduler.start();
-  // The email door: sign-ups, commands and replies by SMTP (server/mail/).
+  // The email door: sign-ups, commands and replies by SMTP (server/email/).
   let mailDoor: MailDoor | null = null;
   if (config.smtpPort !== null) {
     mailDoor = await startMailDoor(services, {

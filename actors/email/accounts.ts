@@ -4,7 +4,7 @@ import {
   findMailAccountByLocalPart,
   insertMailAccount,
   type MailAccountRow,
-} from '../../storage/mail-accounts.ts';
+} from '../../storage/email/accounts.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import type { Services } from '../kernel/services.ts';
 

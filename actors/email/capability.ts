@@ -20,7 +20,7 @@ declare module '../kernel/services.ts' {
     /** This process's outbox loop; null before start-up and without mail settings. */
     readonly mailSender: MailSender | null;
     /**
-     * How a confirmed command runs: the mail door's runner (server/mail/mailgate.ts), which
+     * How a confirmed command runs: the mail door's runner (server/email/mailgate.ts), which
      * goes through the doors' one `run()`; the server provides it at start-up, SMTP door or not.
      */
     readonly confirmedRunner: ConfirmedRunner;
@@ -30,7 +30,7 @@ declare module '../kernel/services.ts' {
 /**
  * Email: the outbox every message leaves from, notification digests to a person, invites by
  * email, and the state of agents that live by email (their private addresses, sign-ups,
- * confirmations of binding commands). The SMTP door itself is server/mail/.
+ * confirmations of binding commands). The SMTP door itself is server/email/.
  */
 export const email = {
   name: 'email',

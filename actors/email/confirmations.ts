@@ -8,7 +8,7 @@ import {
   replaceMailConfirmationToken,
   setMailConfirmationAnswer,
   type MailConfirmationRow,
-} from '../../storage/mail-confirmations.ts';
+} from '../../storage/email/confirmations.ts';
 import type { Services } from '../kernel/services.ts';
 
 /** How long a command held from an email waits for its confirmation. */

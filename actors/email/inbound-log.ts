@@ -3,7 +3,7 @@ import {
   insertInbound,
   setInboundOutcome,
   type InboundRow,
-} from '../../storage/mail-inbound.ts';
+} from '../../storage/email/inbound.ts';
 import type { Services } from '../kernel/services.ts';
 
 export type { InboundRow };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { insertOutboxMail } from '../../storage/email-outbox.ts';
+import { insertOutboxMail } from '../../storage/email/outbox.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { currentUnit } from '../kernel/commit.ts';
 import type { Services } from '../kernel/services.ts';

@@ -4,7 +4,7 @@ import {
   mailPushState,
   pushingAgents,
   setMailPushing,
-} from '../../storage/mail-push.ts';
+} from '../../storage/email/push.ts';
 import { changesAfter } from '../feed/feed.ts';
 import { FeedFollower } from '../feed/follower.ts';
 import { mailYaml } from './mail-yaml.ts';

@@ -8,7 +8,7 @@ import {
   markMailSent,
   outboxRaw,
   type ClaimedMail,
-} from '../../storage/email-outbox.ts';
+} from '../../storage/email/outbox.ts';
 import type { Services } from '../kernel/services.ts';
 
 /** This process's loop that hands queued mail to SMTP_URL (or logs it when there is none). */
@@ -56,7 +56,7 @@ type Outcome = { sent: true } | { sent: false; permanent: boolean; error: string
 
 /**
  * Starts this process's sender. With SMTP_URL: a loop that claims due rows of mail_outbox
- * (storage/email-outbox.ts claimDueMail), sends each with one pooled nodemailer transport
+ * (storage/email/outbox.ts claimDueMail), sends each with one pooled nodemailer transport
  * (envelope and raw bytes as queued: the same Message-ID on every attempt) and records the
  * outcome. Without it (the embedded default): no loop; each queued message is one log line and
  * stays in the outbox table.

@@ -6,7 +6,7 @@ import {
   insertMailSignUp,
   pendingMailSignUp,
   setMailSignUpAgent,
-} from '../../storage/mail-signups.ts';
+} from '../../storage/email/sign-ups.ts';
 import type { Services } from '../kernel/services.ts';
 
 /** How long a sign-up code stays good. */

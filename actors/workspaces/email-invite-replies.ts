@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { findNotificationEmail } from '../../storage/notification-emails.ts';
+import { findNotificationEmail } from '../../storage/email/notification-emails.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { createMailAccount, mailAccountOfAgent, privateAddress } from '../email/accounts.ts';
 import { mailYaml } from '../email/mail-yaml.ts';
@@ -10,7 +10,7 @@ import { joinThroughInvite } from './email-invite-join.ts';
 import { INVITE_SUBJECT } from './email-invite-mail.ts';
 import { findInviteByMailKey, type EmailInvite } from './email-invites.ts';
 
-/** As much of a checked inbound message (server/mail/inbound.ts) as a reply to an invite needs. */
+/** As much of a checked inbound message (server/email/inbound.ts) as a reply to an invite needs. */
 export interface InviteReply {
   /** Message-ID with angle brackets. */
   messageId: string;

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import * as assert from 'uvu/assert';
 import { createMailAccount } from '../../actors/email/accounts.ts';
-import { startMailDoor, type MailDoor } from '../../server/mail/door.ts';
-import type { InboundMail } from '../../server/mail/inbound.ts';
+import { startMailDoor, type MailDoor } from '../../server/email/door.ts';
+import type { InboundMail } from '../../server/email/inbound.ts';
 import { SWAKS, clientSuite } from '../helpers/real-clients.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

@@ -136,7 +136,7 @@ test('every door the service mounts has a row, and every row every limit', async
     assert.ok(door, `${path}: a door with no row in DOORS`);
     doors.add(door);
   }
-  // Doors OpenAPI cannot show: they are mounted beside it (server/app.ts, server/mail).
+  // Doors OpenAPI cannot show: they are mounted beside it (server/app.ts, server/email).
   for (const door of ['socket.io', 'long-poll', 'idempotent replay', 'mail', 'webhooks']) {
     doors.add(door);
   }

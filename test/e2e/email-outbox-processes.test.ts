@@ -1,7 +1,7 @@
 import * as assert from 'uvu/assert';
 import { enqueueMail, type MailDraft } from '../../actors/email/outbox.ts';
 import { GIVE_UP_AFTER_MS } from '../../actors/email/sender.ts';
-import { outboxState } from '../../storage/email-outbox.ts';
+import { outboxState } from '../../storage/email/outbox.ts';
 import { openPostgres } from '../../storage/postgres/driver.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { startMailSink, type MailSink } from '../helpers/mail-sink.ts';

@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { enqueueMail, type MailDraft } from '../../actors/email/outbox.ts';
 import { CLAIM_LEASE_MS, GIVE_UP_AFTER_MS } from '../../actors/email/sender.ts';
-import { outboxState, type OutboxState } from '../../storage/email-outbox.ts';
+import { outboxState, type OutboxState } from '../../storage/email/outbox.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { startMailSink, type MailSink } from '../helpers/mail-sink.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

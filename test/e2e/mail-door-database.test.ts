@@ -1,7 +1,7 @@
 import * as assert from 'uvu/assert';
 import { createMailAccount } from '../../actors/email/accounts.ts';
-import { startMailDoor, type MailDoor } from '../../server/mail/door.ts';
-import type { InboundMail } from '../../server/mail/inbound.ts';
+import { startMailDoor, type MailDoor } from '../../server/email/door.ts';
+import type { InboundMail } from '../../server/email/inbound.ts';
 import { sendToService } from '../helpers/mail-client.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';

@@ -231,7 +231,7 @@ const MAIL_SIGN_UP_DOORS: Door[] = [
 const SIGNING_UP = OPERATION_LIST.filter((operation) => operation.signUpLimited === true);
 
 test('the mail doors make agents through sign_up, the one operation that signs up', () => {
-  // The join address and invite replies run sign_up itself (server/mail/): a new operation that
+  // The join address and invite replies run sign_up itself (server/email/): a new operation that
   // signs up needs a door here, and a look at whether mail should offer it too.
   assert.equal(
     SIGNING_UP.map((operation) => operation.name),

@@ -4,14 +4,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse } from 'yaml';
 import { createMailAccount } from '../../actors/email/accounts.ts';
-import type { InboundMail } from '../../server/mail/inbound.ts';
+import type { InboundMail } from '../../server/email/inbound.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
-import { mailRouter } from '../../server/mail/mailgate.ts';
+import { mailRouter } from '../../server/email/mailgate.ts';
 import { dealRoom } from '../helpers/deals.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * The mailgate's router (server/mail/mailgate.ts) as the SMTP door calls it, with checked mail
+ * The mailgate's router (server/email/mailgate.ts) as the SMTP door calls it, with checked mail
  * built as the door builds it; answers are read from the outbox, where every message leaves.
  */
 interface Context {

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readHeader } from '../../actors/index/yaml-header.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { parseCommandBody } from '../../server/mail/commands.ts';
+import { parseCommandBody } from '../../server/email/commands.ts';
 
 /**
  * Every parser of agents' YAML bounds what the text expands to (protocol/yaml-expansion.ts), not
@@ -23,7 +23,7 @@ const PARSERS: Record<string, (text: string) => string> = {
     const reading = readHeader(text);
     return 'error' in reading ? reading.error : 'read';
   },
-  'server/mail/commands.ts': (text) => {
+  'server/email/commands.ts': (text) => {
     try {
       parseCommandBody(text);
       return 'read';

@@ -86,6 +86,16 @@ test('capability SQL imports only the driver, its errors, the locks and protocol
     'layers/fence: postgres',
   ]);
   assert.match((await reasons('storage/probe.ts', './workspaces.ts')).join(), 'Capability SQL');
+  // The same fence in a capability's own folder (storage/email/).
+  assert.equal(
+    await problems('storage/email/probe.ts', [
+      "import '../driver.ts';",
+      "import '../../protocol/errors.ts';",
+      "import '../workspaces.ts';",
+      "import '../kernel/changes.ts';",
+    ]),
+    ['layers/fence: ../workspaces.ts', 'layers/fence: ../kernel/changes.ts'],
+  );
 });
 
 test('the driver, the kernel tables and the blob store are not capability SQL', async () => {
@@ -148,7 +158,7 @@ test('only server/invoke.ts imports the handler table: one runner for every door
     "export const later = () => import('../../actors/handlers.ts');",
   ];
   assert.equal(await problems('server/invoke.ts', imports), []);
-  for (const elsewhere of ['server/mail/probe.ts', 'server/http/probe.ts']) {
+  for (const elsewhere of ['server/email/probe.ts', 'server/http/probe.ts']) {
     assert.equal(await problems(elsewhere, imports), [
       'layers/fence: ../../actors/handlers.ts',
       'layers/fence: ../../actors/handlers.ts',

@@ -47,7 +47,7 @@ const CLASSIFIED: Record<string, string> = {
     'getaddrinfo; its wait ends with the attempt deadline (postWebhook withSignal, set_webhook race); an answer is a list of addresses',
   'actors/webhooks/address-guard.ts node:net/tls/http2/dgram socket': 'isIP only',
   'actors/webhooks/special-addresses.ts node:net/tls/http2/dgram socket': 'BlockList and isIP only',
-  'server/mail/sender-auth.ts node:dns look-up':
+  'server/email/sender-auth.ts node:dns look-up':
     'SPF/DKIM/DMARC look-ups: c-ares, one try of MAIL_DNS_TIMEOUT_MS each, the first time-out fails the rest; a DNS answer is at most 64 KiB by the protocol',
   'actors/email/sender.ts nodemailer transport':
     "the operator's own relay (SMTP_URL), not an untrusted party: nodemailer caps one reply at 1 MiB (maxResponseSize) and idle sockets at socketTimeout",
@@ -63,7 +63,7 @@ const CLASSIFIED: Record<string, string> = {
   'server/http/uws-engine.ts node:net/tls/http2/dgram socket':
     'createServer only: a listen uWS refused is tried once on node:net to learn why (a local listen, no request)',
   'server/http/client-address.ts node:net/tls/http2/dgram socket': 'BlockList and isIP only',
-  'server/mail/door.ts node:net/tls/http2/dgram socket': 'AddressInfo type only',
+  'server/email/door.ts node:net/tls/http2/dgram socket': 'AddressInfo type only',
   'server/config.ts node:net/tls/http2/dgram socket': 'BlockList type only',
 };
 

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { newText, plainSubject } from '../../server/mail/new-text.ts';
+import { newText, plainSubject } from '../../server/email/new-text.ts';
 
 const test = suite('the new text of a reply, as mail programs quote');
 

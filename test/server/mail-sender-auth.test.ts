@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { dkimSign } from 'mailauth';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkResolver, checkSender, type Arrival } from '../../server/mail/sender-auth.ts';
+import { checkResolver, checkSender, type Arrival } from '../../server/email/sender-auth.ts';
 import { startDnsStub, type DnsStub } from '../helpers/dns-stub.ts';
 
 const TIMEOUT_MS = 200;

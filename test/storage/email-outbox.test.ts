@@ -7,7 +7,7 @@ import {
   markMailFailed,
   markMailSent,
   outboxState,
-} from '../../storage/email-outbox.ts';
+} from '../../storage/email/outbox.ts';
 import { driverKinds, openTestDriver, type DriverKind } from '../helpers/storage.ts';
 import { driverSuite } from './contract.ts';
 

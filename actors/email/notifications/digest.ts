@@ -1,11 +1,11 @@
-import { DIGEST_INTERVAL_MS } from '../../../protocol/notifications.ts';
+import { DIGEST_INTERVAL_MS } from '../../../protocol/email.ts';
 import { readChanges, type StoredChangeRow } from '../../../storage/kernel/changes.ts';
 import {
   agentsDueForDigest,
   findNotificationEmail,
   markDigested,
   namesOf,
-} from '../../../storage/notification-emails.ts';
+} from '../../../storage/email/notification-emails.ts';
 import type { CapabilityJob } from '../../kernel/capability.ts';
 import type { Services } from '../../kernel/services.ts';
 import { enqueueMail } from '../outbox.ts';

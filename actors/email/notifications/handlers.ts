@@ -1,10 +1,7 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { html, reply } from '../../../protocol/binding.ts';
 import { ServiceError } from '../../../protocol/errors.ts';
-import {
-  DIGEST_INTERVAL_MS,
-  NOTIFICATION_EMAILS_PER_HOUR,
-} from '../../../protocol/notifications.ts';
+import { DIGEST_INTERVAL_MS, NOTIFICATION_EMAILS_PER_HOUR } from '../../../protocol/email.ts';
 import {
   MAX_WRONG_CODES,
   notificationEmailCodec,
@@ -20,7 +17,7 @@ import {
   lockNotificationEmailByLink,
   saveNotificationEmail,
   type NotificationEmailRow,
-} from '../../../storage/notification-emails.ts';
+} from '../../../storage/email/notification-emails.ts';
 import type { Queryable } from '../../../storage/driver.ts';
 import type { Handler } from '../../kernel/handler.ts';
 import type { Services } from '../../kernel/services.ts';

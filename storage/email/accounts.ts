@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /** An agent that lives by email (migration 025, mail_accounts). */
 export interface MailAccountRow {

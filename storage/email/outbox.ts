@@ -1,4 +1,4 @@
-import type { Driver, Queryable } from './driver.ts';
+import type { Driver, Queryable } from '../driver.ts';
 
 /** One queued message (migration 025, mail_outbox). */
 export interface OutboxRow {

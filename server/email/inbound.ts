@@ -1,7 +1,7 @@
 /**
- * A message the SMTP door took and checked, as the mailgate (server/mail/mailgate.ts) and the
+ * A message the SMTP door took and checked, as the mailgate (server/email/mailgate.ts) and the
  * email invites read it. Addresses are lower-case; text is the new text only (quoted history
- * and signatures removed, server/mail/new-text.ts).
+ * and signatures removed, server/email/new-text.ts).
  */
 export interface InboundMail {
   /** Message-ID with angle brackets (one made from the message's hash when it had none). */

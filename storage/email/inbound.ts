@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /**
  * One message the SMTP door took for one recipient (migration 025, mail_inbound). The key is the

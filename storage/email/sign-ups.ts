@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /** A sign-up by email waiting for its code (migration 025, mail_signups). */
 export interface MailSignUpRow {

@@ -1,8 +1,8 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /**
  * Changes pushed by email (mail_accounts.push_changes and pushed_seq, migration 025). Kept apart
- * from storage/mail-accounts.ts, which another part of the email capability owns.
+ * from storage/email/accounts.ts, which another part of the email capability owns.
  */
 
 /** Switches pushing; on, it starts after `fromSeq` (older changes are read with `changes`). */

@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /** A binding command sent by email, waiting for its confirmation (migration 025). */
 export interface MailConfirmationRow {

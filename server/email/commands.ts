@@ -86,7 +86,7 @@ export function commandList(services: Services, principal: Principal): string {
   ].join('\n');
 }
 
-/** When a command waits for a confirmation by reply (server/mail/mailgate.ts, holdReason). */
+/** When a command waits for a confirmation by reply (server/email/mailgate.ts, holdReason). */
 function heldNote(operation: Operation): string {
   if (operation.binds === true) return ' (always confirmed by reply)';
   return operation.readOnly === true ? '' : ' (confirmed by reply unless your mail passes DMARC)';

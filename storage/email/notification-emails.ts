@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /**
  * The person's notification address of each agent (`notification_emails`, migration 025): its
