@@ -111,10 +111,14 @@ const FENCES = [
       'actors/kernel/ imports no capability (nothing of actors/ outside the kernel): every capability relies on the kernel, so it relies on none of them. A capability plugs itself in through its capability.ts and actors/capabilities.ts.',
   },
   {
-    // Capability SQL: the top-level files of storage/, except the driver's own, and the files
-    // of a capability's own folder where it is large (storage/email/).
-    files: ['storage/*.ts', 'storage/email/*.ts'],
+    // Capability SQL: the top-level files of storage/ (a capability with one file) and each
+    // capability's own folder (storage/<capability>/), except the driver's and the kernel's own.
+    files: ['storage/*.ts', 'storage/*/*.ts'],
     filesExcept: [
+      'storage/pglite/**',
+      'storage/postgres/**',
+      'storage/kernel/**',
+      'storage/blobs/**',
       'storage/driver.ts',
       'storage/open.ts',
       'storage/migrate.ts',
@@ -130,10 +134,10 @@ const FENCES = [
       'protocol/**',
       'node:*',
       // The conventions' index keys: computed in JS in step with migration 017's SQL, no I/O.
-      'storage/convention-keys.ts',
+      'storage/conventions/convention-keys.ts',
     ],
     message:
-      "Capability SQL (storage/<capability>.ts) imports only storage/driver.ts, storage/database-error.ts, storage/locks.ts and protocol/: it knows its capability's tables, not a driver, the kernel's tables or another capability's SQL.",
+      "Capability SQL (storage/<capability>.ts, or storage/<capability>/ where a capability has several files) imports only storage/driver.ts, storage/database-error.ts, storage/locks.ts and protocol/: it knows its capability's tables, not a driver, the kernel's tables or another capability's SQL.",
   },
   {
     files: PRODUCT,

@@ -21,7 +21,7 @@ import { principalOf, type Principal } from '../actors/kernel/principal.ts';
 import { Services } from '../actors/kernel/services.ts';
 import { agentCodec } from '../machines/agent.ts';
 import { notifyActors } from '../storage/kernel/actor-notices.ts';
-import { findAgent, saveAgentState } from '../storage/agents.ts';
+import { findAgent, saveAgentState } from '../storage/agents/agents.ts';
 import { appendChanges, notifyChanges, readChanges } from '../storage/kernel/changes.ts';
 import type { Driver, Queryable, Row } from '../storage/driver.ts';
 import { insertFeedback } from '../storage/feedback.ts';

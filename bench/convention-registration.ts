@@ -1,7 +1,7 @@
 /**
  * How long one `POST /conventions` takes with 100 conventions in the store and with 5,000: the
  * near-duplicate check used to read and compare every convention (O(n) per registration); it
- * now finds its candidates by index (storage/convention-keys.ts). The conventions are written
+ * now finds its candidates by index (storage/conventions/convention-keys.ts). The conventions are written
  * through storage (insertConvention, as registration writes them) by one agent; then another
  * registers 30 new ones over HTTP, one at a time, and the median and p90 are printed.
  *
@@ -9,7 +9,7 @@
  *   DATABASE_URL=postgres://... npx tsx bench/convention-registration.ts
  */
 import { performance } from 'node:perf_hooks';
-import { insertConvention } from '../storage/conventions.ts';
+import { insertConvention } from '../storage/conventions/conventions.ts';
 import { closeTestResources } from '../test/helpers/resources.ts';
 import { startTestServer } from '../test/helpers/server.ts';
 

@@ -8,7 +8,7 @@
  *
  * The service talks to anvil through a counting JSON-RPC proxy in this process, so every RPC
  * call the watcher needs is counted and timed by method (the proxy's own hop is in those times;
- * the baseline goes around it). The payments are a fixture written through storage/payments.ts
+ * the baseline goes around it). The payments are a fixture written through storage/payments/payments.ts
  * (insertPayment, in one transaction) on deals written by SQL, not 10,000 HTTP requests; the
  * 1,000 transfers are signed here with explicit nonces and sent with automine off, then mined
  * with one `evm_mine`.
@@ -33,11 +33,11 @@ import { startPaymentWatcher } from '../actors/payments/chain/watcher.ts';
 import { dealCodec, newDeal } from '../machines/deal.ts';
 import { newPayment, paymentCodec } from '../machines/payment.ts';
 import type { Driver } from '../storage/driver.ts';
-import { insertPayment } from '../storage/payments.ts';
+import { insertPayment } from '../storage/payments/payments.ts';
 import { startAnvil, type TestChain } from '../test/helpers/chain.ts';
 import { startTestServer, type TestServer } from '../test/helpers/server.ts';
 import { newWorkspace } from '../test/helpers/workspaces.ts';
-import { rebuildReputationCounts } from '../storage/reputation-counts.ts';
+import { rebuildReputationCounts } from '../storage/deals/reputation-counts.ts';
 
 export const PAYMENTS_AWAITED = 10_000;
 export const TRANSFERS_IN_BLOCK = 1_000;

@@ -10,7 +10,7 @@
  * process, RECEIPT_CHAIN_AGENTS (default 4) members saving, each through one of the processes.
  *
  * A reload is counted by PostgreSQL, not by the service: on the save path only loading a
- * WorkspaceActor reads `workspace_members` (storage/workspaces.ts findWorkspace), so its scans
+ * WorkspaceActor reads `workspace_members` (storage/workspaces/workspaces.ts findWorkspace), so its scans
  * in `pg_stat_user_tables` count the loads. A backend's counts reach those statistics for sure
  * only when it ends, so each phase stops both processes before reading them, and a control
  * phase (start, one read of the workspace on each process, stop) gives what start-up and the

@@ -2,7 +2,7 @@
  * The public reputation record (`GET /agents/<id>/reputation`) of an agent with 10,000 agreed
  * deals with 200 counterparties, most of them rated, over HTTP; beside, in the same run on the
  * same server, `GET /health` (the same door and one database round trip: the floor of any
- * answer that reads the database) and the record's own SQL (storage/deals.ts reputationOf) run
+ * answer that reads the database) and the record's own SQL (storage/deals/deals.ts reputationOf) run
  * directly on the driver, which splits the figure into the queries and the rest. The lanes take
  * turns request by request, so load that comes and goes weighs on all of them alike.
  *
@@ -15,8 +15,8 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { dealCodec, newDeal } from '../machines/deal.ts';
 import type { Driver } from '../storage/driver.ts';
-import { reputationOf } from '../storage/deals.ts';
-import { rebuildReputationCounts } from '../storage/reputation-counts.ts';
+import { reputationOf } from '../storage/deals/deals.ts';
+import { rebuildReputationCounts } from '../storage/deals/reputation-counts.ts';
 import { startTestServer, type TestServer } from '../test/helpers/server.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/storage.ts';
 import { newWorkspace } from '../test/helpers/workspaces.ts';

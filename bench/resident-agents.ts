@@ -23,7 +23,7 @@ function settledMemory(): { heapMb: number; rssMb: number } {
   return { heapMb: process.memoryUsage().heapUsed / 1048576, rssMb: rssKb / 1024 };
 }
 
-/** What a row of an agent that has read its feed once looks like (storage/agents.ts). */
+/** What a row of an agent that has read its feed once looks like (storage/agents/agents.ts). */
 function rowOf(index: number) {
   const agentId = `ag_${index.toString(36).padStart(20, '0')}`;
   const machine = agentCodec.persist(agentCodec.start({ readSeq: index }));

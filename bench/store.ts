@@ -24,7 +24,7 @@ import { contentTypeOf } from '../actors/files/content-type.ts';
 import { listingMarkdown } from '../actors/store/listings.ts';
 import { indexEntryHere } from '../actors/index/capture.ts';
 import type { Driver } from '../storage/driver.ts';
-import { searchText } from '../storage/file-index.ts';
+import { searchText } from '../storage/index/file-index.ts';
 import { startTestServer, type TestServer } from '../test/helpers/server.ts';
 import { bounded } from './clients.ts';
 import type { DriverKind } from './commands.ts';
@@ -293,7 +293,7 @@ function fixtureContent(random: Random) {
  * One statement per batch: each row names its listing id, content, workspace and time; the
  * statement writes the version (with a receipt shaped like the service's, unsigned), the current
  * file, the indexed version (current, with its tsvector, made once per content), the listing
- * (with what it keeps of its current version, as storage/listings.ts upsertListing writes it).
+ * (with what it keeps of its current version, as storage/store/listings.ts upsertListing writes it).
  * The foreign keys are checked at the end of the statement, when every part is written.
  */
 const LOAD_BATCH = `with content as materialized (
@@ -338,7 +338,7 @@ from input`;
 
 /**
  * Public workspaces of the owners, then the listings in batches, then the listings each
- * workspace holds (as storage/listings.ts keeps them), then statistics. The listings are made
+ * workspace holds (as storage/store/listings.ts keeps them), then statistics. The listings are made
  * of CONTENTS distinct files, each written and indexed by the service's own code once, and
  * reused by many listings (each its own id, workspace and time), so the 100,000 load in seconds.
  */

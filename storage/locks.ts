@@ -12,13 +12,13 @@
 export const ADVISORY_LOCK = {
   /** Applying migrations (storage/migrate.ts): processes starting at once apply each once. */
   migrations: 7723001,
-  /** Writing signing_keys (storage/signing-keys.ts): one current key, whoever starts or rotates. */
+  /** Writing signing_keys (storage/receipts/signing-keys.ts): one current key, whoever starts or rotates. */
   signingKeys: 7723002,
   /** The index's reader role and its login (actors/index/setup.ts): grants collide otherwise. */
   indexSetup: 7723004,
-  /** Making the operator's help workspace (storage/agents.ts): one, not one each. */
+  /** Making the operator's help workspace (storage/agents/agents.ts): one, not one each. */
   helpWorkspace: 7723007,
-  /** Registering conventions (storage/conventions.ts): the cap and near-duplicates hold. */
+  /** Registering conventions (storage/conventions/conventions.ts): the cap and near-duplicates hold. */
   conventionRegistrations: 7723017,
 } as const;
 
@@ -27,12 +27,12 @@ export const ADVISORY_LOCK = {
  * keys whose hashtext collides share a lock, so they only take turns.
  */
 export const ADVISORY_LOCK_CLASS = {
-  /** One blob, by sha256 (storage/blob-references.ts): the collector and a save take turns. */
+  /** One blob, by sha256 (storage/files/blob-references.ts): the collector and a save take turns. */
   blobs: 7723003,
-  /** One agent's listing watches (storage/listings.ts): the per-agent cap holds exactly. */
+  /** One agent's listing watches (storage/store/listings.ts): the per-agent cap holds exactly. */
   listingWatches: 7723005,
   /** One knocker's knocks (storage/chat.ts): the hourly limit holds exactly. */
   knocks: 7723006,
-  /** One agent's email invites (storage/invites.ts): the hourly limit holds across workspaces. */
+  /** One agent's email invites (storage/workspaces/invites.ts): the hourly limit holds across workspaces. */
   emailInvites: 7723018,
 } as const;

@@ -1,5 +1,5 @@
 import { agentCodec, type agentMachine, type AgentSnapshot } from '../../machines/agent.ts';
-import { findAgent, saveAgentState, type AgentRow } from '../../storage/agents.ts';
+import { findAgent, saveAgentState, type AgentRow } from '../../storage/agents/agents.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
 import { principalOf, type Principal } from '../kernel/principal.ts';
 import { MachineActor } from '../kernel/machine-actor.ts';

@@ -4,7 +4,7 @@ import { loadAgentActor, type AgentActor } from './actor.ts';
 import { signUp, whoami } from './handlers.ts';
 import { createToken, listTokens, revokeToken, rotateToken } from './token-handlers.ts';
 import { ensureHelpWorkspace, ensureOperator } from './operator.ts';
-import { lockAgent } from '../../storage/agents.ts';
+import { lockAgent } from '../../storage/agents/agents.ts';
 
 declare module '../kernel/services.ts' {
   interface Services {

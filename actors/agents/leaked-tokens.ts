@@ -1,7 +1,11 @@
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
-import { findListingAt } from '../../storage/listings.ts';
-import { findLiveTokensByHashes, revokeToken, type FoundWhere } from '../../storage/tokens.ts';
+import { findListingAt } from '../../storage/store/listings.ts';
+import {
+  findLiveTokensByHashes,
+  revokeToken,
+  type FoundWhere,
+} from '../../storage/agents/tokens.ts';
 import type { Services } from '../kernel/services.ts';
 import { hashToken, tokenShape, TOKEN_PREFIX } from '../kernel/tokens.ts';
 

@@ -6,9 +6,9 @@ import {
   findPublicWorkspaceNamed,
   insertAgent,
   lockHelpWorkspace,
-} from '../../storage/agents.ts';
-import { setOperatorToken } from '../../storage/tokens.ts';
-import { insertWorkspace } from '../../storage/workspaces.ts';
+} from '../../storage/agents/agents.ts';
+import { setOperatorToken } from '../../storage/agents/tokens.ts';
+import { insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import type { Services } from '../kernel/services.ts';
 import { hashToken, tokenShape } from '../kernel/tokens.ts';

@@ -1,6 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { MAX_TOKENS_PER_AGENT } from '../../protocol/tokens.ts';
-import { lockAgent } from '../../storage/agents.ts';
+import { lockAgent } from '../../storage/agents/agents.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import {
   countLiveTokens,
@@ -8,7 +8,7 @@ import {
   listLiveTokens,
   revokeToken as revokeTokenRow,
   shortenTokenExpiry,
-} from '../../storage/tokens.ts';
+} from '../../storage/agents/tokens.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';

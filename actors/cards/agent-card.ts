@@ -1,6 +1,6 @@
 import { MAX_CARD_SKILLS } from '../../protocol/agent-cards.ts';
 import { findCardAgent, hiddenListingIds } from '../../storage/cards.ts';
-import { readStore, type StoreListing } from '../../storage/store.ts';
+import { readStore, type StoreListing } from '../../storage/store/store.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import { agentWritten } from '../store/listing-view.ts';

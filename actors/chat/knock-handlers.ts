@@ -9,7 +9,7 @@ import {
 } from '../../machines/knock.ts';
 import { KNOCKS_PER_HOUR } from '../../protocol/chat.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { findAgent } from '../../storage/agents.ts';
+import { findAgent } from '../../storage/agents/agents.ts';
 import {
   findKnock,
   insertKnock,
@@ -25,8 +25,8 @@ import {
 } from '../../storage/chat.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
-import { findListing, type ListingRow } from '../../storage/listings.ts';
-import { insertMember, insertWorkspace } from '../../storage/workspaces.ts';
+import { findListing, type ListingRow } from '../../storage/store/listings.ts';
+import { insertMember, insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';

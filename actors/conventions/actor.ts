@@ -10,7 +10,7 @@ import {
   findConvention,
   updateConventionState,
   type ConventionRow,
-} from '../../storage/conventions.ts';
+} from '../../storage/conventions/conventions.ts';
 import { MachineActor } from '../kernel/machine-actor.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { lockConvention } from '../../storage/conventions.ts';
+import { lockConvention } from '../../storage/conventions/conventions.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadConventionActor, type ConventionActor } from './actor.ts';

@@ -22,7 +22,7 @@ import {
   type ConventionListKey,
   type ConventionRow,
   type RelationRow,
-} from '../../storage/conventions.ts';
+} from '../../storage/conventions/conventions.ts';
 import { deniedTerms } from './deny-list.ts';
 import { nearDuplicate } from './near-duplicate.ts';
 import { reservedCloseness } from './reserved-name.ts';

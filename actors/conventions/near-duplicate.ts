@@ -10,12 +10,12 @@ import {
   NAME_MIN_LENGTH,
   sortedNameWords,
   squashName,
-} from '../../storage/convention-keys.ts';
+} from '../../storage/conventions/convention-keys.ts';
 import { levenshtein } from './edit-distance.ts';
 
 /**
  * The most edits apart two convention names may be and count as near-duplicates. The indexed
- * lookup of candidates (storage/convention-keys.ts) is built for these three numbers.
+ * lookup of candidates (storage/conventions/convention-keys.ts) is built for these three numbers.
  */
 const DUPLICATE_NAME_DISTANCE = NAME_EDIT_DISTANCE;
 
@@ -37,7 +37,7 @@ const DUPLICATE_KEY_OVERLAP = KEY_OVERLAP;
  *    `service-local`);
  * 4. its dimension keys overlap the existing one's by 80% or more: the keys both have, divided by
  *    the keys either has (Jaccard index), so a renamed copy of a convention is caught.
- * `existing` may be every convention or only the candidates storage/conventions.ts finds by
+ * `existing` may be every convention or only the candidates storage/conventions/conventions.ts finds by
  * index (nearDuplicateCandidates), in the same order: the answer is the same.
  */
 export function nearDuplicate(

@@ -1,6 +1,6 @@
 import { dealCodec, type dealMachine, dealStatus, type DealSnapshot } from '../../machines/deal.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
-import { findDeal, updateDeal, type DealRow } from '../../storage/deals.ts';
+import { findDeal, updateDeal, type DealRow } from '../../storage/deals/deals.ts';
 import { MachineActor } from '../kernel/machine-actor.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { lockDeal } from '../../storage/deals.ts';
+import { lockDeal } from '../../storage/deals/deals.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadDealActor, type DealActor } from './actor.ts';

@@ -24,13 +24,13 @@ import {
   listDealsOf,
   listDeliveries,
   listRatings,
-} from '../../storage/deals.ts';
+} from '../../storage/deals/deals.ts';
 import type { Queryable } from '../../storage/driver.ts';
-import { findFile, findKeptVersion } from '../../storage/files.ts';
-import { dealsWithFinalPayment } from '../../storage/payments.ts';
-import { countPartiesJoined, countRatingChange } from '../../storage/reputation-counts.ts';
+import { findFile, findKeptVersion } from '../../storage/files/files.ts';
+import { dealsWithFinalPayment } from '../../storage/payments/payments.ts';
+import { countPartiesJoined, countRatingChange } from '../../storage/deals/reputation-counts.ts';
 import { dealPayments } from '../payments/payment-view.ts';
-import { lockWorkspace } from '../../storage/workspaces.ts';
+import { lockWorkspace } from '../../storage/workspaces/workspaces.ts';
 import type { DealActor } from './actor.ts';
 import { dealHeader } from './header.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
@@ -371,7 +371,7 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
       receipt,
     });
     // The ratee's kept record loses the superseded rating and gains this one, in this
-    // transaction (storage/reputation-counts.ts).
+    // transaction (storage/deals/reputation-counts.ts).
     await countRatingChange(tx, row.dealId, input.agent_id, superseded, {
       score: input.score ?? null,
     });

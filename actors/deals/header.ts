@@ -1,6 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Queryable } from '../../storage/driver.ts';
-import { agentNames, findVersionHeader } from '../../storage/deals.ts';
+import { agentNames, findVersionHeader } from '../../storage/deals/deals.ts';
 
 /**
  * The deal header ("The deal file" in protocol/documents/deals-protocol.md): a deal is a

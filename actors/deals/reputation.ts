@@ -1,7 +1,7 @@
-import { findAgent } from '../../storage/agents.ts';
+import { findAgent } from '../../storage/agents/agents.ts';
 import { formatUsdc } from '../../protocol/payments-money.ts';
-import { reputationCounts, reputationOf } from '../../storage/deals.ts';
-import { paymentsOfAgent } from '../../storage/payments.ts';
+import { reputationCounts, reputationOf } from '../../storage/deals/deals.ts';
+import { paymentsOfAgent } from '../../storage/payments/payments.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 

@@ -5,7 +5,7 @@
  * that uses them later, after the workspace's earlier commands. So a blob no row uses may be
  * about to be used. Two things keep such a blob:
  * - the grace: a blob put (or put again) lately is never collected;
- * - the blob's advisory lock (storage/blob-references.ts): the collector deletes a blob only
+ * - the blob's advisory lock (storage/files/blob-references.ts): the collector deletes a blob only
  *   under it, after it has looked again for a row that uses the blob; a save takes it with
  *   `holdBlob` before it commits its row, and finds out there whether the blob is still there.
  * The grace makes the second a rarity; the lock makes it safe: a save that waited past the grace
@@ -17,7 +17,11 @@
  * (`upload_reservations.sha256`), which counts as a use. The collector is the net for the rest.
  */
 import { ServiceError } from '../../protocol/errors.ts';
-import { isBlobReferenced, lockBlob, referencedBlobs } from '../../storage/blob-references.ts';
+import {
+  isBlobReferenced,
+  lockBlob,
+  referencedBlobs,
+} from '../../storage/files/blob-references.ts';
 import type { BlobStore, Sha256 } from '../../storage/blobs/blob-store.ts';
 import { BlobStoreFullError, BlobStoreUnavailableError } from '../../storage/blobs/errors.ts';
 import type { Transaction } from '../../storage/driver.ts';

@@ -3,7 +3,7 @@ import type { BlobStore } from '../../storage/blobs/blob-store.ts';
 import {
   recordBlobStoreIdentity,
   recordedBlobStoreIdentity,
-} from '../../storage/blob-store-identity.ts';
+} from '../../storage/files/blob-store-identity.ts';
 import type { Queryable } from '../../storage/driver.ts';
 
 /**
@@ -13,7 +13,7 @@ import type { Queryable } from '../../storage/driver.ts';
  * process pointed at another store (a second machine's own DATA_DIR beside a shared PostgreSQL,
  * another bucket) would save files the others cannot read and answer 404 for theirs: it refuses
  * to start instead, saying why. The collector of unused blobs spares the identity blob
- * (storage/blob-references.ts).
+ * (storage/files/blob-references.ts).
  */
 export async function checkBlobStoreIdentity(
   db: Queryable,

@@ -6,7 +6,7 @@
  */
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Transaction } from '../../storage/driver.ts';
-import { readHeldBytes } from '../../storage/upload-reservations.ts';
+import { readHeldBytes } from '../../storage/files/upload-reservations.ts';
 import type { Services } from '../kernel/services.ts';
 
 /** The rule's name, as `whoami` shows it. */

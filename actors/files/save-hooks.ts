@@ -1,6 +1,6 @@
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
-import type { Visibility } from '../../storage/workspaces.ts';
+import type { Visibility } from '../../storage/workspaces/workspaces.ts';
 import type { IndexEntry } from '../index/capture.ts';
 import type { Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';

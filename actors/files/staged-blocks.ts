@@ -7,12 +7,12 @@ import {
   findStagedBlocks,
   stageBlock as recordStagedBlock,
   type BlockOwner,
-} from '../../storage/staged-blocks.ts';
+} from '../../storage/files/staged-blocks.ts';
 import {
   dropExpiredReservations,
   lockStorageUse,
   readHeldBytes,
-} from '../../storage/upload-reservations.ts';
+} from '../../storage/files/upload-reservations.ts';
 import { holdBlob } from './blob-collector.ts';
 import { md5Matches, Md5Watch } from './content-md5.ts';
 import { TokenScan } from '../agents/leaked-tokens.ts';

@@ -2,7 +2,7 @@
  * Room in the quota held for an upload while its bytes stream in (rule `every_kept_byte`,
  * /protocol "Files"). Before a byte is streamed the upload reserves its declared length, or,
  * for a body of unknown length, room that grows ahead of the bytes as they arrive; the
- * reservation is a row beside the agent's usage (storage/upload-reservations.ts), taken under
+ * reservation is a row beside the agent's usage (storage/files/upload-reservations.ts), taken under
  * the agent's usage-row lock, so uploads at once, in any process on one database, never hold
  * more than the quota between them. A body that outgrows the room left is refused at that
  * chunk (its temporary file goes with it).
@@ -20,7 +20,7 @@ import {
   lockStorageUse,
   nameReservedBlob,
   reserveWithinRoom,
-} from '../../storage/upload-reservations.ts';
+} from '../../storage/files/upload-reservations.ts';
 import { discardUnusedBlobs } from './blob-collector.ts';
 import { currentUnit } from '../kernel/commit.ts';
 import type { Services } from '../kernel/services.ts';

@@ -1,8 +1,8 @@
 import type { ByteReply } from '../../protocol/binding.ts';
-import { readVersionProperties, type VersionProperties } from '../../storage/files.ts';
+import { readVersionProperties, type VersionProperties } from '../../storage/files/files.ts';
 import type { Services } from '../kernel/services.ts';
 
-export type { VersionProperties } from '../../storage/files.ts';
+export type { VersionProperties } from '../../storage/files/files.ts';
 
 /**
  * A version's bytes as read_file answers them, with what Azure clients keep beside them (the

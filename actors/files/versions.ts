@@ -21,8 +21,8 @@ import {
   beginSave,
   type LetGoVersion,
   type UseDelta,
-} from '../../storage/files.ts';
-import { readHeldBytes } from '../../storage/upload-reservations.ts';
+} from '../../storage/files/files.ts';
+import { readHeldBytes } from '../../storage/files/upload-reservations.ts';
 import { discardUnusedBlobs, holdBlob } from './blob-collector.ts';
 import { countsNotice } from '../kernel/agent-counts.ts';
 import { currentUnit } from '../kernel/commit.ts';

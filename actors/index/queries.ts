@@ -1,7 +1,7 @@
 import { INDEX_ROW_CAP } from '../../protocol/index-sql.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { DatabaseError, QUERY_CANCELED } from '../../storage/database-error.ts';
-import { bindScope, scopedQuery, type IndexScope } from '../../storage/index-scope.ts';
+import { bindScope, scopedQuery, type IndexScope } from '../../storage/index/index-scope.ts';
 import type { Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import { checkUserSql } from './sql-policy.ts';

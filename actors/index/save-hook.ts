@@ -3,7 +3,7 @@ import {
   insertIndexedVersion,
   letGoIndexedVersions,
   retireIndexedVersions,
-} from '../../storage/file-index.ts';
+} from '../../storage/index/file-index.ts';
 import { assertWithinQuota } from '../files/quota.ts';
 import type { SaveHook } from '../files/save-hooks.ts';
 

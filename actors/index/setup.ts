@@ -1,5 +1,5 @@
 import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
-import { seedConventions } from '../../storage/conventions.ts';
+import { seedConventions } from '../../storage/conventions/conventions.ts';
 import { randomBytes } from 'node:crypto';
 import {
   INDEX_READER_ROLE,
@@ -9,7 +9,7 @@ import {
   READER_ROLE_SETUP,
   READER_ROLE_USABLE,
   readerLoginSetup,
-} from '../../storage/index-scope.ts';
+} from '../../storage/index/index-scope.ts';
 import { ensureServiceSecret } from '../../storage/kernel/service-secrets.ts';
 import type { Services } from '../kernel/services.ts';
 

@@ -1,7 +1,7 @@
 import { isMap, parseDocument } from 'yaml';
 import { ServiceError } from '../../protocol/errors.ts';
 import { refuseHostileShape } from '../../protocol/input-guard.ts';
-import { INDEX_FIELDS_MAX_BYTES } from '../../storage/file-index.ts';
+import { INDEX_FIELDS_MAX_BYTES } from '../../storage/index/file-index.ts';
 import {
   expandsPast,
   expansionProblem,

@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import type { AgentRow } from '../../storage/agents.ts';
+import type { AgentRow } from '../../storage/agents/agents.ts';
 import type { TokenGrant } from './token-scope.ts';
 
 /** What a token lets its holder do. Every agent token has `agent`; the operator's adds `operator`. */

@@ -1,5 +1,10 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { findTokenByHash, findTokenById, touchToken, type TokenRow } from '../../storage/tokens.ts';
+import {
+  findTokenByHash,
+  findTokenById,
+  touchToken,
+  type TokenRow,
+} from '../../storage/agents/tokens.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import type { Clock } from './clock.ts';
 import { withToken, type Principal } from './principal.ts';

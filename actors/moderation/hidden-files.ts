@@ -1,4 +1,4 @@
-import { withheldPaths } from '../../storage/files.ts';
+import { withheldPaths } from '../../storage/files/files.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import type { WorkspaceActor } from '../workspaces/actor.ts';

@@ -5,7 +5,7 @@ import {
   type PaymentSnapshot,
 } from '../../machines/payment.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
-import { findPayment, updatePayment, type PaymentRow } from '../../storage/payments.ts';
+import { findPayment, updatePayment, type PaymentRow } from '../../storage/payments/payments.ts';
 import { MachineActor } from '../kernel/machine-actor.ts';
 
 /** What a payment's row says beside its machine: who, what, where; fixed once requested. */

@@ -1,4 +1,4 @@
-import { lockPayment } from '../../storage/payments.ts';
+import { lockPayment } from '../../storage/payments/payments.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadPaymentActor, type PaymentActor } from './actor.ts';

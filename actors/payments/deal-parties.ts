@@ -1,6 +1,6 @@
 import { partyOfDeal, type DealContext } from '../../machines/deal.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { findDeal, type DealRow } from '../../storage/deals.ts';
+import { findDeal, type DealRow } from '../../storage/deals/deals.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import { readable } from '../workspaces/access.ts';

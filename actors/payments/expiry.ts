@@ -1,4 +1,4 @@
-import { paymentsDueToExpire } from '../../storage/payments.ts';
+import { paymentsDueToExpire } from '../../storage/payments/payments.ts';
 import type { Services } from '../kernel/services.ts';
 import { applyPaymentEvent } from './moves.ts';
 

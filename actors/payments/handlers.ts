@@ -8,7 +8,7 @@ import {
   findPayoutAddress,
   insertPayment,
   type PaymentRow,
-} from '../../storage/payments.ts';
+} from '../../storage/payments/payments.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';

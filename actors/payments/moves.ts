@@ -34,8 +34,12 @@ import { paymentStatus } from '../../machines/payment.ts';
 import type { EventType } from '../../protocol/events.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
-import { appendWorkspaceLog, countFinalPayment, releaseCredit } from '../../storage/payments.ts';
-import { countDealPaymentFinal } from '../../storage/reputation-counts.ts';
+import {
+  appendWorkspaceLog,
+  countFinalPayment,
+  releaseCredit,
+} from '../../storage/payments/payments.ts';
+import { countDealPaymentFinal } from '../../storage/deals/reputation-counts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { PaymentActor, PaymentRecord } from './actor.ts';
 import { issueFinalReceipt } from './receipts.ts';

@@ -9,8 +9,8 @@ import {
   findOffchainPayment,
   insertOffchainPayment,
   type OffchainPaymentRow,
-} from '../../storage/payments.ts';
-import { receiptsOfPayment } from '../../storage/payment-receipts.ts';
+} from '../../storage/payments/payments.ts';
+import { receiptsOfPayment } from '../../storage/payments/payment-receipts.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { SignedReceipt } from '../receipts/receipts.ts';

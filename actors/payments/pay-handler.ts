@@ -1,5 +1,5 @@
 import { html, reply, type Reply } from '../../protocol/binding.ts';
-import { findPayment, type PaymentRow } from '../../storage/payments.ts';
+import { findPayment, type PaymentRow } from '../../storage/payments/payments.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';

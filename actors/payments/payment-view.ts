@@ -7,15 +7,15 @@ import type {
   paymentView,
   paymentWithReceipts,
 } from '../../protocol/payments.ts';
-import { agentNames, findDeal, findHeaderFields } from '../../storage/deals.ts';
+import { agentNames, findDeal, findHeaderFields } from '../../storage/deals/deals.ts';
 import type { Queryable } from '../../storage/driver.ts';
-import { receiptsOfPayment, receiptsOfPayments } from '../../storage/payment-receipts.ts';
+import { receiptsOfPayment, receiptsOfPayments } from '../../storage/payments/payment-receipts.ts';
 import {
   offchainPaymentsOfDeal,
   paymentsOfDeal,
   type OffchainPaymentRow,
   type PaymentRow,
-} from '../../storage/payments.ts';
+} from '../../storage/payments/payments.ts';
 import type { Services } from '../kernel/services.ts';
 import { payUrl, publicReportUrl, type PayView } from './pay/view.ts';
 

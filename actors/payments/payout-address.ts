@@ -4,7 +4,7 @@ import {
   findPayoutAddress,
   openPaymentsOfPayee,
   upsertPayoutAddress,
-} from '../../storage/payments.ts';
+} from '../../storage/payments/payments.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
 

@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { PaymentEvidence } from '../../machines/payment.ts';
 import { formatUsdc } from '../../protocol/payments-money.ts';
 import type { Transaction } from '../../storage/driver.ts';
-import type { OffchainPaymentRow } from '../../storage/payments.ts';
-import { insertPaymentReceipt, type PaymentReceiptAction } from '../../storage/payment-receipts.ts';
+import type { OffchainPaymentRow } from '../../storage/payments/payments.ts';
+import {
+  insertPaymentReceipt,
+  type PaymentReceiptAction,
+} from '../../storage/payments/payment-receipts.ts';
 import type { Services } from '../kernel/services.ts';
 import { appendReceipt } from '../receipts/chain.ts';
 import type { SignedReceipt } from '../receipts/receipts.ts';

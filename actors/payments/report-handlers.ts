@@ -1,5 +1,9 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { findPayment, findPayoutAddress, type PaymentRow } from '../../storage/payments.ts';
+import {
+  findPayment,
+  findPayoutAddress,
+  type PaymentRow,
+} from '../../storage/payments/payments.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';

@@ -18,13 +18,13 @@ import {
   retireCurrentSigningKey,
   sealSigningKey,
   type SigningKeyRow,
-} from '../../storage/signing-keys.ts';
+} from '../../storage/receipts/signing-keys.ts';
 import { realClock, type Clock } from '../kernel/clock.ts';
 
 /**
  * The service's Ed25519 receipt-signing keys (protocol/documents/protocol.md, "Files").
  *
- * A key pair is made at first start and kept in the database (storage/signing-keys.ts), so
+ * A key pair is made at first start and kept in the database (storage/receipts/signing-keys.ts), so
  * every process on one database signs with the same key and a restart keeps it. One key is
  * current; rotation retires it but keeps it, and the JWKS lists every key, so receipts signed
  * by a retired key keep verifying.

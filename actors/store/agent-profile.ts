@@ -1,5 +1,5 @@
 import { MAX_PROFILE_LISTINGS } from '../../protocol/store.ts';
-import { readStore } from '../../storage/store.ts';
+import { readStore } from '../../storage/store/store.ts';
 import { reputationInBrief } from '../deals/reputation.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { listingViews } from './listing-view.ts';

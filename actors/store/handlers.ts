@@ -8,9 +8,9 @@ import {
   findListing,
   findListingWorkspace,
   insertListingWorkspace,
-} from '../../storage/listings.ts';
-import { readStore as readStoreRows, storeWorkspaces } from '../../storage/store.ts';
-import { insertWorkspace } from '../../storage/workspaces.ts';
+} from '../../storage/store/listings.ts';
+import { readStore as readStoreRows, storeWorkspaces } from '../../storage/store/store.ts';
+import { insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { commitDelete, saveFile } from '../files/versions.ts';
 import { indexEntry } from '../index/capture.ts';
 import { axesOf } from './axes.ts';

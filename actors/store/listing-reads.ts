@@ -1,4 +1,4 @@
-import { readStore } from '../../storage/store.ts';
+import { readStore } from '../../storage/store/store.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
@@ -6,7 +6,7 @@ import { listingViews } from './listing-view.ts';
 
 /**
  * Reads of single listings and of one's own: what the store shows, found by id or by author,
- * through the store's one query (storage/store.ts), so what they show is what the store shows.
+ * through the store's one query (storage/store/store.ts), so what they show is what the store shows.
  */
 
 export const getListing: Handler<'get_listing'> = async ({ services, principal }, input) => {

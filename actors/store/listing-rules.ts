@@ -1,7 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { TRUNK_FIELDS } from '../../protocol/known-conventions.ts';
 import type { Queryable } from '../../storage/driver.ts';
-import { findConvention } from '../../storage/conventions.ts';
+import { findConvention } from '../../storage/conventions/conventions.ts';
 import { listingProblems } from '../conventions/listing-problems.ts';
 import type { Problem } from '../conventions/problems.ts';
 import type { IndexEntry } from '../index/capture.ts';

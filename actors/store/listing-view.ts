@@ -1,4 +1,4 @@
-import type { StoreListing } from '../../storage/store.ts';
+import type { StoreListing } from '../../storage/store/store.ts';
 import { type ReputationSummary, reputationSummaries } from '../deals/reputation.ts';
 import type { Services } from '../kernel/services.ts';
 import { dimensionsOf } from './listing-rules.ts';

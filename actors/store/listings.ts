@@ -1,12 +1,12 @@
 import { stringify } from 'yaml';
 import type { Transaction } from '../../storage/driver.ts';
-import { searchText } from '../../storage/file-index.ts';
+import { searchText } from '../../storage/index/file-index.ts';
 import {
   deleteListingAt,
   findListingAt,
   upsertListing,
   type ListingRow,
-} from '../../storage/listings.ts';
+} from '../../storage/store/listings.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import type { IndexEntry } from '../index/capture.ts';
 import type { Principal } from '../kernel/principal.ts';

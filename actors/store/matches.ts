@@ -1,4 +1,4 @@
-import type { StoreFilter } from '../../storage/store.ts';
+import type { StoreFilter } from '../../storage/store/store.ts';
 
 /**
  * What fits a listing, as a filter of the store: listings of the other kind on the same

@@ -6,7 +6,7 @@ import {
   insertWatch,
   listWatchRows,
   type WatchRow,
-} from '../../storage/listings.ts';
+} from '../../storage/store/listings.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Handler } from '../kernel/handler.ts';
 

@@ -1,8 +1,8 @@
 import type { Queryable } from '../../storage/driver.ts';
-import { searchText } from '../../storage/file-index.ts';
-import { matchingWatches } from '../../storage/listings.ts';
+import { searchText } from '../../storage/index/file-index.ts';
+import { matchingWatches } from '../../storage/store/listings.ts';
 import { isListingHidden } from '../../storage/moderation.ts';
-import { watchesFollowingMatches } from '../../storage/store.ts';
+import { watchesFollowingMatches } from '../../storage/store/store.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import type { Principal } from '../kernel/principal.ts';
 import { axesOf } from './axes.ts';

@@ -3,7 +3,7 @@
  * the store, chat and deals ask here; a refusal never tells a stranger that the workspace exists.
  */
 import { ServiceError } from '../../protocol/errors.ts';
-import { workspaceVersion } from '../../storage/workspaces.ts';
+import { workspaceVersion } from '../../storage/workspaces/workspaces.ts';
 import { notFound, visibleOrNotFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import type { WorkspaceActor } from './actor.ts';

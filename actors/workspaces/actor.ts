@@ -4,7 +4,7 @@ import {
   type MemberRow,
   type Role,
   type WorkspaceRow,
-} from '../../storage/workspaces.ts';
+} from '../../storage/workspaces/workspaces.ts';
 import type { Queryable, Transaction } from '../../storage/driver.ts';
 import type { Principal } from '../kernel/principal.ts';
 import type { PersistentActor } from '../kernel/registry.ts';

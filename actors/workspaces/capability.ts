@@ -1,4 +1,4 @@
-import { lockWorkspace } from '../../storage/workspaces.ts';
+import { lockWorkspace } from '../../storage/workspaces/workspaces.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadWorkspaceActor, type WorkspaceActor } from './actor.ts';

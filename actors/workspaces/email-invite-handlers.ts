@@ -7,7 +7,7 @@ import {
   findInviteByTokenHash,
   insertInvite,
   lockEmailInvitesOf,
-} from '../../storage/invites.ts';
+} from '../../storage/workspaces/invites.ts';
 import { enqueueMail } from '../email/outbox.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';

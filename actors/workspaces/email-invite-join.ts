@@ -5,8 +5,8 @@ import {
   type RedeemOutcome,
 } from '../../machines/invite.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { findInvite, settleInvite } from '../../storage/invites.ts';
-import { insertMember } from '../../storage/workspaces.ts';
+import { findInvite, settleInvite } from '../../storage/workspaces/invites.ts';
+import { insertMember } from '../../storage/workspaces/workspaces.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';

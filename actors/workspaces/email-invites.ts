@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { shownStatus } from '../../machines/invite.ts';
 import type { Queryable } from '../../storage/driver.ts';
-import { findInviteByMailKeyHash } from '../../storage/invites.ts';
+import { findInviteByMailKeyHash } from '../../storage/workspaces/invites.ts';
 
 /** A pending email invite found by the key of its reply address (invite-<key>@MAIL_DOMAIN). */
 export interface EmailInvite {

@@ -14,8 +14,12 @@ import {
   listInvites as readInvites,
   pendingInvitesBy,
   settleInvite,
-} from '../../storage/invites.ts';
-import { deleteMember, insertWorkspace, listAgentWorkspaces } from '../../storage/workspaces.ts';
+} from '../../storage/workspaces/invites.ts';
+import {
+  deleteMember,
+  insertWorkspace,
+  listAgentWorkspaces,
+} from '../../storage/workspaces/workspaces.ts';
 import { notFound } from '../kernel/principal.ts';
 import { hashToken, INVITE_TOKEN_PREFIX, newInviteToken } from '../kernel/tokens.ts';
 import type { Transaction } from '../../storage/driver.ts';

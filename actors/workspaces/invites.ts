@@ -1,5 +1,5 @@
 import { inviteCodec } from '../../machines/invite.ts';
-import { duePendingInvites, findInvite, settleInvite } from '../../storage/invites.ts';
+import { duePendingInvites, findInvite, settleInvite } from '../../storage/workspaces/invites.ts';
 import type { Services } from '../kernel/services.ts';
 
 const EXPIRY_BATCH = 500;

@@ -7,7 +7,7 @@ import {
   namePieceProbes,
   namePieces,
   NAME_MIN_LENGTH,
-} from '../../storage/convention-keys.ts';
+} from '../../storage/conventions/convention-keys.ts';
 
 /**
  * The index keys of the near-duplicate rules find every convention a rule can match: a name

@@ -5,7 +5,7 @@ import { chainAccess, type ChainAccess } from '../../actors/payments/chain/clien
 import { depositAddress } from '../../actors/payments/chain/deposit-address.ts';
 import { verifyTransfer, type Verification } from '../../actors/payments/chain/verify.ts';
 import artifacts from '../../actors/payments/contracts/artifacts.json' with { type: 'json' };
-import type { PaymentRow } from '../../storage/payments.ts';
+import type { PaymentRow } from '../../storage/payments/payments.ts';
 import { startAnvil, type TestChain } from '../helpers/chain.ts';
 import { startLiarRpc } from '../helpers/liar-rpc.ts';
 

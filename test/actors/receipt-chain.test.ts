@@ -3,9 +3,9 @@ import * as assert from 'uvu/assert';
 import { appendReceipt } from '../../actors/receipts/chain.ts';
 import { receiptHash, signReceipt, type SignedReceipt } from '../../actors/receipts/receipts.ts';
 import { SigningKeys } from '../../actors/receipts/signing-keys.ts';
-import { insertAgent } from '../../storage/agents.ts';
+import { insertAgent } from '../../storage/agents/agents.ts';
 import type { Driver } from '../../storage/driver.ts';
-import { insertWorkspace } from '../../storage/workspaces.ts';
+import { insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { driverKinds, openTestDriver } from '../helpers/storage.ts';
 import { driverSuite } from '../storage/contract.ts';
 

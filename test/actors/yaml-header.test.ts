@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { holdHeaderThread, readHeaderOffLoop } from '../../actors/index/header-thread.ts';
 import { indexEntry, indexEntryHere } from '../../actors/index/capture.ts';
 import { HEADER_LIMITS, readHeader } from '../../actors/index/yaml-header.ts';
-import { INDEX_FIELDS_MAX_BYTES } from '../../storage/file-index.ts';
+import { INDEX_FIELDS_MAX_BYTES } from '../../storage/index/file-index.ts';
 
 const lines = (count: number, line: (index: number) => string) =>
   Array.from({ length: count }, (_, index) => line(index)).join('\n');

@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BLOB_GRACE_MS, collectUnusedBlobs, holdBlob } from '../../actors/files/blob-collector.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { BLOB_LOCK_CLASS } from '../../storage/blob-references.ts';
+import { BLOB_LOCK_CLASS } from '../../storage/files/blob-references.ts';
 import { sha256 } from '../helpers/digests.ts';
 import { sendAs } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

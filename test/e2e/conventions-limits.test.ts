@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { newToken } from '../../actors/kernel/tokens.ts';
 import { conventionCodec, newConvention } from '../../machines/convention.ts';
 import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
-import { insertConvention } from '../../storage/conventions.ts';
+import { insertConvention } from '../../storage/conventions/conventions.ts';
 import { callJson } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';

@@ -9,7 +9,7 @@ import {
   scopedQuery,
   SCOPE_VIEWS,
   type IndexScope,
-} from '../../storage/index-scope.ts';
+} from '../../storage/index/index-scope.ts';
 import { callJson as call } from '../helpers/http.ts';
 import { serverSuite } from '../helpers/server-suite.ts';
 import type { TestServer } from '../helpers/server.ts';

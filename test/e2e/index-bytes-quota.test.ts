@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { INDEX_FIELDS_MAX_BYTES, indexedFieldBytes } from '../../storage/file-index.ts';
+import { INDEX_FIELDS_MAX_BYTES, indexedFieldBytes } from '../../storage/index/file-index.ts';
 import { callJson } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { usedBytes } from '../helpers/storage-links.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { BlockBlobClient } from '@azure/storage-blob';
 import * as assert from 'uvu/assert';
-import { indexedFieldBytes } from '../../storage/file-index.ts';
+import { indexedFieldBytes } from '../../storage/index/file-index.ts';
 import { callJson as call } from '../helpers/http.ts';
 import { fileLink, usedBytes } from '../helpers/storage-links.ts';
 import { serverSuite } from '../helpers/server-suite.ts';

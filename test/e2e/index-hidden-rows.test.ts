@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { prepareIndex } from '../../actors/index/setup.ts';
 import { INDEX_ROW_CAP } from '../../protocol/index-sql.ts';
 import { DatabaseError } from '../../storage/database-error.ts';
-import { bindScope, scopedQuery, type IndexScope } from '../../storage/index-scope.ts';
+import { bindScope, scopedQuery, type IndexScope } from '../../storage/index/index-scope.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { joinWorkspace, newWorkspace, saveFile, type TestAgent } from '../helpers/workspaces.ts';
 

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DatabaseError } from '../../storage/database-error.ts';
-import { bindScope } from '../../storage/index-scope.ts';
+import { bindScope } from '../../storage/index/index-scope.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace, saveFile } from '../helpers/workspaces.ts';
 

@@ -1,5 +1,5 @@
 import * as assert from 'uvu/assert';
-import { NOT_DIMENSION_KEYS } from '../../storage/file-index.ts';
+import { NOT_DIMENSION_KEYS } from '../../storage/index/file-index.ts';
 import { fileLink, sendToLink, usedBytes } from '../helpers/storage-links.ts';
 import { serverSuite } from '../helpers/server-suite.ts';
 import type { TestServer } from '../helpers/server.ts';

@@ -9,7 +9,7 @@ import { agreeAll, dealRoom } from '../helpers/deals.ts';
 import { startLiarRpc } from '../helpers/liar-rpc.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, TEST_DATABASE_URL } from '../helpers/storage.ts';
-import { creditOfPayment, readChainCursor } from '../../storage/payments.ts';
+import { creditOfPayment, readChainCursor } from '../../storage/payments/payments.ts';
 
 /**
  * Payments on a real local chain through the HTTP API: the watcher finds a transfer to a

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { countFinalPayment } from '../../storage/payments.ts';
+import { countFinalPayment } from '../../storage/payments/payments.ts';
 import {
   countDealPaymentFinal,
   keptReputationCounts,
   recountReputation,
-} from '../../storage/reputation-counts.ts';
+} from '../../storage/deals/reputation-counts.ts';
 import {
   agreeAll,
   dealRoom,
@@ -21,7 +21,7 @@ import type { Agent } from '../helpers/wire-types.ts';
 import { saveFile } from '../helpers/workspaces.ts';
 
 /**
- * The reputation's counts are kept as they change (storage/reputation-counts.ts): after a
+ * The reputation's counts are kept as they change (storage/deals/reputation-counts.ts): after a
  * randomized history of deals agreed (some in a second round with more parties), ratings made,
  * corrected and made at the same time, and payments turning final before and after the ratings
  * of their deal, the kept rows equal a full recount of the history, and the record each agent

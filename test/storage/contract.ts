@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../protocol/errors.ts';
-import { findAgent, insertAgent, lockAgent, saveAgentState } from '../../storage/agents.ts';
+import { findAgent, insertAgent, lockAgent, saveAgentState } from '../../storage/agents/agents.ts';
 import { appendChanges, readChanges, readFeedHead } from '../../storage/kernel/changes.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import type { Driver } from '../../storage/driver.ts';

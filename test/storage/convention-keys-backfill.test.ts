@@ -1,16 +1,18 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
-import { conventionKeys } from '../../storage/convention-keys.ts';
+import { conventionKeys } from '../../storage/conventions/convention-keys.ts';
 import { databaseBeforeMigration } from '../helpers/migrations.ts';
 import { driverKinds } from '../helpers/storage.ts';
 
 /**
  * Migration 017 computes, in SQL, the near-duplicate keys of the conventions that were there
- * before it; storage/convention-keys.ts computes them in JS for every one written after. Both
+ * before it; storage/conventions/convention-keys.ts computes them in JS for every one written after. Both
  * must agree, or a convention from before the upgrade escapes the rules.
  */
-const test = suite('migration 017 backfills the keys storage/convention-keys.ts computes');
+const test = suite(
+  'migration 017 backfills the keys storage/conventions/convention-keys.ts computes',
+);
 
 const dimensions = (keys: readonly string[]) =>
   keys.map((key) => ({ key, label: key, description: `About ${key}.` }));

@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { insertAgent } from '../../storage/agents.ts';
-import { ensureDeal } from '../../storage/deals.ts';
+import { insertAgent } from '../../storage/agents/agents.ts';
+import { ensureDeal } from '../../storage/deals/deals.ts';
 import type { Driver } from '../../storage/driver.ts';
 import {
   insertPayment,
@@ -10,8 +10,8 @@ import {
   updatePayment,
   upsertPayoutAddress,
   type NewPayment,
-} from '../../storage/payments.ts';
-import { insertMember, insertWorkspace } from '../../storage/workspaces.ts';
+} from '../../storage/payments/payments.ts';
+import { insertMember, insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { driverKinds, openTestDriver, type DriverKind } from '../helpers/storage.ts';
 import { driverSuite } from './contract.ts';
 

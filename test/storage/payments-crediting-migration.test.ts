@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Driver } from '../../storage/driver.ts';
-import { findPayment } from '../../storage/payments.ts';
+import { findPayment } from '../../storage/payments/payments.ts';
 import { databaseBeforeMigration } from '../helpers/migrations.ts';
 import { driverKinds } from '../helpers/storage.ts';
 

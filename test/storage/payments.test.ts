@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { insertAgent } from '../../storage/agents.ts';
+import { insertAgent } from '../../storage/agents/agents.ts';
 import { DatabaseError } from '../../storage/database-error.ts';
-import { ensureDeal } from '../../storage/deals.ts';
+import { ensureDeal } from '../../storage/deals/deals.ts';
 import type { Driver } from '../../storage/driver.ts';
 import {
   bindScope,
   lockIndexSetup,
   READER_ROLE_SETUP,
   READER_ROLE_USABLE,
-} from '../../storage/index-scope.ts';
+} from '../../storage/index/index-scope.ts';
 import {
   appendWorkspaceLog,
   confirmOffchainPayment,
@@ -40,13 +40,13 @@ import {
   writeChainCursor,
   type NewPayment,
   type PaymentStatus,
-} from '../../storage/payments.ts';
-import { insertMember, insertWorkspace } from '../../storage/workspaces.ts';
+} from '../../storage/payments/payments.ts';
+import { insertMember, insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { driverKinds, openTestDriver, type DriverKind } from '../helpers/storage.ts';
 import { driverSuite } from './contract.ts';
 
 /**
- * storage/payments.ts on each driver: every read and write, the constraints that keep the money
+ * storage/payments/payments.ts on each driver: every read and write, the constraints that keep the money
  * path honest (one payment per memo in a deal, one credit per transfer and per payment, only
  * final payments counted), and that agents' own SQL cannot read any of it.
  */

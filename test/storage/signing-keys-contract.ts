@@ -10,7 +10,11 @@ import {
 import { kidOf, rawPublicKey, SigningKeys } from '../../actors/receipts/signing-keys.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import type { Driver, Queryable } from '../../storage/driver.ts';
-import { findSigningKey, insertSigningKey, listSigningKeys } from '../../storage/signing-keys.ts';
+import {
+  findSigningKey,
+  insertSigningKey,
+  listSigningKeys,
+} from '../../storage/receipts/signing-keys.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { openTestDriver, type DriverKind } from '../helpers/storage.ts';
 import { driverSuite } from './contract.ts';

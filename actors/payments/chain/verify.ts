@@ -15,7 +15,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import type { PaymentEvidence } from '../../../machines/payment.ts';
-import type { PaymentRow } from '../../../storage/payments.ts';
+import type { PaymentRow } from '../../../storage/payments/payments.ts';
 import { agreedHead, rpcName, shortReason, type AgreedHead, type ChainAccess } from './clients.ts';
 import {
   brokenByTransaction,

@@ -28,7 +28,7 @@ import {
   readChainCursor,
   writeChainCursor,
   type PaymentRow,
-} from '../../../storage/payments.ts';
+} from '../../../storage/payments/payments.ts';
 import type { Services } from '../../kernel/services.ts';
 import { applyPaymentEvent } from '../moves.ts';
 import {

@@ -1,5 +1,5 @@
-import type { Queryable } from './driver.ts';
-import { ADVISORY_LOCK } from './locks.ts';
+import type { Queryable } from '../driver.ts';
+import { ADVISORY_LOCK } from '../locks.ts';
 
 export interface AgentRow {
   agentId: string;
@@ -35,7 +35,7 @@ export async function insertAgent(
   tx: Queryable,
   agent: { agentId: string; name: string; isOperator?: boolean },
 ): Promise<AgentRow> {
-  // Its tokens are rows of agent_tokens (storage/tokens.ts), written beside this one.
+  // Its tokens are rows of agent_tokens (storage/agents/tokens.ts), written beside this one.
   const [raw] = await tx.query<Raw>(
     `insert into agents (agent_id, name, is_operator) values ($1, $2, $3)
      returning ${columns}`,

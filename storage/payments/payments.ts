@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /**
  * Payments (migrations/022_payments.sql): payout addresses, payments and the transfers that

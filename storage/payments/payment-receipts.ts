@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /**
  * The signed receipts of payments (migrations/024_payment_receipts.sql), kept beside the

@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /**
  * Reputation kept as it changes (migrations/028_reputation_counts.sql). Each writer runs in the

@@ -1,5 +1,5 @@
-import type { Queryable, Transaction } from './driver.ts';
-import { ADVISORY_LOCK } from './locks.ts';
+import type { Queryable, Transaction } from '../driver.ts';
+import { ADVISORY_LOCK } from '../locks.ts';
 
 /** A row of signing_keys; what the bytes mean is actors/receipts/signing-keys.ts's business. */
 export interface SigningKeyRow {

@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /** Deals, agreements, deliveries, ratings (migrations/012_deals.sql). */
 
@@ -57,7 +57,7 @@ export async function findDealAt(
  * The YAML header the index read from one version of a file (`indexed_versions.fields`); null
  * when the index kept none (not markdown, no header, or one it could not read), and `let_go`
  * when the file was deleted since: a delete empties what the index kept of every version of
- * the path (storage/file-index.ts letGoIndexedVersions; `kept_bytes` 0 marks it, as every
+ * the path (storage/index/file-index.ts letGoIndexedVersions; `kept_bytes` 0 marks it, as every
  * header kept counts at least the 2 bytes of `{}`).
  */
 export async function findVersionHeader(
@@ -138,7 +138,7 @@ export async function updateDeal(
 /**
  * What was agreed changed: its parties join the deal's parties. None leaves: a party of any
  * agreed version stays counted (deals-protocol.md, "Parties for good"). Answers the parties that
- * joined now (the reputation counts them: storage/reputation-counts.ts countPartiesJoined).
+ * joined now (the reputation counts them: storage/deals/reputation-counts.ts countPartiesJoined).
  */
 export async function addDealParties(
   tx: Queryable,
@@ -371,7 +371,7 @@ const LISTED = 100;
 
 /**
  * An agent's record (deals-protocol.md, "Reputation"), read from the counts kept as it changed
- * (storage/reputation-counts.ts): no read scans the agent's history. The counterparties with
+ * (storage/deals/reputation-counts.ts): no read scans the agent's history. The counterparties with
  * most deals first, and the newest standing ratings, each with whether its deal has a final
  * payment now (a rating made before the payment turned final is backed once it is).
  */

@@ -1,5 +1,5 @@
-import type { Queryable } from './driver.ts';
-import { ADVISORY_LOCK_CLASS } from './locks.ts';
+import type { Queryable } from '../driver.ts';
+import { ADVISORY_LOCK_CLASS } from '../locks.ts';
 
 type InviteStatusRow = 'pending' | 'joined' | 'expired' | 'revoked';
 

@@ -2,8 +2,8 @@
  * Room reserved by uploads in progress (migrations/014_every_kept_byte.sql), and what counts
  * against an agent's quota: its kept versions, its staged blocks and its reservations.
  */
-import { ADVISORY_LOCK_CLASS } from './locks.ts';
-import type { Queryable } from './driver.ts';
+import { ADVISORY_LOCK_CLASS } from '../locks.ts';
+import type { Queryable } from '../driver.ts';
 
 export interface Reservation {
   reservationId: string;
@@ -133,7 +133,7 @@ export async function reserveWithinRoom(
 
 /**
  * Names the upload's blob, reserving no room if none was, under the blob's advisory lock taken
- * in the same statement (storage/blob-references.ts): the collector and the discard of let-go
+ * in the same statement (storage/files/blob-references.ts): the collector and the discard of let-go
  * bytes decide under that lock, so they either see the name or are done before it is written.
  */
 export async function nameReservedBlob(

@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 export interface FileRow {
   path: string;

@@ -1,5 +1,5 @@
-import type { Queryable } from './driver.ts';
-import { ADVISORY_LOCK_CLASS } from './locks.ts';
+import type { Queryable } from '../driver.ts';
+import { ADVISORY_LOCK_CLASS } from '../locks.ts';
 
 /** A listing: a file in a public workspace, named (migrations 008 and 009). */
 export interface ListingRow {
@@ -45,14 +45,14 @@ export async function findListingAt(
 
 /**
  * What the store filters and orders a listing by, copied from the version the save indexes
- * (as storage/file-index.ts writes it): kept on the listing's row (migration 030), so a store
+ * (as storage/index/file-index.ts writes it): kept on the listing's row (migration 030), so a store
  * page reads narrow rows and looks up only the ones it shows.
  */
 export interface ListingKept {
   savedAt: Date;
   convention: string | null;
   fields: Record<string, unknown>;
-  /** The words the index reads in the version (storage/file-index.ts searchText). */
+  /** The words the index reads in the version (storage/index/file-index.ts searchText). */
   searchText: string;
 }
 
@@ -234,7 +234,7 @@ export async function deleteWatchRow(
 /**
  * The watches a listing matches: every criterion a watch names holds (the axis value compared
  * without case, the text query as full-text search over `text`). Not the author's own, nor
- * the watches that follow their agent's listings (storage/store.ts, watchesFollowingMatches).
+ * the watches that follow their agent's listings (storage/store/store.ts, watchesFollowingMatches).
  */
 export async function matchingWatches(
   db: Queryable,

@@ -6,8 +6,8 @@
  * or it is the store's identity blob (`blob_store_identity`, actors/files/blob-store-identity.ts).
  * Each is looked up by an index on its sha256 (migrations 006 and 014).
  */
-import type { Queryable, Transaction } from './driver.ts';
-import { ADVISORY_LOCK_CLASS } from './locks.ts';
+import type { Queryable, Transaction } from '../driver.ts';
+import { ADVISORY_LOCK_CLASS } from '../locks.ts';
 
 /** The class of the advisory locks on blobs, one per sha256 (storage/locks.ts). */
 export const BLOB_LOCK_CLASS = ADVISORY_LOCK_CLASS.blobs;

@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /**
  * The end of a workspace's receipt chain (actors/receipts/chain.ts): its newest receipt, kept

@@ -1,4 +1,4 @@
-import type { ConventionDefinition } from '../protocol/known-conventions.ts';
+import type { ConventionDefinition } from '../../protocol/known-conventions.ts';
 import {
   conventionKeys,
   keyCountRange,
@@ -7,8 +7,8 @@ import {
   sortedNameWords,
   squashName,
 } from './convention-keys.ts';
-import type { Driver, Queryable } from './driver.ts';
-import { ADVISORY_LOCK } from './locks.ts';
+import type { Driver, Queryable } from '../driver.ts';
+import { ADVISORY_LOCK } from '../locks.ts';
 
 /**
  * Puts the built-in conventions in place (placed, with their axes) where they are not yet:
@@ -160,7 +160,7 @@ export async function listConventionPage(
  * The conventions the near-duplicate rules could match for a proposal, in list order: a
  * superset of every convention that has the same squashed name or the same sorted words, a
  * name within two edits, or 80% of the same dimension keys, each found through an index
- * (storage/convention-keys.ts), never by reading them all.
+ * (storage/conventions/convention-keys.ts), never by reading them all.
  */
 export async function nearDuplicateCandidates(
   db: Queryable,

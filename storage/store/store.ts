@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /** One listing as the store shows it: its current version, author and convention. */
 export interface StoreListing {

@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 export type Visibility = 'private' | 'public';
 export type Role = 'owner' | 'member';

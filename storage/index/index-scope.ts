@@ -10,8 +10,8 @@
  * through a MATERIALIZED CTE fenced to its workspaces; so an agent's filter, however the
  * planner orders it, never meets one (test/e2e/hidden-index-rows.test.ts probes every view).
  */
-import type { Queryable } from './driver.ts';
-import { ADVISORY_LOCK } from './locks.ts';
+import type { Queryable } from '../driver.ts';
+import { ADVISORY_LOCK } from '../locks.ts';
 
 /** Every scope an agent's SQL may run in (query_index's `scope`). */
 export const INDEX_SCOPES = ['own', 'public', 'store'] as const;

@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /** An agent's account figures as `whoami` shows them, and the first time one of them expires. */
 export interface AccountCountsRow {

@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /** One block staged by Put Block (storage/migrations/006_storage_links.sql). */
 export interface StagedBlock {

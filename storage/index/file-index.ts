@@ -1,5 +1,5 @@
-import { TRUNK_FIELDS } from '../protocol/known-conventions.ts';
-import type { Queryable } from './driver.ts';
+import { TRUNK_FIELDS } from '../../protocol/known-conventions.ts';
+import type { Queryable } from '../driver.ts';
 
 /** One indexed version of a markdown file (migrations/007_file_index.sql). */
 export interface IndexedVersion {

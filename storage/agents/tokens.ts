@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /** One API token as stored: never the token itself, only its SHA-256. */
 export interface TokenRow {

@@ -1,4 +1,4 @@
-import type { Queryable } from './driver.ts';
+import type { Queryable } from '../driver.ts';
 
 /** The identity blob's sha256 this database recorded at its first start, if any. */
 export async function recordedBlobStoreIdentity(db: Queryable): Promise<string | null> {
