@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { filePath } from './files.ts';
+import { filePath } from './files/files.ts';
 import { defineOperation } from './operation.ts';
 import { pageCursor, pageLimit } from './paging.ts';
-import { offchainPaymentView } from './payments.ts';
+import { offchainPaymentView } from './payments/payments.ts';
 
 /** Deals: what parties agreed (an exact file version), delivered and how each party did. */
 

@@ -1,7 +1,11 @@
 import { DOCUMENTS } from './documents.ts';
-import { readFile } from './files.ts';
+import { readFile } from './files/files.ts';
 import type { JsonSchema } from './json-schema.ts';
-import { AZURE_STORAGE_VERSION, MAX_BLOCK_BYTES, STORAGE_LINK_PREFIX } from './storage-links.ts';
+import {
+  AZURE_STORAGE_VERSION,
+  MAX_BLOCK_BYTES,
+  STORAGE_LINK_PREFIX,
+} from './files/storage-links.ts';
 
 /**
  * The OpenAPI path items of what the service answers besides its operations (those are

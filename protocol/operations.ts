@@ -1,20 +1,20 @@
-import { ACCOUNT_OPERATIONS } from './account.ts';
-import { TOKEN_OPERATIONS } from './tokens.ts';
+import { ACCOUNT_OPERATIONS } from './agents/account.ts';
+import { TOKEN_OPERATIONS } from './agents/tokens.ts';
 import { WEBHOOK_OPERATIONS } from './webhooks.ts';
-import { CHANGES_OPERATIONS } from './changes.ts';
+import { FEED_OPERATIONS } from './feed.ts';
 import { FEEDBACK_OPERATIONS } from './feedback.ts';
 import { WORKSPACES_OPERATIONS } from './workspaces.ts';
-import { FILES_OPERATIONS } from './files.ts';
-import { STORAGE_LINKS_OPERATIONS } from './storage-links.ts';
+import { FILES_OPERATIONS } from './files/files.ts';
+import { STORAGE_LINKS_OPERATIONS } from './files/storage-links.ts';
 import { INDEX_OPERATIONS } from './index-sql.ts';
 import { STORE_OPERATIONS } from './store.ts';
 import { CONVENTIONS_OPERATIONS } from './conventions.ts';
 import { CHAT_OPERATIONS } from './chat.ts';
 import { DEALS_OPERATIONS } from './deals.ts';
-import { PAYMENTS_OPERATIONS } from './payments.ts';
-import { SERVICE_KEYS_OPERATIONS } from './service-keys.ts';
+import { PAYMENTS_OPERATIONS } from './payments/payments.ts';
+import { RECEIPTS_OPERATIONS } from './receipts.ts';
 import { EMAIL_OPERATIONS } from './email.ts';
-import { AGENT_CARD_OPERATIONS } from './agent-cards.ts';
+import { CARDS_OPERATIONS } from './cards.ts';
 import { MODERATION_OPERATIONS } from './moderation.ts';
 import type { Operation } from './operation.ts';
 
@@ -26,7 +26,7 @@ export const OPERATIONS = {
   ...ACCOUNT_OPERATIONS,
   ...TOKEN_OPERATIONS,
   ...WEBHOOK_OPERATIONS,
-  ...CHANGES_OPERATIONS,
+  ...FEED_OPERATIONS,
   ...FEEDBACK_OPERATIONS,
   ...WORKSPACES_OPERATIONS,
   ...FILES_OPERATIONS,
@@ -37,9 +37,9 @@ export const OPERATIONS = {
   ...CHAT_OPERATIONS,
   ...DEALS_OPERATIONS,
   ...PAYMENTS_OPERATIONS,
-  ...SERVICE_KEYS_OPERATIONS,
+  ...RECEIPTS_OPERATIONS,
   ...EMAIL_OPERATIONS,
-  ...AGENT_CARD_OPERATIONS,
+  ...CARDS_OPERATIONS,
   ...MODERATION_OPERATIONS,
 } as const;
 

@@ -6,7 +6,7 @@ import { ServiceError } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
-import { STORAGE_LINK_PREFIX } from '../protocol/storage-links.ts';
+import { STORAGE_LINK_PREFIX } from '../protocol/files/storage-links.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import { openStorage, type Driver } from '../storage/open.ts';
 import { chainSettings, mailSettings, type Config } from './config.ts';

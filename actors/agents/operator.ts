@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { agentNameSchema } from '../../protocol/account.ts';
+import { agentNameSchema } from '../../protocol/agents/account.ts';
 import { nameProblem } from '../../protocol/agent-name.ts';
 import {
   findOperator,

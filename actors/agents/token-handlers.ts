@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { MAX_TOKENS_PER_AGENT } from '../../protocol/tokens.ts';
+import { MAX_TOKENS_PER_AGENT } from '../../protocol/agents/tokens.ts';
 import { lockAgent } from '../../storage/agents/agents.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import {

@@ -1,4 +1,4 @@
-import { MAX_CARD_SKILLS } from '../../protocol/agent-cards.ts';
+import { MAX_CARD_SKILLS } from '../../protocol/cards.ts';
 import { findCardAgent, hiddenListingIds } from '../../storage/cards.ts';
 import { readStore, type StoreListing } from '../../storage/store/store.ts';
 import { notFound } from '../kernel/principal.ts';

@@ -1,4 +1,4 @@
-import { A2A_PROTOCOL_VERSION } from '../../protocol/agent-cards.ts';
+import { A2A_PROTOCOL_VERSION } from '../../protocol/cards.ts';
 import { SERVICE_VERSION } from '../../protocol/version.ts';
 
 /** The service's name, as /llms.txt opens with it. */

@@ -1,5 +1,5 @@
 import { findAgent } from '../../storage/agents/agents.ts';
-import { formatUsdc } from '../../protocol/payments-money.ts';
+import { formatUsdc } from '../../protocol/payments/money.ts';
 import { reputationCounts, reputationOf } from '../../storage/deals/deals.ts';
 import { paymentsOfAgent } from '../../storage/payments/payments.ts';
 import { notFound } from '../kernel/principal.ts';

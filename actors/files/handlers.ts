@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES, type DealReceipt } from '../../protocol/files.ts';
+import { MAX_FILE_BYTES, type DealReceipt } from '../../protocol/files/files.ts';
 import { parseFilePath } from '../../protocol/file-path.ts';
 import { writeDateCondition } from '../../protocol/conditional-dates.ts';
 import { reply } from '../../protocol/binding.ts';

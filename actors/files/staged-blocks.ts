@@ -1,5 +1,5 @@
 import type { ByteBody } from '../../protocol/binding.ts';
-import { MAX_BLOCK_BYTES, STAGED_BLOCK_LIFETIME_MS } from '../../protocol/storage-links.ts';
+import { MAX_BLOCK_BYTES, STAGED_BLOCK_LIFETIME_MS } from '../../protocol/files/storage-links.ts';
 import { BlobNotFoundError } from '../../storage/blobs/errors.ts';
 import {
   dropExpiredBlocks,

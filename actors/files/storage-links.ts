@@ -3,7 +3,7 @@ import {
   AZURE_STORAGE_VERSION,
   STORAGE_LINK_LIFETIME_MS,
   STORAGE_LINK_PREFIX,
-} from '../../protocol/storage-links.ts';
+} from '../../protocol/files/storage-links.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { ensureServiceSecret } from '../../storage/kernel/service-secrets.ts';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MAX_FILE_BYTES } from '../../protocol/files.ts';
+import { MAX_FILE_BYTES } from '../../protocol/files/files.ts';
 import type { ByteBody } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { StoredBlob } from '../../storage/blobs/blob-store.ts';

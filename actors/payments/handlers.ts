@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newPayment, paymentCodec } from '../../machines/payment.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { parseUsdc } from '../../protocol/payments-money.ts';
+import { parseUsdc } from '../../protocol/payments/money.ts';
 import {
   appendWorkspaceLog,
   findPayment,

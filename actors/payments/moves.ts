@@ -28,7 +28,7 @@
  * `changed` is true only when the status changed (more confirmations, or an unknown check, are
  * written without a change of status, a log line or an event).
  */
-import { formatUsdc } from '../../protocol/payments-money.ts';
+import { formatUsdc } from '../../protocol/payments/money.ts';
 import type { PaymentEvent, PaymentStatus } from '../../machines/payment.ts';
 import { paymentStatus } from '../../machines/payment.ts';
 import type { EventType } from '../../protocol/events.ts';

@@ -18,7 +18,7 @@ import { payViewOf } from './payment-view.ts';
 
 /**
  * `pay` (GET /pay/<payment_id>, no token): one payment in the form its caller takes
- * (protocol/pay-binding.ts). The JSON instructions for agents (and always over MCP, which hands
+ * (protocol/payments/pay-binding.ts). The JSON instructions for agents (and always over MCP, which hands
  * no headers); the page for a browser; 402 with x402 requirements for an x402 client, only while
  * the payment is `requested` (past that there is nothing to pay, and a 402 would say otherwise).
  * Nothing of it is cached: the status moves.

@@ -1,12 +1,12 @@
 import type { z } from 'zod';
 import { paymentCodec, type PaymentContext } from '../../machines/payment.ts';
-import { formatUsdc } from '../../protocol/payments-money.ts';
+import { formatUsdc } from '../../protocol/payments/money.ts';
 import type { getDeal } from '../../protocol/deals.ts';
 import type {
   paymentStatusView,
   paymentView,
   paymentWithReceipts,
-} from '../../protocol/payments.ts';
+} from '../../protocol/payments/payments.ts';
 import { agentNames, findDeal, findHeaderFields } from '../../storage/deals/deals.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { receiptsOfPayment, receiptsOfPayments } from '../../storage/payments/payment-receipts.ts';

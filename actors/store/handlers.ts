@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { bytesBody, markdown, reply } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { MAX_FILE_BYTES } from '../../protocol/files.ts';
+import { MAX_FILE_BYTES } from '../../protocol/files/files.ts';
 import { MAX_MATCHES } from '../../protocol/store.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import {

@@ -18,7 +18,7 @@ import {
   AZURE_STORAGE_VERSION,
   MAX_BLOCK_BYTES,
   STORAGE_LINK_PREFIX,
-} from '../../protocol/storage-links.ts';
+} from '../../protocol/files/storage-links.ts';
 import { byteResponse } from '../http/byte-reply.ts';
 import type { EngineRequest, EngineResponse } from '../http/engine.ts';
 import { decodeRest, decodeSegment } from '../http/router.ts';

@@ -5,7 +5,7 @@ import { LinkRefused } from '../../actors/files/storage-links.ts';
 import { versionProperties } from '../../actors/files/version-properties.ts';
 import { OPERATIONS } from '../../protocol/operations.ts';
 import { MAX_PAGE_LIMIT } from '../../protocol/paging.ts';
-import { STORAGE_LINK_PREFIX } from '../../protocol/storage-links.ts';
+import { STORAGE_LINK_PREFIX } from '../../protocol/files/storage-links.ts';
 import type { EngineRequest, EngineResponse } from '../http/engine.ts';
 import { run } from '../invoke.ts';
 import { enumerationResultsXml } from './azure-xml.ts';

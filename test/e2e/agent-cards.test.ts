@@ -9,7 +9,7 @@ import { postListing, repairIn, storeSuite } from '../helpers/store.ts';
 import type { Json } from '../helpers/wire-types.ts';
 
 /**
- * A2A agent cards (protocol/agent-cards.ts): the service's at /.well-known/agent-card.json and
+ * A2A agent cards (protocol/cards.ts): the service's at /.well-known/agent-card.json and
  * one per agent, each validated against the A2A v1.0 AgentCard schema (derived from the
  * specification's a2a.proto: test/fixtures/a2a/README.md), through HTTP and MCP.
  */

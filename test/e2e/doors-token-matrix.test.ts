@@ -1,7 +1,7 @@
 import * as assert from 'uvu/assert';
 import { newToken } from '../../actors/kernel/tokens.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
-import { STORAGE_LINK_PREFIX } from '../../protocol/storage-links.ts';
+import { STORAGE_LINK_PREFIX } from '../../protocol/files/storage-links.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { callJson } from '../helpers/http.ts';
 import { serverSuite } from '../helpers/server-suite.ts';

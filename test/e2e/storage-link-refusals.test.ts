@@ -1,7 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { AnonymousCredential, BlockBlobClient } from '@azure/storage-blob';
 import * as assert from 'uvu/assert';
-import { STORAGE_LINK_LIFETIME_MS } from '../../protocol/storage-links.ts';
+import { STORAGE_LINK_LIFETIME_MS } from '../../protocol/files/storage-links.ts';
 import { enginesHere } from '../helpers/engines.ts';
 import { startTestServer } from '../helpers/server.ts';
 import {

@@ -7,7 +7,7 @@ import {
   formatUsdc,
   parseUsdc,
   usdcAmount,
-} from '../../protocol/payments-money.ts';
+} from '../../protocol/payments/money.ts';
 
 const test = suite('USDC amounts');
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { signedHeaders } from '../../actors/webhooks/signer.ts';
-import { AGENT_CARD_OPERATIONS, MAX_CARD_SKILLS } from '../../protocol/agent-cards.ts';
+import { CARDS_OPERATIONS, MAX_CARD_SKILLS } from '../../protocol/cards.ts';
 import { EVENTS } from '../../protocol/events.ts';
 import {
   MAX_MODERATION_REASON,
@@ -16,7 +16,7 @@ import {
   MAX_TOKEN_HOURS,
   MAX_TOKENS_PER_AGENT,
   TOKEN_OPERATIONS,
-} from '../../protocol/tokens.ts';
+} from '../../protocol/agents/tokens.ts';
 import {
   MAX_WEBHOOK_EVENTS,
   MAX_WEBHOOK_REDIRECTS,
@@ -50,7 +50,7 @@ function section(title: string): string {
 const SAFETY_OPERATIONS: readonly Operation[] = [
   ...Object.values(TOKEN_OPERATIONS),
   ...Object.values(WEBHOOK_OPERATIONS),
-  ...Object.values(AGENT_CARD_OPERATIONS),
+  ...Object.values(CARDS_OPERATIONS),
   ...Object.values(MODERATION_OPERATIONS),
 ];
 

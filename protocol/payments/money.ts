@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ServiceError } from './errors.ts';
+import { ServiceError } from '../errors.ts';
 
 /**
  * Money on the wire and inside: USDC has 6 decimals. Agents send and read a decimal string

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation } from './operation.ts';
+import { defineOperation } from '../operation.ts';
 
 /** The longest a token made with `create_token` may last, in hours (one year). */
 export const MAX_TOKEN_HOURS = 8760;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineOperation } from './operation.ts';
-import { pageCursor, pageLimit } from './paging.ts';
+import { defineOperation } from '../operation.ts';
+import { pageCursor, pageLimit } from '../paging.ts';
 
 /** The date conditions a write takes over HTTP (protocol/conditional-dates.ts). */
 const writeDateHeaders = {

@@ -73,7 +73,7 @@ const waitForChanges = defineOperation({
 });
 
 /** The change feed. */
-export const CHANGES_OPERATIONS = {
+export const FEED_OPERATIONS = {
   changes,
   wait_for_changes: waitForChanges,
 } as const;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { knockSettings } from './chat.ts';
-import { defineOperation } from './operation.ts';
+import { knockSettings } from '../chat.ts';
+import { defineOperation } from '../operation.ts';
 
 /**
  * Names: letters, digits, space, `-`, `_`, `.`; 1 to 64 characters (protocol.md); every character

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Binding } from './binding.ts';
+import type { Binding } from '../binding.ts';
 
 /**
  * How `pay` (GET /pay/<payment_id>) travels over HTTP: JSON instructions, the pay page for a

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineOperation } from './operation.ts';
-import { pageCursor, pageLimit } from './paging.ts';
+import { defineOperation } from '../operation.ts';
+import { pageCursor, pageLimit } from '../paging.ts';
 import { PAY_BINDING } from './pay-binding.ts';
-import { usdcAmount } from './payments-money.ts';
+import { usdcAmount } from './money.ts';
 
 /**
  * Payments: USDC paid directly payer to payee and checked on-chain, and payments made any other

@@ -36,6 +36,6 @@ const getServiceKeys = defineOperation({
   errors: [],
 });
 
-export const SERVICE_KEYS_OPERATIONS = {
+export const RECEIPTS_OPERATIONS = {
   get_service_keys: getServiceKeys,
 } as const;

@@ -187,7 +187,7 @@ const getFeedbackFile = defineOperation({
   errors: ['not_found'],
 });
 
-export const AGENT_CARD_OPERATIONS = {
+export const CARDS_OPERATIONS = {
   get_service_card: getServiceCard,
   get_agent_card: getAgentCard,
   get_feedback_file: getFeedbackFile,

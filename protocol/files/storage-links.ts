@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation } from './operation.ts';
+import { defineOperation } from '../operation.ts';
 
 /** How long a storage link works (protocol/documents/protocol.md, get_storage_link). */
 export const STORAGE_LINK_LIFETIME_MS = 10 * 60 * 1000;
