@@ -21,7 +21,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { contentTypeOf } from '../actors/files/content-type.ts';
-import { runIndexQuery } from '../actors/index/queries.ts';
+import { runIndexQuery, sqlTimeoutMs } from '../actors/index/queries.ts';
 import { principalOf, type Principal } from '../actors/kernel/principal.ts';
 import type { Services } from '../actors/kernel/services.ts';
 import { checkUserSql } from '../actors/index/sql-policy.ts';
@@ -487,7 +487,7 @@ function lanesFor(services: Services, principal: Principal, query: QueryCase, wr
           await tx.query(bindScope(services.indexReaderRole), [principal.agentId]);
           return tx.queryTable(wrapped);
         },
-        { readOnly: true, timeoutMs: services.sqlTimeoutMs, pool: 'agents' },
+        { readOnly: true, timeoutMs: sqlTimeoutMs(services), pool: 'agents' },
       );
       return table.rows.length;
     }),
@@ -627,7 +627,7 @@ export async function measureIndexSql(
       cities: CITIES.length,
       words: WORDS.length,
       loadSeconds,
-      sqlTimeoutMs: services.sqlTimeoutMs,
+      sqlTimeoutMs: sqlTimeoutMs(services),
     });
 
     for (const query of INDEX_SQL_QUERIES) {

@@ -42,6 +42,7 @@ import {
   type KeyOf,
 } from './fan-out.ts';
 import { measureLoad, type LoadResult } from './load.ts';
+import { sqlTimeoutMs } from '../actors/index/queries.ts';
 
 export const STORE_LISTINGS = 100_000;
 const OWNERS = 10;
@@ -537,7 +538,7 @@ async function timeStoreQueries(
   const joins = STORE_JOINS.map((join): QueryLane => ({
     query: join.name,
     request: join.sql,
-    limitMs: server.services.sqlTimeoutMs,
+    limitMs: sqlTimeoutMs(server.services),
     samples: [],
     failures: 0,
     rows: 0,

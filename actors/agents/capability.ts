@@ -7,6 +7,10 @@ import { ensureHelpWorkspace, ensureOperator } from './operator.ts';
 import { lockAgent } from '../../storage/agents/agents.ts';
 
 declare module '../kernel/services.ts' {
+  interface ServiceConfig {
+    /** The operator's token (OPERATOR_TOKEN); a new one is made and logged when unset. */
+    operatorToken?: string | undefined;
+  }
   interface Services {
     /** Every agent, live while in use. */
     readonly agents: ActorRegistry<AgentActor>;

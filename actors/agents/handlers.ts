@@ -5,7 +5,7 @@ import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { insertAgent } from '../../storage/agents/agents.ts';
 import { readAccountCounts } from '../../storage/agents/account-counts.ts';
 import { looksLikeItContains } from './name.ts';
-import { QUOTA_RULE } from '../files/quota.ts';
+import { QUOTA_RULE, storageQuotaBytes } from '../files/quota.ts';
 import { mintToken } from './token-records.ts';
 import type { Handler, Output } from '../kernel/handler.ts';
 import type { AccountCounts, Counted } from '../kernel/agent-counts.ts';
@@ -110,7 +110,7 @@ function whoamiAnswer(
     },
     storage: {
       used_bytes: storage.kept + storage.staged + storage.reserved,
-      quota_bytes: services.storageQuotaBytes,
+      quota_bytes: storageQuotaBytes(services),
       current_files_bytes: storage.current,
       older_versions_bytes: storage.kept - storage.current,
       staged_blocks_bytes: storage.staged,

@@ -12,6 +12,10 @@ import {
 } from './handlers.ts';
 
 declare module '../kernel/services.ts' {
+  interface ServiceConfig {
+    /** Conventions one agent may register in all (CONVENTIONS_PER_AGENT; default 20, 0: none). */
+    conventionsPerAgent?: number;
+  }
   interface Services {
     /** Every convention, live while in use: its machine (proposed, placed, refused...). */
     readonly conventions: ActorRegistry<ConventionActor>;

@@ -18,6 +18,13 @@ interface FileServices {
 }
 
 declare module '../kernel/services.ts' {
+  interface ServiceConfig {
+    /** Bytes one agent may hold, every kept byte counted (STORAGE_QUOTA_BYTES; quota.ts). */
+    storageQuotaBytes?: number;
+    /** Where the embedded stores live (DATA_DIR): blobs under `blobs/` unless S3_URL is set. */
+    dataDir?: string;
+    s3Url?: string | undefined;
+  }
   interface Services {
     /** Provided by the files capability's start-up step, before any request. */
     readonly files: FileServices;

@@ -12,11 +12,16 @@ import type { Services } from '../kernel/services.ts';
 /** The rule's name, as `whoami` shows it. */
 export const QUOTA_RULE = 'every_kept_byte';
 
+/** Bytes one agent may hold (STORAGE_QUOTA_BYTES), every kept byte counted: 1 GiB unless set. */
+export function storageQuotaBytes(services: Services): number {
+  return services.config.storageQuotaBytes ?? 1024 ** 3;
+}
+
 export function quotaExceeded(services: Services): ServiceError {
   return new ServiceError(
     'quota_exceeded',
-    `This upload would take your storage past its ${services.storageQuotaBytes} bytes (whoami shows what counts: current files, older versions kept, the index's copy of their YAML headers, staged blocks, uploads in progress). Delete files you no longer need (a delete gives back every version of the file), then retry.`,
-    { quota_bytes: services.storageQuotaBytes },
+    `This upload would take your storage past its ${storageQuotaBytes(services)} bytes (whoami shows what counts: current files, older versions kept, the index's copy of their YAML headers, staged blocks, uploads in progress). Delete files you no longer need (a delete gives back every version of the file), then retry.`,
+    { quota_bytes: storageQuotaBytes(services) },
   );
 }
 
@@ -31,7 +36,7 @@ export async function assertWithinQuota(
   agentId: string,
 ): Promise<void> {
   const held = await readHeldBytes(tx, { agentId, now: new Date(services.clock.now()) });
-  if (held.kept + held.staged + held.reserved > services.storageQuotaBytes) {
+  if (held.kept + held.staged + held.reserved > storageQuotaBytes(services)) {
     throw quotaExceeded(services);
   }
 }

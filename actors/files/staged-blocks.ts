@@ -26,7 +26,7 @@ import {
 } from './versions.ts';
 import { countsNotice } from '../kernel/agent-counts.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
-import { quotaExceeded } from './quota.ts';
+import { quotaExceeded, storageQuotaBytes } from './quota.ts';
 import type { FileReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../kernel/services.ts';
 import { LinkRefused } from './storage-links.ts';
@@ -107,7 +107,7 @@ export async function stageBlock(
         exceptReservation: reservation.id,
         exceptBlock: { ...owner, blockId },
       });
-      if (held.kept + held.staged + held.reserved + stored.size > services.storageQuotaBytes) {
+      if (held.kept + held.staged + held.reserved + stored.size > storageQuotaBytes(services)) {
         throw quotaExceeded(services);
       }
       const before = await recordStagedBlock(tx, owner, {
@@ -174,7 +174,7 @@ export async function commitBlocks(
     return block;
   });
   const total = blocks.reduce((sum, block) => sum + block.size, 0);
-  if (total > services.storageQuotaBytes) throw quotaExceeded(services);
+  if (total > storageQuotaBytes(services)) throw quotaExceeded(services);
   const blobs = services.files.blobs;
   const capture = new IndexCapture(path);
   const md5 = new Md5Watch();
@@ -205,9 +205,9 @@ export async function commitBlocks(
   let file: UploadedFile;
   try {
     const stored = await blobs
-      .put(joined, { maxBytes: services.storageQuotaBytes, signal, onHashed: reservation.hashed })
+      .put(joined, { maxBytes: storageQuotaBytes(services), signal, onHashed: reservation.hashed })
       .catch((error: unknown) => {
-        throw blobFailure(error, services.storageQuotaBytes);
+        throw blobFailure(error, storageQuotaBytes(services));
       });
     const contentMd5 = md5.digest();
     // Azure keeps a block list's stated MD5 unchecked; checking it costs nothing here (the

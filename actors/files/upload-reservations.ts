@@ -24,7 +24,7 @@ import {
 import { discardUnusedBlobs } from './blob-collector.ts';
 import { currentUnit } from '../kernel/commit.ts';
 import type { Services } from '../kernel/services.ts';
-import { quotaExceeded } from './quota.ts';
+import { quotaExceeded, storageQuotaBytes } from './quota.ts';
 
 /** After this long a reservation no longer counts (its process is taken to have stopped). */
 const RESERVATION_LIFETIME_MS = 60 * 60 * 1000;
@@ -71,7 +71,7 @@ export class UploadReservation {
       const bytes = await reserveWithinRoom(tx, {
         ...this.row(wanted, now),
         now,
-        quota: this.services.storageQuotaBytes,
+        quota: storageQuotaBytes(this.services),
         total,
         exceptBlock: this.options.replacesBlock,
         givesBackFor: this.options.givesBackFor,

@@ -38,7 +38,7 @@ import type { FileReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { WorkspaceActor } from '../workspaces/actor.ts';
 import { assertMayChange } from '../workspaces/access.ts';
-import { quotaExceeded } from './quota.ts';
+import { quotaExceeded, storageQuotaBytes } from './quota.ts';
 import { UploadReservation } from './upload-reservations.ts';
 
 /**
@@ -158,7 +158,7 @@ async function moveStorageUse(
       now: new Date(services.clock.now()),
       exceptReservation: reservation?.id,
     });
-    if (held.kept + held.staged + held.reserved > services.storageQuotaBytes) {
+    if (held.kept + held.staged + held.reserved > storageQuotaBytes(services)) {
       throw quotaExceeded(services);
     }
   }

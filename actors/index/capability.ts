@@ -4,6 +4,14 @@ import { queryIndex } from './handlers.ts';
 import { indexSaveHook } from './save-hook.ts';
 import { prepareIndex } from './setup.ts';
 
+declare module '../kernel/services.ts' {
+  interface ServiceConfig {
+    /** The time limit of one index SQL query (SQL_TIMEOUT_MS); unset or 0: queries.ts decides. */
+    sqlTimeoutMs?: number;
+    /** Index queries past that limit allowed a minute (sql-timeout-budget.ts). */
+    sqlTimeoutLimits?: { perAgent: number; total: number };
+  }
+}
 /** The index: what markdown files' YAML headers say, queried in read-only SQL. */
 export const index = {
   name: 'index',

@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { ranOutOfMemory, runIndexQuery } from './queries.ts';
+import { ranOutOfMemory, runIndexQuery, sqlTimeoutMs } from './queries.ts';
 import type { Services } from '../kernel/services.ts';
 import { DEFAULT_SQL_TIMEOUT_LIMITS, SqlTimeoutBudget } from './sql-timeout-budget.ts';
 import { sharedSqlTimeouts } from './shared-sql-timeouts.ts';
@@ -26,7 +26,7 @@ function guardsOf(services: Services) {
       running: AGENT_CONNECTIONS[services.driver.kind],
       perAgent: SQL_QUERIES_PER_AGENT,
       // A slot frees within one time limit (and the cancel's grace, a stopped thread's reopening).
-      maxWaitMs: Math.max(5000, 3 * services.sqlTimeoutMs + 1000),
+      maxWaitMs: Math.max(5000, 3 * sqlTimeoutMs(services) + 1000),
       maxWaiting: SQL_MAX_WAITING,
     });
     found = { budget, slots };

@@ -6,6 +6,14 @@ import type { Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import { checkUserSql } from './sql-policy.ts';
 
+/**
+ * The time limit of one index query (SQL_TIMEOUT_MS): PGlite has one connection that writes wait
+ * behind, so agents' SQL gets a shorter leash there (0.5 s) than on PostgreSQL (2 s).
+ */
+export function sqlTimeoutMs(services: Services): number {
+  return services.config.sqlTimeoutMs || (services.driver.kind === 'pglite' ? 500 : 2000);
+}
+
 /** The most bytes of rows (as JSON) one answer carries; past it `truncated` is true. */
 const INDEX_BYTE_CAP = 8 * 1024 * 1024;
 
@@ -130,7 +138,7 @@ export async function runIndexQuery(
         await tx.query(`select set_config('work_mem', $1, true)`, [AGENT_WORK_MEM]);
         return tx.queryTable(text, params);
       },
-      { readOnly: true, timeoutMs: services.sqlTimeoutMs, pool: 'agents' },
+      { readOnly: true, timeoutMs: sqlTimeoutMs(services), pool: 'agents' },
     );
     const rows = withinBytes(table.rows.slice(0, INDEX_ROW_CAP), INDEX_BYTE_CAP);
     return {
@@ -147,8 +155,8 @@ export async function runIndexQuery(
     if (error instanceof DatabaseError && error.sqlState === QUERY_CANCELED) {
       throw new ServiceError(
         'sql_timeout',
-        `The query ran past its time limit (${services.sqlTimeoutMs} ms) and was stopped. Narrow it with WHERE or LIMIT.`,
-        { timeout_ms: services.sqlTimeoutMs },
+        `The query ran past its time limit (${sqlTimeoutMs(services)} ms) and was stopped. Narrow it with WHERE or LIMIT.`,
+        { timeout_ms: sqlTimeoutMs(services) },
       );
     }
     if (error instanceof DatabaseError && beyondLimits(error)) {

@@ -30,23 +30,6 @@ export interface ServiceConfig {
   actorCapacity: number;
   /** Time for the long-poll waits; the real clock when unset. */
   clock?: Clock;
-  /** Bytes one agent may hold, every kept byte counted (default 1 GiB; actors/files/quota.ts). */
-  storageQuotaBytes?: number;
-  /** The time limit of one index SQL query; unset or 0: 2 s on PostgreSQL, 0.5 s on PGlite. */
-  sqlTimeoutMs?: number;
-  /** Index queries past that limit allowed a minute (actors/index/sql-timeout-budget.ts). */
-  sqlTimeoutLimits?: { perAgent: number; total: number };
-  /** Terms the store refuses in listings and conventions (STORE_DENY_TERMS). */
-  storeDenyTerms?: readonly string[];
-  /** Conventions one agent may register in all (CONVENTIONS_PER_AGENT; default 20, 0: none). */
-  conventionsPerAgent?: number;
-  /** The operator's token (OPERATOR_TOKEN); a new one is made and logged when unset. */
-  operatorToken?: string | undefined;
-  /** Where the embedded stores live (DATA_DIR): blobs under `blobs/` unless S3_URL is set. */
-  dataDir?: string;
-  s3Url?: string | undefined;
-  /** Protects the receipt signing keys at rest (RECEIPT_KEY_SECRET). */
-  receiptKeySecret?: string | undefined;
   /** Refuse what the protocol's tables do not declare (server/config.ts, strictProtocol). */
   strictProtocol?: boolean;
 }
@@ -67,9 +50,6 @@ export class Services {
   readonly #registries = new Map<string, ActorRegistry<never>>();
   /** Time for everything that expires or waits; tests pass a TestClock. */
   readonly clock: Clock;
-  readonly storageQuotaBytes: number;
-  /** PGlite has one connection that writes wait behind: user SQL gets a shorter leash there. */
-  readonly sqlTimeoutMs: number;
   /** Whether agents' SQL runs as the reader role (start-up checks; see checkIndexReaderRole). */
   indexReaderRole = false;
   /** PostgreSQL: the agents' pool logs in as a reader role of its own (no role to switch). */
@@ -97,8 +77,6 @@ export class Services {
     capabilities: readonly Capability[],
   ) {
     this.clock = config.clock ?? realClock;
-    this.storageQuotaBytes = config.storageQuotaBytes ?? 1024 ** 3;
-    this.sqlTimeoutMs = config.sqlTimeoutMs || (driver.kind === 'pglite' ? 500 : 2000);
     this.hub = new ChangeHub(this.clock);
     this.counts = new AgentCounts(config.actorCapacity);
     for (const capability of capabilities) {

@@ -6,6 +6,12 @@ import { getListing, listMyListings } from './listing-reads.ts';
 import { storeSaveHook } from './save-hook.ts';
 import { deleteWatch, listWatches, watchListings } from './watch-handlers.ts';
 
+declare module '../kernel/services.ts' {
+  interface ServiceConfig {
+    /** Terms the store refuses in listings and conventions (STORE_DENY_TERMS). */
+    storeDenyTerms?: readonly string[];
+  }
+}
 /** The store: Need/Can listings (files in public workspaces), watches, and reputation shown. */
 export const store = {
   name: 'store',

@@ -15,6 +15,7 @@ import { serverSuite } from '../helpers/server-suite.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { postListing } from '../helpers/store.ts';
 import { newWorkspace, saveFile, type TestAgent } from '../helpers/workspaces.ts';
+import { sqlTimeoutMs } from '../../actors/index/queries.ts';
 
 /**
  * Hidden stays hidden, whatever the query (issue 32 §3): a suspended agent's public workspace
@@ -126,7 +127,7 @@ async function asAgent(server: TestServer, caller: string, sql: string, scope: I
       );
       return { rows, seen: seen?.seen ?? '' };
     },
-    { readOnly: true, pool: 'agents', timeoutMs: services.sqlTimeoutMs },
+    { readOnly: true, pool: 'agents', timeoutMs: sqlTimeoutMs(services) },
   );
 }
 

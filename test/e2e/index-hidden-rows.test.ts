@@ -6,6 +6,7 @@ import { DatabaseError } from '../../storage/database-error.ts';
 import { bindScope, scopedQuery, type IndexScope } from '../../storage/index/index-scope.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { joinWorkspace, newWorkspace, saveFile, type TestAgent } from '../helpers/workspaces.ts';
+import { sqlTimeoutMs } from '../../actors/index/queries.ts';
 
 /**
  * An agent's filter never runs on a row its scope hides: not even a function the planner takes
@@ -79,7 +80,7 @@ async function asAgent(server: TestServer, caller: string, sql: string, scope: I
       await tx.query(bindScope(services.indexReaderRole && !services.indexReaderLogin), [caller]);
       return tx.query(scopedQuery(sql, scope, INDEX_ROW_CAP));
     },
-    { readOnly: true, pool: 'agents', timeoutMs: services.sqlTimeoutMs },
+    { readOnly: true, pool: 'agents', timeoutMs: sqlTimeoutMs(services) },
   );
 }
 
