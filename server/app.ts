@@ -12,7 +12,7 @@ import { openStorage, type Driver } from '../storage/open.ts';
 import { chainSettings, mailSettings, type Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import { HealthProbe } from './health-probe.ts';
-import { ListenError } from './listen-error.ts';
+import { ListenError, StartRefusal } from './listen-error.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
 import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT, preflightResponse } from './http/cors.ts';
 import { createNodeEngine } from './http/node-engine.ts';
@@ -57,7 +57,11 @@ function chooseEngine(config: Config, handler: RequestHandler): HttpEngine {
   if (config.httpEngine !== 'node') {
     const { uws, reason } = loadUwsBinary();
     if (uws) return createUwsEngine(uws, handler);
-    if (config.httpEngine === 'uws') throw new Error(`HTTP_ENGINE=uws, but ${reason}`);
+    if (config.httpEngine === 'uws') {
+      throw new StartRefusal(
+        `cannot start: HTTP_ENGINE=uws, but ${reason}; set HTTP_ENGINE=auto (node:http where uWS cannot load) or HTTP_ENGINE=node`,
+      );
+    }
     // One line, the engine that runs and why: on Node 22 and 24 this is the normal start.
     config.log(`http engine: node:http (${reason})`);
   }

@@ -1,6 +1,7 @@
 import type { BlockList } from 'node:net';
 import type { Clock } from '../actors/kernel/clock.ts';
 import { trustedProxies } from './http/client-address.ts';
+import { StartRefusal } from './listen-error.ts';
 
 /** Everything the service reads from its environment, in one place (README.md, "Configuration"). */
 export interface Config {
@@ -160,7 +161,7 @@ function origins(value: string | undefined, name: string): string[] {
         url = undefined;
       }
       if (!url || url.origin === 'null' || url.href.replace(/\/$/, '') !== url.origin)
-        throw new Error(`${name} takes origins like https://app.example, not "${entry}"`);
+        throw new StartRefusal(`${name} takes origins like https://app.example, not "${entry}"`);
       return url.origin;
     });
 }
@@ -169,7 +170,7 @@ function integer(value: string | undefined, fallback: number, name: string): num
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0)
-    throw new Error(`${name} must be a whole number, not "${value}"`);
+    throw new StartRefusal(`${name} must be a whole number, not "${value}"`);
   return n;
 }
 
@@ -179,7 +180,7 @@ export const BASE_USDC_ADDRESS = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 
 function positive(value: string | undefined, fallback: number, name: string): number {
   const n = integer(value, fallback, name);
-  if (n < 1) throw new Error(`${name} must be at least 1, not "${value}"`);
+  if (n < 1) throw new StartRefusal(`${name} must be at least 1, not "${value}"`);
   return n;
 }
 
@@ -187,7 +188,7 @@ function evmAddress(value: string | undefined, name: string): string | undefined
   if (value === undefined || value.trim() === '') return undefined;
   const text = value.trim();
   if (!/^0x[0-9a-fA-F]{40}$/.test(text))
-    throw new Error(`${name} must be an address, 0x and 40 hex digits, not "${value}"`);
+    throw new StartRefusal(`${name} must be an address, 0x and 40 hex digits, not "${value}"`);
   return text;
 }
 
@@ -195,7 +196,7 @@ function evmAddress(value: string | undefined, name: string): string | undefined
 function factoryAddress(value: string | undefined): string | null | undefined {
   if (value?.trim().toLowerCase() === 'off') return null;
   if (value !== undefined && value.trim() !== '' && !/^0x[0-9a-fA-F]{40}$/.test(value.trim())) {
-    throw new Error(
+    throw new StartRefusal(
       `FORWARDER_FACTORY_ADDRESS must be an address, 0x and 40 hex digits, or off, not "${value}"`,
     );
   }
@@ -217,7 +218,9 @@ function publicRpcUrl(value: string | undefined): string | undefined {
   const text = value?.trim() ?? '';
   if (text === '') return undefined;
   if (!isHttpUrl(text))
-    throw new Error(`PUBLIC_RPC_URL takes the http(s) URL of a JSON-RPC endpoint, not "${text}"`);
+    throw new StartRefusal(
+      `PUBLIC_RPC_URL takes the http(s) URL of a JSON-RPC endpoint, not "${text}"`,
+    );
   return text;
 }
 
@@ -230,7 +233,7 @@ function rpcUrls(env: NodeJS.ProcessEnv): string[] {
     .filter((entry) => entry !== '');
   for (const entry of urls) {
     if (!isHttpUrl(entry))
-      throw new Error(`${name} takes http(s) URLs of JSON-RPC endpoints, not "${entry}"`);
+      throw new StartRefusal(`${name} takes http(s) URLs of JSON-RPC endpoints, not "${entry}"`);
   }
   return urls;
 }
@@ -246,7 +249,9 @@ function smtpUrl(value: string | undefined): string | undefined {
     protocol = '';
   }
   if (protocol !== 'smtp:' && protocol !== 'smtps:')
-    throw new Error('SMTP_URL takes smtp://user:pass@host:port (or smtps://), not that value');
+    throw new StartRefusal(
+      'SMTP_URL takes smtp://user:pass@host:port (or smtps://), not that value',
+    );
   return text;
 }
 
@@ -300,7 +305,7 @@ function jobSchedules(env: NodeJS.ProcessEnv): Record<string, string> {
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   const engine = env.HTTP_ENGINE ?? 'auto';
   if (engine !== 'uws' && engine !== 'node' && engine !== 'auto') {
-    throw new Error(`HTTP_ENGINE must be uws, node or auto, not "${engine}"`);
+    throw new StartRefusal(`HTTP_ENGINE must be uws, node or auto, not "${engine}"`);
   }
   return {
     host: env.HOST || '127.0.0.1',

@@ -1,10 +1,20 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * Why a door could not listen, in one line an operator can act on: the port, the variable that
- * sets it and the fix. main.ts prints it and exits 1, without a stack (a busy port is not a bug).
+ * A start the operator must fix, not a bug: a setting that cannot be read, an engine that cannot
+ * load, a port that cannot be had. main.ts prints its message as one line and exits 1, without
+ * a stack.
  */
-export class ListenError extends Error {
+export class StartRefusal extends Error {
+  override name = 'StartRefusal';
+}
+
+/**
+ * Why a door could not listen, in one line an operator can act on: the port, the variable that
+ * sets it and the fix.
+ */
+export class ListenError extends StartRefusal {
+  override name = 'ListenError';
   constructor(door: 'HTTP' | 'SMTP', host: string, port: number, cause: unknown) {
     const variable = door === 'HTTP' ? 'PORT' : 'SMTP_PORT';
     const fixes =
@@ -16,7 +26,6 @@ export class ListenError extends Error {
         `${reasonOf(cause, port)}; ${fixes}`,
       { cause },
     );
-    this.name = 'ListenError';
   }
 }
 

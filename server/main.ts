@@ -1,14 +1,24 @@
 import { configFromEnv } from './config.ts';
 import { startService } from './app.ts';
-import { ListenError } from './listen-error.ts';
+import { StartRefusal } from './listen-error.ts';
 
-const config = configFromEnv();
-const service = await startService(config).catch((error: unknown) => {
-  // A port that is taken or forbidden is the operator's to fix: one line that says how, no stack.
-  if (!(error instanceof ListenError)) throw error;
-  process.stderr.write(`${error.message}\n`);
+/** A setting, an engine or a port the operator must fix: one line that says how, no stack. */
+function refuse(error: unknown): never {
+  if (!(error instanceof StartRefusal)) throw error;
+  const line = error.message.startsWith('cannot start: ')
+    ? error.message
+    : `cannot start: ${error.message}`;
+  process.stderr.write(`${line}\n`);
   process.exit(1);
-});
+}
+
+let config: ReturnType<typeof configFromEnv>;
+try {
+  config = configFromEnv();
+} catch (error) {
+  refuse(error);
+}
+const service = await startService(config).catch(refuse);
 config.log(
   `listening on ${service.baseUrl} (${service.engine}, ${config.databaseUrl ? 'PostgreSQL' : 'PGlite'}), ` +
     (service.smtpPort === null

@@ -99,4 +99,47 @@ for (const [node, name] of nodes) {
   });
 }
 
+/** What a start with HTTP_ENGINE=uws on `node` prints before it exits, and its exit code. */
+async function uwsRequired(node: string): Promise<{ code: number | null; output: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'agent-service-node-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', SMTP_PORT: 'off', DATA_DIR: dataDir };
+  env.HTTP_ENGINE = 'uws';
+  delete env.DATABASE_URL;
+  const child = spawn(node, ['--import', 'tsx', main], { cwd: root, env });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    return { code, output };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+for (const [node, name] of nodes) {
+  test(`HTTP_ENGINE=uws on ${name}, where uWS does not load, stops the start with one line saying why and what to set, exit code 1`, async () => {
+    const { version } = versionOf(node);
+    if (version.split('.')[0] === '20') {
+      console.log(
+        `start-node-versions: uWS loads on Node ${version}: HTTP_ENGINE=uws starts there`,
+      );
+      return;
+    }
+    const { code, output } = await uwsRequired(node);
+    assert.is(code, 1, output);
+    const unlogged = output
+      .trimEnd()
+      .split('\n')
+      .filter((line) => !/^\d{4}-\d\d-\d\dT\S+ /.test(line));
+    assert.equal(unlogged.length, 1, output);
+    assert.match(
+      unlogged[0] as string,
+      /^cannot start: HTTP_ENGINE=uws, but uWebSockets\.js has no binary for Node /,
+    );
+    assert.match(unlogged[0] as string, /set HTTP_ENGINE=auto/);
+    assert.not.match(output, /^\s+at /m);
+  });
+}
+
 test.run();

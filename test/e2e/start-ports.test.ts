@@ -92,6 +92,21 @@ test('a forbidden port (below 1024, not root) stops a start with the reason EACC
   assert.match(stderr.trimEnd().split('\n').at(-1) as string, /127\.0\.0\.1:1 \(PORT\).*EACCES/);
 });
 
+test('a setting that cannot be read stops a start with exit code 1 and one line naming it, without a stack', async () => {
+  for (const [env, named] of [
+    [{ FORWARDER_FACTORY_ADDRESS: 'factory' }, 'FORWARDER_FACTORY_ADDRESS must be an address'],
+    [{ HTTP_ENGINE: 'fast' }, 'HTTP_ENGINE must be uws, node or auto'],
+    [{ CONFIRMATIONS: '-1' }, 'CONFIRMATIONS must be a whole number'],
+  ] as const) {
+    const { code, stderr } = await failedStart(env);
+    assert.is(code, '1', stderr);
+    const lines = stderr.trimEnd().split('\n');
+    assert.is(lines.length, 1, stderr);
+    assert.ok(lines[0]?.startsWith(`cannot start: ${named}`), stderr);
+    assert.not.match(stderr, /^\s+at /m);
+  }
+});
+
 test('with no public mail domain, /llms.txt says the sign-up address reaches the mail door only from this machine', async () => {
   const server = await startTestServer();
   try {
