@@ -68,10 +68,51 @@ function chooseEngine(config: Config, handler: RequestHandler): HttpEngine {
   return createNodeEngine(handler);
 }
 
-/** Opens storage, wires the doors and listens. The one entry point of main.ts and tests. */
+/** How long a refused start may spend letting go of what it opened. */
+const UNDO_DEADLINE_MS = 5000;
+
+/**
+ * Opens storage, wires the doors and listens. The one entry point of main.ts and tests.
+ *
+ * A start refused part of the way (the SMTP port is taken after HTTP listens, a capability's
+ * start-up step fails) lets go of what it had opened before it throws, last opened first:
+ * ports, threads, the database. So a caller that goes on is not left with half a service, and a
+ * process that exits at once never exits with a listening socket or a database thread still at
+ * work (whose teardown at exit is the runtime's, not ours to bound).
+ */
 export async function startService(config: Config, storage?: Driver): Promise<RunningService> {
+  const undo: (() => unknown)[] = [];
+  try {
+    return await startWith(config, storage, undo);
+  } catch (error) {
+    const undone = (async () => {
+      for (const step of undo.reverse()) {
+        try {
+          await step();
+        } catch {
+          // The next step all the same: the refusal is what the caller must hear.
+        }
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      undone,
+      new Promise((resolve) => (timer = setTimeout(resolve, UNDO_DEADLINE_MS).unref())),
+    ]);
+    clearTimeout(timer);
+    throw error;
+  }
+}
+
+async function startWith(
+  config: Config,
+  storage: Driver | undefined,
+  undo: (() => unknown)[],
+): Promise<RunningService> {
   const driver =
     storage ?? (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  // A driver the caller gave stays the caller's to close.
+  if (!storage) undo.push(() => driver.close());
   const logError = (error: unknown) =>
     config.log(
       `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
@@ -232,6 +273,11 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
   const port = await engine.listen(config.host, config.port).catch((error: unknown) => {
     throw new ListenError('HTTP', config.host, config.port, error);
   });
+  undo.push(async () => {
+    engine.stopListening();
+    await engine.close(0);
+    await new Promise<void>((resolve) => void io.close(() => resolve()));
+  });
   links.baseUrl =
     config.baseUrl ??
     `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -269,8 +315,15 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     CAPABILITIES,
   );
   const healthProbe = new HealthProbe(() => services.databaseReachable());
+  undo.push(async () => {
+    services.beginShutdown();
+    await services.flush();
+  });
   // Each capability's start-up step, in the order of the list (actors/capabilities.ts).
-  for (const capability of CAPABILITIES) await capability.startUp?.(services, config.log);
+  for (const capability of CAPABILITIES) {
+    await capability.startUp?.(services, config.log);
+    if (capability.shutDown) undo.push(() => capability.shutDown?.(services));
+  }
   await services.listenToOtherProcesses();
   // A command held for confirmation runs the same way whether confirmed by a reply to the SMTP
   // door or by its link over HTTP (which any process may serve, SMTP door or not).
@@ -346,6 +399,7 @@ export async function startService(config: Config, storage?: Driver): Promise<Ru
     leaseMs: config.jobLeaseSeconds * 1000,
   });
   await scheduler.start();
+  undo.push(() => scheduler.stop());
   // The email door: sign-ups, commands and replies by SMTP (server/email/).
   let mailDoor: MailDoor | null = null;
   if (config.smtpPort !== null) {

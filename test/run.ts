@@ -53,6 +53,9 @@ let printed = '';
 // When uvu began each file (it prints the file's name first): the slowest are named at the end,
 // so that time spent in the suite can be found without a profiler.
 const fileStarts: { file: string; at: number }[] = [];
+// When anything was last printed, for the watchdog below.
+let lastProgress = performance.now();
+const stallSeconds = Number(process.env.TEST_STALL_SECONDS || 600);
 const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
   const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
@@ -60,9 +63,33 @@ process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
   // eslint-disable-next-line no-control-regex -- uvu colours the file name
   const file = /^(\S+\.test\.ts)\n$/.exec(text.replace(/\u001b\[[0-9;]*m/g, ''))?.[1];
   if (file) fileStarts.push({ file, at: performance.now() });
+  lastProgress = performance.now();
   return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
 }) as typeof process.stdout.write;
+
+// A test that never ends must not hold the run until CI's own limit: when nothing has been
+// printed (uvu prints a mark as each test ends) for TEST_STALL_SECONDS, the run stops here,
+// naming the file and the test that hung and what it was waiting on, and counts it as failed.
+const watchdog = setInterval(() => {
+  if ((performance.now() - lastProgress) / 1000 < stallSeconds) return;
+  // eslint-disable-next-line no-control-regex -- uvu colours its marks
+  const text = printed.replace(/\u001b\[[0-9;]*m/g, '');
+  const file = fileStarts.at(-1)?.file ?? '(before the first file)';
+  const suiteLine = text.slice(text.lastIndexOf('\n') + 1);
+  const ended = (suiteLine.match(/[•✘]/g) ?? []).length;
+  const passedSoFar = (text.match(/•/g) ?? []).length;
+  const failedSoFar = (text.match(/✘/g) ?? []).length;
+  write(
+    `\n\nstalled: no test ended for ${stallSeconds} s (TEST_STALL_SECONDS) in ${file}: ` +
+      `test ${ended + 1} of "${suiteLine.replace(/[•✘\s]+$/, '').trim()}" never ended\n` +
+      `waiting on: ${process.getActiveResourcesInfo().join(', ')}\n` +
+      `${passedSoFar} passed, ${failedSoFar + 1} failed\n`,
+  );
+  process.exit(1);
+}, 1000);
+watchdog.unref();
 await exec();
+clearInterval(watchdog);
 process.stdout.write = write;
 const ended = performance.now();
 const slowest = fileStarts

@@ -352,17 +352,24 @@ test('a client that goes away mid-upload leaves no file, no receipt and no stora
     for (let i = 0; i < 20_000 && !until(); i++) await new Promise((r) => setImmediate(r));
     assert.ok(until());
   };
+  const usedBytes = async () =>
+    (
+      (await (await server.get('/whoami', owner.api_token)).json()) as {
+        storage: { used_bytes: number };
+      }
+    ).storage.used_bytes;
   await turns(() => server.openHttpRequests() === 1);
+  // The handler reserves the declared length before it reads a byte: wait until it has, so
+  // that the 0 awaited below is the reservation given back, not one not yet taken.
+  await eventually(
+    'the upload reserves its Content-Length',
+    async () => (await usedBytes()) === 32768,
+  );
   request.destroy();
   await turns(() => server.openHttpRequests() === 0);
   // The engine counts the request closed when the client goes; the handler then lets go of the
-  // room it reserved (the Content-Length) in a commit of its own: wait for that, not a guess.
-  await eventually('the upload lets go of its reservation', async () => {
-    const who = (await (await server.get('/whoami', owner.api_token)).json()) as {
-      storage: { used_bytes: number };
-    };
-    return who.storage.used_bytes === 0;
-  });
+  // room it reserved in a commit of its own: wait for that, not a guess.
+  await eventually('the upload lets go of its reservation', async () => (await usedBytes()) === 0);
   const files = (await (await server.get(`/workspaces/${id}/files`, owner.api_token)).json()) as {
     files: unknown[];
   };
@@ -373,10 +380,7 @@ test('a client that goes away mid-upload leaves no file, no receipt and no stora
     receipts: unknown[];
   };
   assert.equal(receipts.receipts, []);
-  const who = (await (await server.get('/whoami', owner.api_token)).json()) as {
-    storage: { used_bytes: number };
-  };
-  assert.is(who.storage.used_bytes, 0);
+  assert.is(await usedBytes(), 0);
 });
 
 test('files are listed a page at a time, each once, under a prefix', async ({ server }) => {

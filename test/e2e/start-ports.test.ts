@@ -1,9 +1,16 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadUws } from '../../server/http/uws-engine.ts';
+import { freePort } from '../../deploy/cluster.ts';
+import { startService } from '../../server/app.ts';
+import { ListenError } from '../../server/listen-error.ts';
 import { startServiceProcess } from '../helpers/service-process.ts';
-import { startTestServer } from '../helpers/server.ts';
+import { startTestServer, testConfig } from '../helpers/server.ts';
+import { openTestDriver, TEST_DATABASE_URL } from '../helpers/storage.ts';
 
 /**
  * `npm start` on a port it cannot have: one line naming the port, the variable and the fix, exit
@@ -67,6 +74,42 @@ for (const engine of ENGINES) {
       }
     });
   }
+}
+
+for (const engine of ENGINES) {
+  test(`a start refused after HTTP listened (the SMTP port taken) lets go of its HTTP port on the ${engine} engine`, async () => {
+    const held = await holdPort();
+    const httpPort = await freePort();
+    const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite');
+    const dataDir = mkdtempSync(join(tmpdir(), 'start-refused-'));
+    try {
+      const config = testConfig(dataDir, {
+        httpEngine: engine as 'node' | 'uws',
+        port: httpPort,
+        smtpPort: (held.address() as { port: number }).port,
+      });
+      const refused = await startService(config, driver).then(
+        async (service) => {
+          await service.close();
+          return null;
+        },
+        (error: unknown) => error,
+      );
+      assert.instance(refused, ListenError);
+      assert.match(String(refused), /\(SMTP_PORT\)/);
+      // The HTTP port is free again: another socket can take it.
+      const again = createServer();
+      await new Promise<void>((resolve, reject) => {
+        again.once('error', reject);
+        again.listen(httpPort, '127.0.0.1', () => resolve());
+      });
+      await new Promise((resolve) => again.close(resolve));
+    } finally {
+      await new Promise((resolve) => held.close(resolve));
+      await driver.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 }
 
 test('a start names both ports it listens on in its "listening on" line', async () => {

@@ -6,6 +6,8 @@ import { onTestsEnd } from './resources.ts';
 import { freshDatabaseUrl, TEST_DATABASE_URL } from './storage.ts';
 
 const root = join(import.meta.dirname, '../..');
+/** How long a service process may take to listen (or to exit, refusing) before it is killed. */
+const START_DEADLINE_S = 180;
 const main = join(root, 'server/main.ts');
 
 export interface ServiceProcess {
@@ -90,6 +92,9 @@ export async function startServiceProcess(
     if (ownDataDir && !env.DATABASE_URL) rmSync(ownDataDir, { recursive: true, force: true });
   };
   try {
+    // A start that neither listens nor exits fails the test that asked for it, with what the
+    // process said, rather than holding the run.
+    let deadline: NodeJS.Timeout | undefined;
     const baseUrl = await new Promise<string>((resolve, reject) => {
       child.stderr.on('data', () => {
         const found = /listening on (http:\/\/\S+)/.exec(stderr);
@@ -98,7 +103,13 @@ export async function startServiceProcess(
       void exited.then((code) =>
         reject(new Error(`the service exited with ${code} before listening: ${stderr}`)),
       );
-    });
+      deadline = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(
+          new Error(`the service neither listened nor exited in ${START_DEADLINE_S} s: ${stderr}`),
+        );
+      }, START_DEADLINE_S * 1000);
+    }).finally(() => clearTimeout(deadline));
     return {
       pid: child.pid as number,
       baseUrl,
