@@ -25,7 +25,7 @@ import { runIndexQuery, sqlTimeoutMs } from '../actors/index/queries.ts';
 import { principalOf, type Principal } from '../actors/kernel/principal.ts';
 import type { Services } from '../actors/kernel/services.ts';
 import { checkUserSql } from '../actors/index/sql-policy.ts';
-import { INDEX_ROW_CAP } from '../protocol/index-sql.ts';
+import { INDEX_ROW_CAP } from '../protocol/index/sql.ts';
 import { KNOWN_CONVENTIONS } from '../protocol/known-conventions.ts';
 import { findAgent } from '../storage/agents/agents.ts';
 import type { Driver } from '../storage/driver.ts';

@@ -6,7 +6,7 @@ import { FEEDBACK_OPERATIONS } from './feedback.ts';
 import { WORKSPACES_OPERATIONS } from './workspaces.ts';
 import { FILES_OPERATIONS } from './files/files.ts';
 import { STORAGE_LINKS_OPERATIONS } from './files/storage-links.ts';
-import { INDEX_OPERATIONS } from './index-sql.ts';
+import { INDEX_OPERATIONS } from './index/sql.ts';
 import { STORE_OPERATIONS } from './store.ts';
 import { CONVENTIONS_OPERATIONS } from './conventions.ts';
 import { CHAT_OPERATIONS } from './chat.ts';

@@ -1,4 +1,4 @@
-import { INDEX_ROW_CAP } from '../../protocol/index-sql.ts';
+import { INDEX_ROW_CAP } from '../../protocol/index/sql.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { DatabaseError, QUERY_CANCELED } from '../../storage/database-error.ts';
 import { bindScope, scopedQuery, type IndexScope } from '../../storage/index/index-scope.ts';

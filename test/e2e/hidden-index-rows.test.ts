@@ -1,6 +1,6 @@
 import * as assert from 'uvu/assert';
 import { newToken } from '../../actors/kernel/tokens.ts';
-import { INDEX_ROW_CAP } from '../../protocol/index-sql.ts';
+import { INDEX_ROW_CAP } from '../../protocol/index/sql.ts';
 import { OPERATIONS } from '../../protocol/operations.ts';
 import { DatabaseError } from '../../storage/database-error.ts';
 import {

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { INDEX_COLUMNS, queryIndex } from '../../protocol/index-sql.ts';
+import { INDEX_COLUMNS, queryIndex } from '../../protocol/index/sql.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import type { TestAgent } from '../helpers/workspaces.ts';
 

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { prepareIndex } from '../../actors/index/setup.ts';
-import { INDEX_ROW_CAP } from '../../protocol/index-sql.ts';
+import { INDEX_ROW_CAP } from '../../protocol/index/sql.ts';
 import { DatabaseError } from '../../storage/database-error.ts';
 import { bindScope, scopedQuery, type IndexScope } from '../../storage/index/index-scope.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation } from './operation.ts';
+import { defineOperation } from '../operation.ts';
 
 /** The most rows one query answers; past it `truncated` is true. */
 export const INDEX_ROW_CAP = 1000;
