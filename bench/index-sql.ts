@@ -26,7 +26,7 @@ import { principalOf, type Principal } from '../actors/kernel/principal.ts';
 import type { Services } from '../actors/kernel/services.ts';
 import { checkUserSql } from '../actors/index/sql-policy.ts';
 import { INDEX_ROW_CAP } from '../protocol/index/sql.ts';
-import { KNOWN_CONVENTIONS } from '../protocol/known-conventions.ts';
+import { KNOWN_CONVENTIONS } from '../protocol/conventions/known.ts';
 import { findAgent } from '../storage/agents/agents.ts';
 import type { Driver } from '../storage/driver.ts';
 import { searchText } from '../storage/index/file-index.ts';

@@ -1,5 +1,5 @@
 import { assign, setup, type SnapshotFrom } from 'xstate';
-import { DEFAULT_INVITE_HOURS } from '../protocol/invite-limits.ts';
+import { DEFAULT_INVITE_HOURS } from '../protocol/workspaces/invite-limits.ts';
 import { machineCodec } from './codec.ts';
 
 /**
@@ -30,7 +30,7 @@ export type InviteEvent =
 
 export type InviteStatus = 'pending' | 'joined' | 'expired' | 'revoked';
 
-export { DEFAULT_INVITE_HOURS } from '../protocol/invite-limits.ts';
+export { DEFAULT_INVITE_HOURS } from '../protocol/workspaces/invite-limits.ts';
 
 export const inviteMachine = setup({
   types: {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conventionName } from './conventions.ts';
+import { conventionName } from './conventions/conventions.ts';
 import { defineOperation } from './operation.ts';
 import { pageCursor, pageLimit } from './paging.ts';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { nameProblem } from '../../protocol/agent-name.ts';
+import { nameProblem } from '../../protocol/agents/name.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { insertAgent } from '../../storage/agents/agents.ts';
@@ -15,8 +15,8 @@ import type { Services } from '../kernel/services.ts';
 
 /**
  * The operator's name may stand in no other agent's name, in any case and in no look-alike
- * letters (compared by confusables skeleton, ../agent-name.ts; spec: Agent). Then the rest of
- * the name rules: visible characters, a letter or digit, one script (protocol/agent-name.ts).
+ * letters (compared by confusables skeleton, protocol/agents/name.ts; spec: Agent). Then the rest of
+ * the name rules: visible characters, a letter or digit, one script (protocol/agents/name.ts).
  */
 function assertNameAllowed(name: string, operatorName: string): void {
   if (looksLikeItContains(name, operatorName)) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { agentNameSchema } from '../../protocol/agents/account.ts';
-import { nameProblem } from '../../protocol/agent-name.ts';
+import { nameProblem } from '../../protocol/agents/name.ts';
 import {
   findOperator,
   findPublicWorkspaceNamed,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { markdown } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
-import { KNOWN_CONVENTIONS, TRUNK_FIELDS } from '../../protocol/known-conventions.ts';
+import { KNOWN_CONVENTIONS, TRUNK_FIELDS } from '../../protocol/conventions/known.ts';
 import {
   conventionCodec,
   conventionStatus,

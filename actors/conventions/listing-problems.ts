@@ -4,7 +4,7 @@
  * function of its input: the store (actors/store/listing-rules.ts) turns the problems into one
  * `listing_invalid` answer.
  */
-import type { ConventionDefinition } from '../../protocol/known-conventions.ts';
+import type { ConventionDefinition } from '../../protocol/conventions/known.ts';
 import { optionalText, requiredText, textTooLong, type Problem } from './problems.ts';
 import { RESERVED_CONVENTION } from './reserved-name.ts';
 

@@ -3,7 +3,7 @@
  * convention is for what none of the existing ones fits. A pure function of its input; the
  * candidates it compares against come from storage (nearDuplicateCandidates).
  */
-import type { ConventionDimension } from '../../protocol/known-conventions.ts';
+import type { ConventionDimension } from '../../protocol/conventions/known.ts';
 import {
   KEY_OVERLAP,
   NAME_EDIT_DISTANCE,

@@ -5,7 +5,7 @@
  * reserved convention (reserved-name.ts) or to an existing one (near-duplicate.ts), and whether
  * it holds a denied term (deny-list.ts), are checked by their own rules.
  */
-import { TRUNK_FIELDS, type ConventionDimension } from '../../protocol/known-conventions.ts';
+import { TRUNK_FIELDS, type ConventionDimension } from '../../protocol/conventions/known.ts';
 import { requiredText, type Problem } from './problems.ts';
 
 /**

@@ -9,7 +9,7 @@ import {
 } from '../../machines/deal.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { EventType } from '../../protocol/events.ts';
-import { parseFilePath } from '../../protocol/file-path.ts';
+import { parseFilePath } from '../../protocol/files/path.ts';
 import {
   addDealParties,
   agentNames,

@@ -61,7 +61,7 @@ export async function enqueueMail(
 ): Promise<QueuedMail> {
   const settings = services.config.mail!;
   const from = draft.from ?? serviceAddress(settings);
-  // Callers pass addresses checked at their door (protocol/email-address.ts); this is the last
+  // Callers pass addresses checked at their door (protocol/email/address.ts); this is the last
   // line before the envelope and the headers: one plain address each, or a bug that must not
   // reach the relay (a line break or a comma would add a header or a recipient).
   for (const address of [draft.to, from, ...(draft.replyTo === undefined ? [] : [draft.replyTo])]) {

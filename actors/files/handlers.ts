@@ -1,5 +1,5 @@
 import { MAX_FILE_BYTES, type DealReceipt } from '../../protocol/files/files.ts';
-import { parseFilePath } from '../../protocol/file-path.ts';
+import { parseFilePath } from '../../protocol/files/path.ts';
 import { writeDateCondition } from '../../protocol/conditional-dates.ts';
 import { reply } from '../../protocol/binding.ts';
 import { BlobNotFoundError } from '../../storage/blobs/errors.ts';

@@ -1,4 +1,4 @@
-import { parseFilePath } from '../../protocol/file-path.ts';
+import { parseFilePath } from '../../protocol/files/path.ts';
 import { StorageLinks } from './storage-links.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { assertMayWrite } from '../kernel/token-scope.ts';

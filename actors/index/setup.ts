@@ -1,4 +1,4 @@
-import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
+import { KNOWN_CONVENTIONS } from '../../protocol/conventions/known.ts';
 import { seedConventions } from '../../storage/conventions/conventions.ts';
 import { randomBytes } from 'node:crypto';
 import {

@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { TRUNK_FIELDS } from '../../protocol/known-conventions.ts';
+import { TRUNK_FIELDS } from '../../protocol/conventions/known.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { findConvention } from '../../storage/conventions/conventions.ts';
 import { listingProblems } from '../conventions/listing-problems.ts';

@@ -5,7 +5,7 @@ import { defineOperation } from '../operation.ts';
 /**
  * Names: letters, digits, space, `-`, `_`, `.`; 1 to 64 characters (protocol.md); every character
  * visible, at least one letter or digit, letters of one script: checked by sign_up after the
- * look-alike check (./agent-name.ts), so that a mixed-script look-alike of the operator's name
+ * look-alike check (./name.ts), so that a mixed-script look-alike of the operator's name
  * is told that it is reserved.
  */
 export const agentNameSchema = z

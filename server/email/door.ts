@@ -11,7 +11,7 @@ import { inboundLog } from '../../actors/email/inbound-log.ts';
 import { serviceAddress } from '../../actors/email/settings.ts';
 import type { Services } from '../../actors/kernel/services.ts';
 import { storageProblem } from '../../actors/kernel/storage-problems.ts';
-import { emailAddressProblem } from '../../protocol/email-address.ts';
+import { emailAddressProblem } from '../../protocol/email/address.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import { isAutomaticMail } from './automatic-mail.ts';

@@ -2,7 +2,7 @@ import { mailAccountOf } from '../../actors/email/accounts.ts';
 import { serviceAddress, type MailSettings } from '../../actors/email/settings.ts';
 import { findInviteByMailKey } from '../../actors/workspaces/email-invites.ts';
 import type { Services } from '../../actors/kernel/services.ts';
-import { MAX_EMAIL_ADDRESS_LENGTH } from '../../protocol/email-address.ts';
+import { MAX_EMAIL_ADDRESS_LENGTH } from '../../protocol/email/address.ts';
 
 /**
  * What an address the door takes mail for is: the sign-up address, an agent's, an invite's, or

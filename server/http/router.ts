@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { parseFilePath } from '../../protocol/file-path.ts';
+import { parseFilePath } from '../../protocol/files/path.ts';
 import { pathParameters, restParameter } from '../../protocol/operation.ts';
 
 /** An operation's route, compiled: its path as a regular expression with named groups. */
@@ -32,7 +32,7 @@ export interface Match<T> {
  * afterwards. A rest parameter (`*path`, one or more segments) is a file path: decoded
  * whole, `%2F` to `/` like any other escape (clients that encode the whole path, generated
  * OpenAPI clients and Azure SDKs for nested blob names, reach the same file), then held to
- * every file-path rule (protocol/file-path.ts) with `invalid_path`: an encoded `..`, `.`,
+ * every file-path rule (protocol/files/path.ts) with `invalid_path`: an encoded `..`, `.`,
  * empty segment or control character is refused exactly as a plain one.
  */
 export class Router<T> {

@@ -1,4 +1,4 @@
-import type { ConventionDefinition } from '../../protocol/known-conventions.ts';
+import type { ConventionDefinition } from '../../protocol/conventions/known.ts';
 import {
   conventionKeys,
   keyCountRange,

@@ -1,4 +1,4 @@
-import { TRUNK_FIELDS } from '../../protocol/known-conventions.ts';
+import { TRUNK_FIELDS } from '../../protocol/conventions/known.ts';
 import type { Queryable } from '../driver.ts';
 
 /** One indexed version of a markdown file (migrations/007_file_index.sql). */

@@ -11,7 +11,7 @@ import {
   TRUNK_FIELDS,
   type ConventionDefinition,
   type ConventionDimension,
-} from '../../protocol/known-conventions.ts';
+} from '../../protocol/conventions/known.ts';
 
 const test = suite('the rules for conventions and listings');
 

@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { newToken } from '../../actors/kernel/tokens.ts';
 import { conventionCodec, newConvention } from '../../machines/convention.ts';
-import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
+import { KNOWN_CONVENTIONS } from '../../protocol/conventions/known.ts';
 import { insertConvention } from '../../storage/conventions/conventions.ts';
 import { callJson } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MAX_PATH_BYTES } from '../../protocol/file-path.ts';
+import { MAX_PATH_BYTES } from '../../protocol/files/path.ts';
 import { callTool, connectMcp, toolProblem } from '../helpers/clients.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace, saveFile, type TestAgent } from '../helpers/workspaces.ts';

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { nameProblem, scriptsOf } from '../../protocol/agent-name.ts';
+import { nameProblem, scriptsOf } from '../../protocol/agents/name.ts';
 
 const test = suite('agent name rules');
 

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../protocol/errors.ts';
-import { MAX_PATH_BYTES, parseFilePath, type FilePathRule } from '../../protocol/file-path.ts';
+import { MAX_PATH_BYTES, parseFilePath, type FilePathRule } from '../../protocol/files/path.ts';
 import { Router } from '../../server/http/router.ts';
 
 const test = suite('file paths');

@@ -5,7 +5,7 @@ import {
   TRUNK_FIELDS,
   type ConventionDefinition,
   type ConventionDimension,
-} from '../../protocol/known-conventions.ts';
+} from '../../protocol/conventions/known.ts';
 
 const test = suite('known conventions');
 

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KNOWN_CONVENTIONS } from '../../protocol/known-conventions.ts';
+import { KNOWN_CONVENTIONS } from '../../protocol/conventions/known.ts';
 import { conventionKeys } from '../../storage/conventions/convention-keys.ts';
 import { databaseBeforeMigration } from '../helpers/migrations.ts';
 import { driverKinds } from '../helpers/storage.ts';

@@ -1,4 +1,4 @@
-import { DIGEST_INTERVAL_MS } from '../../../protocol/email.ts';
+import { DIGEST_INTERVAL_MS } from '../../../protocol/email/email.ts';
 import { readChanges, type StoredChangeRow } from '../../../storage/kernel/changes.ts';
 import {
   agentsDueForDigest,

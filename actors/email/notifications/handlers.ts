@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { html, reply } from '../../../protocol/binding.ts';
 import { ServiceError } from '../../../protocol/errors.ts';
-import { DIGEST_INTERVAL_MS, NOTIFICATION_EMAILS_PER_HOUR } from '../../../protocol/email.ts';
+import { DIGEST_INTERVAL_MS, NOTIFICATION_EMAILS_PER_HOUR } from '../../../protocol/email/email.ts';
 import {
   MAX_WRONG_CODES,
   notificationEmailCodec,

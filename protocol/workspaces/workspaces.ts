@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { emailAddress } from './email-address.ts';
+import { emailAddress } from '../email/address.ts';
 import { MAX_INVITE_HOURS } from './invite-limits.ts';
-import { defineOperation } from './operation.ts';
-import { pageCursor, pageLimit } from './paging.ts';
+import { defineOperation } from '../operation.ts';
+import { pageCursor, pageLimit } from '../paging.ts';
 
 /** A workspace name: optional; 1 to 128 characters, no control characters. */
 const workspaceName = z

@@ -1,5 +1,5 @@
-import { ServiceError } from './errors.ts';
-import { isWellFormed } from './input-guard.ts';
+import { ServiceError } from '../errors.ts';
+import { isWellFormed } from '../input-guard.ts';
 
 /** The longest file path, in bytes of UTF-8 after normalisation. */
 export const MAX_PATH_BYTES = 1024;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Binding } from './binding.ts';
-import { emailAddress } from './email-address.ts';
-import { defineOperation } from './operation.ts';
+import type { Binding } from '../binding.ts';
+import { emailAddress } from './address.ts';
+import { defineOperation } from '../operation.ts';
 
 /**
  * Email's operations. Notification email: the address of an agent's person, confirmed by that

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineOperation } from './operation.ts';
-import { pageCursor, pageLimit } from './paging.ts';
+import { defineOperation } from '../operation.ts';
+import { pageCursor, pageLimit } from '../paging.ts';
 
 /**
  * Conventions: the headers store listings fill in so they can be compared (a trunk every listing
