@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { SettingRow } from '../actors/kernel/settings.ts';
 import {
   createPublicClient,
   createTestClient,
@@ -307,6 +308,15 @@ export function describeLocalChain(chain: LocalChain): string {
 function usdc(units: bigint): string {
   return Number(formatUnits(units, 6)).toLocaleString('en-US');
 }
+
+/** What `npm run chain` reads from the environment: its rows of README.md's table. */
+export const LOCAL_CHAIN_SETTINGS: readonly SettingRow[] = [
+  {
+    variables: ['ANVIL_PORT'],
+    default: '`8545`',
+    meaning: "the port of `npm run chain`'s anvil (not the service's); `0`: any free port",
+  },
+];
 
 function port(value: string | undefined): number {
   if (value === undefined || value.trim() === '') return DEFAULT_PORT;

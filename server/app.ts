@@ -9,7 +9,7 @@ import { OPERATION_LIST } from '../protocol/operations.ts';
 import { STORAGE_LINK_PREFIX } from '../protocol/files/storage-links.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import { openStorage, type Driver } from '../storage/open.ts';
-import { chainSettings, mailSettings, type Config } from './config.ts';
+import { capabilityServiceConfig, type Config } from './config.ts';
 import { loadDocuments } from './documents.ts';
 import { HealthProbe } from './health-probe.ts';
 import { ListenError, StartRefusal } from './listen-error.ts';
@@ -282,7 +282,6 @@ async function startWith(
     config.baseUrl ??
     `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const baseUrl = links.baseUrl;
-  const mail = mailSettings(config, baseUrl);
 
   const services = new Services(
     driver,
@@ -291,26 +290,12 @@ async function startWith(
       operatorName: config.operatorName,
       termsUrl: config.termsUrl ?? `${baseUrl}/terms`,
       privacyUrl: config.privacyUrl ?? `${baseUrl}/privacy`,
-      mailJoinAddress: mail.joinAddress,
-      mail,
       actorCapacity: config.actorCapacity,
       clock: config.clock,
-      storageQuotaBytes: config.storageQuotaBytes,
-      sqlTimeoutMs: config.sqlTimeoutMs,
-      sqlTimeoutLimits: { perAgent: config.sqlTimeoutsPerAgent, total: config.sqlTimeoutsTotal },
-      storeDenyTerms: config.storeDenyTerms,
-      conventionsPerAgent: config.conventionsPerAgent,
-      operatorToken: config.operatorToken,
       dataDir: config.dataDir,
-      s3Url: config.s3Url,
-      receiptKeySecret: config.receiptKeySecret,
       strictProtocol: config.strictProtocol,
-      chain: chainSettings(config),
-      webhooks: {
-        allowPrivate: config.webhookAllowPrivate,
-        timeoutMs: config.webhookTimeoutMs,
-        allowedTargets: config.webhookAllowedTargets,
-      },
+      // Each capability's own settings, as it reads them (actors/<capability>/settings.ts).
+      ...capabilityServiceConfig(config, { baseUrl }),
     },
     CAPABILITIES,
   );

@@ -29,8 +29,11 @@ export function loadDocuments(
     terms_url: config.termsUrl,
     privacy_url: config.privacyUrl,
     operator_name: config.operatorName,
-    mail_join_address: config.mailJoinAddress,
-    mail_reachability: mailReachability(config.mailJoinAddress),
+    // The email capability's settings name the sign-up address (actors/email/settings.ts).
+    ...(config.mailJoinAddress !== undefined && {
+      mail_join_address: config.mailJoinAddress,
+      mail_reachability: mailReachability(config.mailJoinAddress),
+    }),
     service_version: SERVICE_VERSION,
     event_table: eventTable(),
     command_table: commandTable(),

@@ -1,13 +1,8 @@
 import { readFileSync } from 'node:fs';
 
-/**
- * A start the operator must fix, not a bug: a setting that cannot be read, an engine that cannot
- * load, a port that cannot be had. main.ts prints its message as one line and exits 1, without
- * a stack.
- */
-export class StartRefusal extends Error {
-  override name = 'StartRefusal';
-}
+import { StartRefusal } from '../actors/kernel/settings.ts';
+
+export { StartRefusal };
 
 /**
  * Why a door could not listen, in one line an operator can act on: the port, the variable that

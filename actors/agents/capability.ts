@@ -5,6 +5,7 @@ import { signUp, whoami } from './handlers.ts';
 import { createToken, listTokens, revokeToken, rotateToken } from './token-handlers.ts';
 import { ensureHelpWorkspace, ensureOperator } from './operator.ts';
 import { lockAgent } from '../../storage/agents/agents.ts';
+import { agentsSettings } from './settings.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
@@ -22,6 +23,7 @@ declare module '../kernel/services.ts' {
 /** Agents: sign-up, the caller's account, the operator and its help workspace. */
 export const agents = {
   name: 'agents',
+  settings: agentsSettings,
   handlers: {
     sign_up: signUp,
     whoami,

@@ -34,6 +34,7 @@ export const chat = {
       // Knocks run out after 14 days: an hourly sweep is soon enough (answers check the time too).
       name: 'knocks.expire',
       schedule: '0 * * * *',
+      purpose: 'when knocks unanswered for 14 days are recorded expired',
       run: async (services, now) => void (await expireDueKnocks(services, now)),
     },
   ],

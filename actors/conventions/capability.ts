@@ -10,6 +10,7 @@ import {
   registerConvention,
   relateConventions,
 } from './handlers.ts';
+import { conventionsSettings } from './settings.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
@@ -25,6 +26,7 @@ declare module '../kernel/services.ts' {
 /** Conventions: the shared shapes of listings, registered, placed, refused and related. */
 export const conventions = {
   name: 'conventions',
+  settings: conventionsSettings,
   handlers: {
     list_conventions: listConventions,
     get_convention: getConvention,

@@ -10,11 +10,14 @@ import * as notifications from './notifications/handlers.ts';
 import { MailPush } from './push.ts';
 import { startMailSender, type MailSender } from './sender.ts';
 import type { MailSettings } from './settings.ts';
+import { emailSettings } from './settings.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
-    /** The email settings of the start-up contract (server/config.ts, mailSettings). */
+    /** The email settings, from the environment (./settings.ts, emailSettings). */
     mail?: MailSettings;
+    /** The sign-up address by email, which the documents name (mail.joinAddress). */
+    mailJoinAddress?: string;
   }
   interface Services {
     /** This process's outbox loop; null before start-up and without mail settings. */
@@ -34,6 +37,7 @@ declare module '../kernel/services.ts' {
  */
 export const email = {
   name: 'email',
+  settings: emailSettings,
   handlers: {
     set_mail_push,
     confirm_mail_command,

@@ -8,6 +8,7 @@ import { deleteFile, listFiles, listReceipts, readFile, writeFile } from './hand
 import { expireStagedBlocks } from './staged-blocks.ts';
 import { getStorageLink } from './storage-link-handlers.ts';
 import { StorageLinks } from './storage-links.ts';
+import { filesSettings } from './settings.ts';
 
 /** What files need: where bytes live, what signs receipts, what signs storage links. */
 interface FileServices {
@@ -34,6 +35,7 @@ declare module '../kernel/services.ts' {
 /** Files: versions with signed receipts, the blob store, storage links and their blocks. */
 export const files = {
   name: 'files',
+  settings: filesSettings,
   handlers: {
     write_file: writeFile,
     read_file: readFile,
@@ -47,6 +49,7 @@ export const files = {
       // Staged blocks past their time are dropped (a commit ignores them at once).
       name: 'blocks.expire',
       schedule: '*/10 * * * *',
+      purpose: 'when staged blocks past their time are dropped',
       run: async (services, now) => void (await expireStagedBlocks(services, now)),
     },
     {
@@ -55,6 +58,7 @@ export const files = {
       // Last-Modified): wall-clock time, whatever clock the service runs on.
       name: 'blobs.collect',
       schedule: '30 * * * *',
+      purpose: 'when blobs no version or staged block uses are collected',
       run: async (services) => void (await collectUnusedBlobs(services, new Date())),
     },
   ],

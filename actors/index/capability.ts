@@ -3,6 +3,7 @@ import type { Capability } from '../kernel/capability.ts';
 import { queryIndex } from './handlers.ts';
 import { indexSaveHook } from './save-hook.ts';
 import { prepareIndex } from './setup.ts';
+import { indexSettings } from './settings.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
@@ -15,6 +16,7 @@ declare module '../kernel/services.ts' {
 /** The index: what markdown files' YAML headers say, queried in read-only SQL. */
 export const index = {
   name: 'index',
+  settings: indexSettings,
   handlers: { query_index: queryIndex },
   async startUp(services, log) {
     await prepareIndex(services, log);

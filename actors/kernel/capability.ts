@@ -2,6 +2,7 @@ import type { Queryable, Transaction } from '../../storage/driver.ts';
 import type { Handlers } from './handler.ts';
 import type { PersistentActor } from './registry.ts';
 import type { Services } from './services.ts';
+import type { CapabilitySettings } from './settings.ts';
 
 /**
  * One kind of in-memory actor a capability owns (an agent, a workspace, a deal...): how to load
@@ -34,6 +35,8 @@ export interface CapabilityJob {
   readonly name: string;
   /** When it runs, as a cron expression (minute hour day month weekday). */
   readonly schedule: string;
+  /** What it does, in the words of README.md's row of its JOB_SCHEDULE_<NAME> variable. */
+  readonly purpose: string;
   /** `now` is the service clock's time of the fire. Must be idempotent. */
   run(services: Services, now: Date): Promise<void>;
 }
@@ -52,6 +55,8 @@ export interface Capability {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly actors?: readonly ActorKind<any>[];
   readonly jobs?: readonly CapabilityJob[];
+  /** The environment variables it reads, and what it tells Services of them (settings.ts). */
+  readonly settings?: CapabilitySettings;
   /** Runs once at start-up, in the order of the capability list, before any request. */
   startUp?(services: Services, log: (message: string) => void): Promise<void>;
   /**

@@ -25,7 +25,6 @@ export interface ServiceConfig {
   operatorName: string;
   termsUrl: string;
   privacyUrl: string;
-  mailJoinAddress: string;
   /** Live actors of each kind kept in memory at most. */
   actorCapacity: number;
   /** Time for the long-poll waits; the real clock when unset. */

@@ -7,10 +7,11 @@ import type { PaymentWatcher } from './chain/watcher.ts';
 import { expireDuePayments } from './expiry.ts';
 import { readLog } from './log.ts';
 import { confirmOffchainPayment, recordOffchainPayment } from './offchain.ts';
+import { paymentsSettings } from './settings.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
-    /** The chain settings of the start-up contract (server/config.ts, chainSettings). */
+    /** The chain settings, from the environment (./settings.ts, paymentsSettings). */
     chain?: ChainSettings;
   }
   interface Services {
@@ -44,6 +45,7 @@ const reportHandlers = () => import('./report-handlers.ts');
  */
 export const payments = {
   name: 'payments',
+  settings: paymentsSettings,
   handlers: {
     set_payout_address: async (call, input) =>
       (await payoutHandlers()).setPayoutAddress(call, input),
@@ -74,6 +76,7 @@ export const payments = {
       // Payments wait days; a sweep every five minutes is soon enough (JOB_SCHEDULE_PAYMENTS_EXPIRE).
       name: 'payments.expire',
       schedule: '*/5 * * * *',
+      purpose: 'when requested payments past their time are recorded expired',
       run: async (services, now) => void (await expireDuePayments(services, now)),
     },
   ],

@@ -1,5 +1,6 @@
 import type { Capability } from '../kernel/capability.ts';
 import { getServiceKeys } from './handlers.ts';
+import { receiptsSettings } from './settings.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
@@ -14,6 +15,7 @@ declare module '../kernel/services.ts' {
  */
 export const receipts = {
   name: 'receipts',
+  settings: receiptsSettings,
   handlers: {
     get_service_keys: getServiceKeys,
   },

@@ -5,6 +5,7 @@ import { getAgentProfile } from './agent-profile.ts';
 import { getListing, listMyListings } from './listing-reads.ts';
 import { storeSaveHook } from './save-hook.ts';
 import { deleteWatch, listWatches, watchListings } from './watch-handlers.ts';
+import { storeSettings } from './settings.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
@@ -15,6 +16,7 @@ declare module '../kernel/services.ts' {
 /** The store: Need/Can listings (files in public workspaces), watches, and reputation shown. */
 export const store = {
   name: 'store',
+  settings: storeSettings,
   handlers: {
     post_listing: postListing,
     delete_listing: deleteListing,

@@ -2,6 +2,7 @@ import type { Capability } from '../kernel/capability.ts';
 import { WebhookDelivery, type WebhookSettings } from './delivery.ts';
 import { deleteWebhook, getWebhook, setWebhook, testWebhook } from './handlers.ts';
 import { SecretBox } from './secret-box.ts';
+import { webhooksSettings } from './settings.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
@@ -28,6 +29,7 @@ const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
  */
 export const webhooks = {
   name: 'webhooks',
+  settings: webhooksSettings,
   handlers: {
     set_webhook: setWebhook,
     get_webhook: getWebhook,
@@ -39,6 +41,8 @@ export const webhooks = {
       // The safety net: a retry whose process died, a wake-up lost between processes.
       name: 'webhooks.deliver',
       schedule: '* * * * *',
+      purpose:
+        'the safety net of webhook delivery (new changes are sent at once; this resumes retries and leases)',
       run: (services) => services.webhookDelivery.sync(),
     },
   ],

@@ -56,6 +56,7 @@ export const workspaces = {
       // Pending invites past their time are expired (list_invites shows them at once).
       name: 'invites.expire',
       schedule: '* * * * *',
+      purpose: 'when pending invites past their time are recorded expired',
       run: async (services, now) => void (await expireDueInvites(services, now)),
     },
   ],

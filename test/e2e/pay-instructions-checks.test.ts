@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { keccak256, parseAbi, toHex, type Address } from 'viem';
-import { chainSettings, configFromEnv } from '../../server/config.ts';
+import { chainSettings } from '../../actors/payments/settings.ts';
+import { configFromEnv } from '../../server/config.ts';
 import { startAnvil, type TestChain } from '../helpers/chain.ts';
 import { callJson } from '../helpers/http.ts';
 import {

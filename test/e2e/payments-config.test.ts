@@ -3,13 +3,14 @@ import * as assert from 'uvu/assert';
 import { chainAccess } from '../../actors/payments/chain/clients.ts';
 import { checkForwarderFactory } from '../../actors/payments/chain/config-check.ts';
 import { DETERMINISTIC_FACTORY } from '../../actors/payments/chain/factory.ts';
-import { BASE_USDC_ADDRESS, chainSettings, configFromEnv } from '../../server/config.ts';
+import { BASE_USDC_ADDRESS, chainSettings } from '../../actors/payments/settings.ts';
+import { configFromEnv } from '../../server/config.ts';
 import { startAnvil, type TestChain } from '../helpers/chain.ts';
 import { chainConfig } from '../helpers/payments-core.ts';
 import { startTestServer } from '../helpers/server.ts';
 
 /**
- * The chain settings of the start-up contract (server/config.ts): their defaults, their checks
+ * The chain settings (actors/payments/settings.ts, read by server/config.ts): their defaults, their checks
  * with messages that say what to fix, and the start-up check that FORWARDER_FACTORY_ADDRESS
  * computes the deposit addresses the service shows.
  */

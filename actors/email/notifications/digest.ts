@@ -177,5 +177,7 @@ export async function runDigests(services: Services, now: Date): Promise<number>
 export const digestJob: CapabilityJob = {
   name: 'email.digest',
   schedule: '*/5 * * * *',
+  purpose:
+    "when notification digests fall due are sent (each agent's person gets at most one an hour)",
   run: async (services, now) => void (await runDigests(services, now)),
 };
