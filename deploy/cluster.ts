@@ -108,6 +108,8 @@ export interface Cluster {
 
 /** Where freePort's picks start: above the ports services are commonly given by hand. */
 const OWN_PORTS_FROM = 20_000;
+/** Every port freePort gave in this process. */
+const handedOut = new Set<number>();
 
 /**
  * A port nobody listens on now, outside the system's ephemeral range. Each process keeps its
@@ -122,7 +124,13 @@ export async function freePort(): Promise<number> {
   const [from, to] = low - OWN_PORTS_FROM >= 1000 ? [OWN_PORTS_FROM, low - 1] : [high + 1, 65535];
   for (let tries = 0; tries < 100; tries++) {
     const port = randomInt(from, to + 1);
-    if (await listensOn(port)) return port;
+    // A port handed out is not listened on yet when the next is asked for (processes start
+    // in turn): never hand it out twice.
+    if (handedOut.has(port)) continue;
+    if (await listensOn(port)) {
+      handedOut.add(port);
+      return port;
+    }
   }
   throw new Error(`no free port in ${from}-${to} after 100 tries`);
 }

@@ -16,6 +16,16 @@ import {
   type RequestHandler,
 } from './engine.ts';
 
+/** uWS's `listen(host, port, options, cb)`, which its typings leave out. */
+type ListenWithOptions = (
+  host: string,
+  port: number,
+  options: number,
+  cb: (socket: uWS.us_listen_socket | false) => void,
+) => void;
+/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT: no SO_REUSEPORT. */
+const EXCLUSIVE_PORT = 1;
+
 /**
  * uWebSockets.js, or null when its native binary cannot load here (uws-load.ts says why;
  * `HTTP_ENGINE=auto` then takes node:http: README.md, "Configuration").
@@ -241,8 +251,16 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
     name: 'uws',
     async listen(host, port) {
       for (let attempt = 1; ; attempt++) {
+        // Exclusive: uWS binds with SO_REUSEPORT unless told not to, and a second process
+        // started on the same port would then share it silently (the kernel splitting the
+        // connections between them) rather than be refused as node:http is.
         const socket = await new Promise<uWS.us_listen_socket | false>((resolve) =>
-          app.listen(host, port, resolve),
+          (app as unknown as { listen: ListenWithOptions }).listen(
+            host,
+            port,
+            EXCLUSIVE_PORT,
+            resolve,
+          ),
         );
         if (socket) {
           listenSocket = socket;

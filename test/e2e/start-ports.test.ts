@@ -112,6 +112,37 @@ for (const engine of ENGINES) {
   });
 }
 
+for (const engine of ENGINES) {
+  test(`a port another service holds is refused on the ${engine} engine, never shared with it`, async () => {
+    // A port given by number: one the system picked (port 0) is never shared anyway.
+    const first = await startTestServer({
+      httpEngine: engine as 'node' | 'uws',
+      port: await freePort(),
+    });
+    const dataDir = mkdtempSync(join(tmpdir(), 'start-shared-'));
+    const driver = await openTestDriver(TEST_DATABASE_URL ? 'postgres' : 'pglite');
+    try {
+      const port = Number(new URL(first.baseUrl).port);
+      const refused = await startService(
+        testConfig(dataDir, { httpEngine: engine as 'node' | 'uws', port }),
+        driver,
+      ).then(
+        async (service) => {
+          await service.close();
+          return null;
+        },
+        (error: unknown) => error,
+      );
+      assert.instance(refused, ListenError);
+      assert.match(String(refused), /already in use \(EADDRINUSE\)/);
+    } finally {
+      await first.close();
+      await driver.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+}
+
 test('a start names both ports it listens on in its "listening on" line', async () => {
   const service = await startServiceProcess();
   try {
