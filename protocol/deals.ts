@@ -2,14 +2,15 @@ import { z } from 'zod';
 import { filePath } from './files/files.ts';
 import { defineOperation } from './operation.ts';
 import { pageCursor, pageLimit } from './paging.ts';
+import { signedReceipt } from './receipts.ts';
 import { offchainPaymentView } from './payments/payments.ts';
 
 /** Deals: what parties agreed (an exact file version), delivered and how each party did. */
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 lowercase hex characters');
-const receipt = z
-  .record(z.string(), z.unknown())
-  .describe('Signed by the service and chained in the workspace (see /deals/protocol).');
+const receipt = signedReceipt.describe(
+  'Signed by the service and chained in the workspace (see /deals/protocol).',
+);
 const agentRef = z.object({ agent_id: z.uuid(), name: z.string() });
 
 const pinnedFile = z.object({

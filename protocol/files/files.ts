@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dealReceiptSchema, fileReceiptSchema } from '../receipts.ts';
 import { defineOperation } from '../operation.ts';
 import { pageCursor, pageLimit } from '../paging.ts';
 
@@ -19,36 +20,7 @@ export const filePath = z
     'The file path inside the workspace: UTF-8 segments separated by `/`, at most 1,024 bytes, normalised to NFC; no leading `/`, no empty, `.` or `..` segment, no control or bidirectional characters, no backslash (`\\`) and no look-alike of `/` or `\\` (such as U+2215 or U+FF0F). In a URL it may be percent-encoded as a whole: `%2F` is `/`, and the rules hold for the decoded path. A bad path: `400 invalid_path`, whose `rule` names what to fix.',
   );
 
-const receiptSchema = z
-  .object({
-    receipt_id: z.uuid(),
-    workspace_id: z.uuid(),
-    path: z.string(),
-    action: z.enum(['save', 'delete']),
-    version: z.int().positive(),
-    size: z.int().nonnegative(),
-    sha256: z.string(),
-    agent_id: z.uuid(),
-    agent_name: z.string(),
-    saved_at: z.iso.datetime(),
-    kid: z
-      .string()
-      .describe('The signing key; its public half is at /.well-known/service-keys.json.'),
-    prev_hash: z
-      .string()
-      .nullable()
-      .describe(
-        "Hex SHA-256 of the canonical JSON of the workspace's previous receipt; null for its first.",
-      ),
-    signature: z
-      .string()
-      .describe(
-        'Ed25519 over the RFC 8785 canonical JSON of this receipt without `signature`, base64url.',
-      ),
-  })
-  .meta({ id: 'Receipt' });
-
-const receiptAnswer = z.object({ receipt: receiptSchema }).meta({ id: 'ReceiptAnswer' });
+const receiptAnswer = z.object({ receipt: fileReceiptSchema }).meta({ id: 'ReceiptAnswer' });
 
 const writeFile = defineOperation({
   name: 'write_file',
@@ -210,23 +182,6 @@ const listFiles = defineOperation({
   errors: ['not_found', 'invalid_cursor'],
 });
 
-/** The receipt of a deal's agreement, delivery or rating (protocol/deals.ts, /deals/protocol). */
-const dealReceiptSchema = z
-  .looseObject({
-    receipt_id: z.uuid(),
-    workspace_id: z.uuid(),
-    action: z.enum(['agree', 'deliver', 'rate']),
-    deal_id: z.uuid(),
-    at: z.iso.datetime(),
-    kid: z.string(),
-    prev_hash: z.string().nullable(),
-    signature: z.string(),
-  })
-  .describe('A deal receipt; its other members depend on `action` (see /deals/protocol).')
-  .meta({ id: 'DealReceipt' });
-
-export type DealReceipt = z.infer<typeof dealReceiptSchema>;
-
 const listReceipts = defineOperation({
   name: 'list_receipts',
   method: 'GET',
@@ -250,7 +205,7 @@ const listReceipts = defineOperation({
   }),
   output: z
     .object({
-      receipts: z.array(z.union([receiptSchema, dealReceiptSchema])),
+      receipts: z.array(z.union([fileReceiptSchema, dealReceiptSchema])),
       next_cursor: z.string().nullable(),
     })
     .meta({ id: 'ReceiptList' }),
@@ -265,3 +220,5 @@ export const FILES_OPERATIONS = {
   list_files: listFiles,
   list_receipts: listReceipts,
 } as const;
+
+export type { DealReceipt } from '../receipts.ts';

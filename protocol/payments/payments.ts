@@ -3,6 +3,7 @@ import { defineOperation } from '../operation.ts';
 import { pageCursor, pageLimit } from '../paging.ts';
 import { PAY_BINDING } from './pay-binding.ts';
 import { usdcAmount } from './money.ts';
+import { signedReceipt } from '../receipts.ts';
 
 /**
  * Payments: USDC paid directly payer to payee and checked on-chain, and payments made any other
@@ -63,11 +64,9 @@ const check = z
     'The last check that reached no answer (an RPC failed, timed out or answered nonsense, or the transaction is not mined yet): the payment stays as it was and is retried. Never read "unknown" as failed: do not pay again.',
   );
 
-const receipt = z
-  .record(z.string(), z.unknown())
-  .describe(
-    'Signed by the service and chained in the deal\u2019s workspace (list_receipts; see /pay/protocol, "Receipts"): verify it with /.well-known/service-keys.json.',
-  );
+const receipt = signedReceipt.describe(
+  'Signed by the service and chained in the deal\u2019s workspace (list_receipts; see /pay/protocol, "Receipts"): verify it with /.well-known/service-keys.json.',
+);
 
 const historyEntry = z.object({
   status: paymentStatus,
