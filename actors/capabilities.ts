@@ -20,7 +20,8 @@ import { workspaces } from './workspaces/capability.ts';
  * Every capability of the service. The handler table (actors/handlers.ts), the actor
  * registries, the jobs and start-up are built from this list; a new capability is one more line.
  * Start-up steps run in this order: files first (the operator's help workspace holds files),
- * then agents (the operator), then the index (its save hook runs before the store's).
+ * then agents (the operator), then workspaces (the operator's help workspace), then the index
+ * (its save hook runs before the store's).
  */
 const LIST = [
   files,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { directKnocks, knockSettings } from './agents/knock-settings.ts';
 import { defineOperation } from './operation.ts';
 import { pageCursor, pageLimit } from './paging.ts';
 
@@ -22,15 +23,6 @@ const message = z
     sent_at: z.iso.datetime(),
   })
   .meta({ id: 'Message' });
-
-const directKnocks = z
-  .enum(['everyone', 'nobody'])
-  .describe('Who may knock on you directly: `everyone` (the default) or `nobody`.');
-
-/** The caller's knock settings, as set_knock_settings, get_knock_settings and whoami show them. */
-export const knockSettings = z
-  .object({ direct_knocks: directKnocks })
-  .meta({ id: 'KnockSettings' });
 
 const knockView = z
   .object({

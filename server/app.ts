@@ -6,7 +6,6 @@ import { ServiceError } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
-import { STORAGE_LINK_PREFIX } from '../protocol/files/storage-links.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import { openStorage, type Driver } from '../storage/open.ts';
 import { capabilityServiceConfig, type Config } from './config.ts';
@@ -28,10 +27,11 @@ import { createUwsEngine } from './http/uws-engine.ts';
 import { loadUwsBinary } from './http/uws-load.ts';
 import { startMailDoor, type MailDoor } from './email/door.ts';
 import { confirmedCommandRunner, mailRouter } from './email/mailgate.ts';
+import { mailSignUpLimits } from './email/sign-up-limits.ts';
 import { mcpDoorOnFirstRequest } from './mcp/door-on-first-request.ts';
 import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket/door.ts';
-import { createStorageLinkDoor } from './storage-link/door.ts';
+import { createStorageLinkDoor, STORAGE_LINK_PREFIX } from './storage-link/door.ts';
 
 export interface RunningService {
   port: number;
@@ -392,14 +392,7 @@ async function startWith(
       host: config.smtpHost,
       port: config.smtpPort,
       // Sign-ups by mail take the HTTP and MCP doors' own per-address limit, and one of all mail.
-      router: mailRouter(services, config.log, {
-        perAddress: signUps,
-        total: requestLimiter(
-          'mail-sign-ups',
-          { limit: config.mailSignUpLimitTotalPerHour || Infinity, windowSeconds: 3600 },
-          limiting,
-        ),
-      }),
+      router: mailRouter(services, config.log, mailSignUpLimits(services, signUps, limiting)),
       log: config.log,
       // Per address, as the HTTP doors count requests.
       messagesPerMinute: config.rateLimitPerMinute,

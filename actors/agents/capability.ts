@@ -3,9 +3,11 @@ import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadAgentActor, type AgentActor } from './actor.ts';
 import { signUp, whoami } from './handlers.ts';
 import { createToken, listTokens, revokeToken, rotateToken } from './token-handlers.ts';
-import { ensureHelpWorkspace, ensureOperator } from './operator.ts';
+import { ensureOperator } from './operator.ts';
 import { lockAgent } from '../../storage/agents/agents.ts';
 import { agentsSettings } from './settings.ts';
+import { addSaveHook } from '../files/save-hooks.ts';
+import { leakedTokensSaveHook } from './leaked-tokens.ts';
 
 declare module '../kernel/services.ts' {
   interface ServiceConfig {
@@ -15,12 +17,10 @@ declare module '../kernel/services.ts' {
   interface Services {
     /** Every agent, live while in use. */
     readonly agents: ActorRegistry<AgentActor>;
-    /** The operator's public workspace of help documents (made at start-up). */
-    readonly helpWorkspaceId: string;
   }
 }
 
-/** Agents: sign-up, the caller's account, the operator and its help workspace. */
+/** Agents: sign-up, the caller's account and its tokens, the operator. */
 export const agents = {
   name: 'agents',
   settings: agentsSettings,
@@ -46,9 +46,9 @@ export const agents = {
       onEvict: (agentId, services) => services.hub.forget(agentId),
     },
   ],
-  // The help workspace holds files: files start up first (actors/capabilities.ts).
   async startUp(services, log) {
+    // A live token saved in a public file is revoked with the save (it runs after the others).
+    addSaveHook(services, leakedTokensSaveHook);
     await ensureOperator(services, services.config.operatorToken, log);
-    services.provide('helpWorkspaceId', await ensureHelpWorkspace(services));
   },
 } satisfies Capability;

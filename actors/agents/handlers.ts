@@ -5,7 +5,6 @@ import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { insertAgent } from '../../storage/agents/agents.ts';
 import { readAccountCounts } from '../../storage/agents/account-counts.ts';
 import { looksLikeItContains } from './name.ts';
-import { QUOTA_RULE, storageQuotaBytes } from '../files/quota.ts';
 import { mintToken } from './token-records.ts';
 import type { Handler, Output } from '../kernel/handler.ts';
 import type { AccountCounts, Counted } from '../kernel/agent-counts.ts';
@@ -98,7 +97,10 @@ function whoamiAnswer(
   head: number,
   counts: AccountCounts,
 ): Output<'whoami'> {
-  const { storage } = counts;
+  // The parts other capabilities own (the storage use, of files), where the schema has them.
+  const sections = Object.fromEntries(
+    services.accountSections.map((section) => [section.key, section.show(counts, services)]),
+  );
   return {
     agent_id: agent.agentId,
     name: agent.name,
@@ -108,18 +110,10 @@ function whoamiAnswer(
       messages: counts.unreadMessages,
       knocks: counts.pendingKnocks,
     },
-    storage: {
-      used_bytes: storage.kept + storage.staged + storage.reserved,
-      quota_bytes: storageQuotaBytes(services),
-      current_files_bytes: storage.current,
-      older_versions_bytes: storage.kept - storage.current,
-      staged_blocks_bytes: storage.staged,
-      uploads_in_progress_bytes: storage.reserved,
-      rule: QUOTA_RULE,
-    },
+    ...sections,
     service_version: SERVICE_VERSION,
     knock_settings: { direct_knocks: counts.directKnocks },
-  };
+  } as Output<'whoami'>;
 }
 
 async function countAccount(

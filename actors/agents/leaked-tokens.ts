@@ -1,11 +1,11 @@
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
-import { findListingAt } from '../../storage/store/listings.ts';
 import {
   findLiveTokensByHashes,
   revokeToken,
   type FoundWhere,
-} from '../../storage/agents/tokens.ts';
+} from '../../storage/kernel/tokens.ts';
+import type { SaveHook } from '../files/save-hooks.ts';
 import type { Services } from '../kernel/services.ts';
 import { hashToken, tokenShape, TOKEN_PREFIX } from '../kernel/tokens.ts';
 
@@ -234,20 +234,24 @@ export async function revokeLeakedTokens(
 }
 
 /**
- * In the transaction of a file save: the tokens its bytes held, when the workspace is public
- * (anyone may read it). A listing's file is reported as the listing.
+ * Every file save, by any door: its bytes are scanned as they stream to the blob store, and in
+ * the save's transaction, when the workspace is public (anyone may read it), the live tokens
+ * they held are revoked. It runs after the other save hooks, so a token in a listing's file
+ * (the store's hook names the listing it recorded) is reported as the listing's.
  */
-export function revokeTokensLeakedInFile(
-  tx: Transaction,
-  services: Services,
-  save: { workspaceId: string; visibility: string; path: string; tokens: FoundTokens },
-): Promise<LeakRevocations> {
-  if (save.visibility !== 'public') return Promise.resolve(NOTHING);
-  return revokeLeakedTokens(tx, services, save.tokens, async () => {
-    // After the store's save hook: a listing's row is there, new or replaced.
-    const listing = await findListingAt(tx, save.workspaceId, save.path);
-    return listing
-      ? { kind: 'listing', listing_id: listing.listingId, workspace_id: save.workspaceId }
-      : { kind: 'file', workspace_id: save.workspaceId, path: save.path };
-  });
-}
+export const leakedTokensSaveHook: SaveHook<FoundTokens> = {
+  watch({ services }) {
+    const scan = new TokenScan(services);
+    return { see: (chunk) => scan.see(chunk), finish: () => scan.found() };
+  },
+  afterOthers: true,
+  async saved(tx, services, saved) {
+    if (saved.visibility !== 'public') return {};
+    const { workspaceId, path, listed } = saved;
+    return revokeLeakedTokens(tx, services, saved.seen.of(leakedTokensSaveHook) ?? [], () =>
+      listed
+        ? { kind: 'listing', listing_id: listed.listingId, workspace_id: workspaceId }
+        : { kind: 'file', workspace_id: workspaceId, path },
+    );
+  },
+};

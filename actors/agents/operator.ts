@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { agentNameSchema } from '../../protocol/agents/account.ts';
 import { nameProblem } from '../../protocol/agents/name.ts';
-import {
-  findOperator,
-  findPublicWorkspaceNamed,
-  insertAgent,
-  lockHelpWorkspace,
-} from '../../storage/agents/agents.ts';
-import { setOperatorToken } from '../../storage/agents/tokens.ts';
-import { insertWorkspace } from '../../storage/workspaces/workspaces.ts';
+import { findOperator, insertAgent } from '../../storage/agents/agents.ts';
+import { setOperatorToken } from '../../storage/kernel/tokens.ts';
 import { DatabaseError, UNIQUE_VIOLATION } from '../../storage/database-error.ts';
 import type { Services } from '../kernel/services.ts';
 import { hashToken, tokenShape } from '../kernel/tokens.ts';
@@ -74,27 +68,4 @@ export async function ensureOperator(
   }
   services.operatorId = agentId;
   return agentId;
-}
-
-/** The name of the operator's public workspace that agents knock on for help (/help). */
-const HELP_WORKSPACE_NAME = 'Help with your agent';
-
-/**
- * The operator's public help workspace, made at the first start: /help names it, and a knock on
- * it reaches the operator. Several processes starting at once make one (an advisory lock).
- */
-export async function ensureHelpWorkspace(services: Services): Promise<string> {
-  return services.workspaces.create(async (tx) => {
-    await lockHelpWorkspace(tx);
-    const found = await findPublicWorkspaceNamed(tx, services.operatorId, HELP_WORKSPACE_NAME);
-    if (found) return { result: found };
-    const workspaceId = randomUUID();
-    await insertWorkspace(tx, {
-      workspaceId,
-      ownerAgentId: services.operatorId,
-      visibility: 'public',
-      name: HELP_WORKSPACE_NAME,
-    });
-    return { result: workspaceId };
-  });
 }

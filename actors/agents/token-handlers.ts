@@ -8,13 +8,17 @@ import {
   listLiveTokens,
   revokeToken as revokeTokenRow,
   shortenTokenExpiry,
-} from '../../storage/agents/tokens.ts';
+} from '../../storage/kernel/tokens.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
-import { scopeRefusal, WORKSPACE_SCOPE_PREFIX, type TokenGrant } from '../kernel/token-scope.ts';
+import {
+  assertScopesReachable,
+  scopeRefusal,
+  WORKSPACE_SCOPE_PREFIX,
+  type TokenGrant,
+} from '../kernel/token-scope.ts';
 import { mintToken } from './token-records.ts';
-import { readable } from '../workspaces/access.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -91,12 +95,8 @@ export const createToken: Handler<'create_token'> = async ({ services, principal
       ? null
       : new Date(now.getTime() + Math.round(input.expires_in_hours * HOUR_MS));
   assertNoBroaderThan(grant, scopes, expiresAt);
-  const workspaceScope = scopes.find((scope) => scope.startsWith(WORKSPACE_SCOPE_PREFIX));
-  if (workspaceScope) {
-    // A token for a workspace the agent cannot see would reach nothing: say so now.
-    const workspaceId = workspaceScope.slice(WORKSPACE_SCOPE_PREFIX.length);
-    await readable(services, principal, workspaceId);
-  }
+  // A token for a workspace the agent cannot see would reach nothing: say so now.
+  await assertScopesReachable(services, principal, scopes);
   const made = await changeTokens(services, principal.agentId, async (tx) => {
     // Calls at once take turns on the agent's row, so that the count below holds exactly.
     await lockAgent(tx, principal.agentId);

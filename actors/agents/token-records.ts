@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../storage/driver.ts';
-import { insertToken } from '../../storage/agents/tokens.ts';
+import { insertToken } from '../../storage/kernel/tokens.ts';
 import { hashToken, newToken } from '../kernel/tokens.ts';
 
 /** A new token's secret and its row, written in `tx`. */

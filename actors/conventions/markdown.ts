@@ -1,5 +1,5 @@
 import type { Services } from '../kernel/services.ts';
-import { inline, quoted } from '../store/markdown.ts';
+import { inline, quoted } from '../kernel/markdown-quoting.ts';
 
 /**
  * Conventions as markdown (GET /conventions, /conventions/<name>). Built-in conventions are the

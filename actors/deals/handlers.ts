@@ -39,7 +39,7 @@ import type { SignedReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readCursorPage } from '../kernel/page.ts';
-import { assertFileNotHidden, hiddenFrom } from '../moderation/hidden-files.ts';
+import { assertFileNotHidden, hiddenFrom } from '../files/hidden-files.ts';
 import { readable } from '../workspaces/access.ts';
 
 /**
@@ -262,7 +262,7 @@ export const deliver: Handler<'deliver'> = async ({ services, principal }, input
     const files: { path: string; version: number; size: number; sha256: string }[] = [];
     const missing: string[] = [];
     // A file withheld from the caller (a hidden listing's, to a party outside the workspace) is
-    // one it cannot read: not saved there, as far as it may know (../moderation/hidden-files.ts).
+    // one it cannot read: not saved there, as far as it may know (../files/hidden-files.ts).
     const hidden = workspace
       ? await hiddenFrom(services, principal, workspace, paths, tx)
       : new Set<string>();

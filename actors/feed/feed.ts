@@ -5,7 +5,7 @@ import {
   type StoredChangeRow,
 } from '../../storage/kernel/changes.ts';
 import type { Queryable } from '../../storage/driver.ts';
-import { moveTokenReadSeq, tokenReadSeq } from '../../storage/agents/tokens.ts';
+import { moveTokenReadSeq, tokenReadSeq } from '../../storage/kernel/tokens.ts';
 import type { Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import type { TokenGrant } from '../kernel/token-scope.ts';

@@ -9,6 +9,7 @@ import { expireStagedBlocks } from './staged-blocks.ts';
 import { getStorageLink } from './storage-link-handlers.ts';
 import { StorageLinks } from './storage-links.ts';
 import { filesSettings } from './settings.ts';
+import { accountStorage } from './account-storage.ts';
 
 /** What files need: where bytes live, what signs receipts, what signs storage links. */
 interface FileServices {
@@ -22,8 +23,6 @@ declare module '../kernel/services.ts' {
   interface ServiceConfig {
     /** Bytes one agent may hold, every kept byte counted (STORAGE_QUOTA_BYTES; quota.ts). */
     storageQuotaBytes?: number;
-    /** Where the embedded stores live (DATA_DIR): blobs under `blobs/` unless S3_URL is set. */
-    dataDir?: string;
     s3Url?: string | undefined;
   }
   interface Services {
@@ -44,6 +43,7 @@ export const files = {
     list_receipts: listReceipts,
     get_storage_link: getStorageLink,
   },
+  accountSections: [accountStorage],
   jobs: [
     {
       // Staged blocks past their time are dropped (a commit ignores them at once).

@@ -12,7 +12,7 @@ import { readCursorPage } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { FileReceipt } from '../receipts/receipts.ts';
 import type { Handler } from '../kernel/handler.ts';
-import { assertFileNotHidden, isOutsider } from '../moderation/hidden-files.ts';
+import { assertFileNotHidden, isOutsider } from './hidden-files.ts';
 import { assertMayChange, readable } from '../workspaces/access.ts';
 
 export const writeFile: Handler<'write_file'> = async (call, input) => {
@@ -84,7 +84,7 @@ export const deleteFile: Handler<'delete_file'> = async (
 export const listFiles: Handler<'list_files'> = async ({ services, principal }, input) => {
   const workspace = await readable(services, principal, input.workspace_id);
   // What is withheld from non-members (a listing the operator hid) is not listed to them either,
-  // as read_file refuses it (../moderation/hidden-files.ts).
+  // as read_file refuses it (./hidden-files.ts).
   const outsider = isOutsider(workspace, principal);
   const { rows, nextCursor } = await readCursorPage(
     input,
@@ -116,7 +116,7 @@ export const listFiles: Handler<'list_files'> = async ({ services, principal }, 
 
 export const listReceipts: Handler<'list_receipts'> = async ({ services, principal }, input) => {
   const workspace = await readable(services, principal, input.workspace_id);
-  // The receipts of what is withheld from non-members (../moderation/hidden-files.ts) are left
+  // The receipts of what is withheld from non-members (./hidden-files.ts) are left
   // out for them: a receipt names the path, size and sha256 a read would refuse. Their chain
   // then has a gap there (the next receipt's prev_hash names the one left out).
   const outsider = isOutsider(workspace, principal);

@@ -15,12 +15,11 @@ import {
 } from '../../storage/files/upload-reservations.ts';
 import { holdBlob } from './blob-collector.ts';
 import { md5Matches, Md5Watch } from './content-md5.ts';
-import { TokenScan } from '../agents/leaked-tokens.ts';
+import { SaveWatches } from './save-hooks.ts';
 import {
   blobFailure,
   commitSave,
   discardLetGo,
-  IndexCapture,
   type SaveOptions,
   type UploadedFile,
 } from './versions.ts';
@@ -176,9 +175,13 @@ export async function commitBlocks(
   const total = blocks.reduce((sum, block) => sum + block.size, 0);
   if (total > storageQuotaBytes(services)) throw quotaExceeded(services);
   const blobs = services.files.blobs;
-  const capture = new IndexCapture(path);
+  const watches = new SaveWatches({
+    services,
+    workspaceId: workspace.workspaceId,
+    path,
+    principal,
+  });
   const md5 = new Md5Watch();
-  const tokens = new TokenScan(services);
   const joined = (async function* () {
     for (const block of blocks) {
       const content = await blobs.open(block.sha256).catch((error: unknown) => {
@@ -189,9 +192,8 @@ export async function commitBlocks(
       });
       try {
         for await (const chunk of content) {
-          capture.see(chunk);
           md5.see(chunk);
-          await tokens.see(chunk);
+          await watches.see(chunk);
           yield chunk;
         }
       } finally {
@@ -215,7 +217,7 @@ export async function commitBlocks(
     if (options.contentMd5 !== undefined && !md5Matches(options.contentMd5, contentMd5)) {
       throw md5Mismatch();
     }
-    file = { ...(await capture.file(stored, contentMd5)), reservation, tokens: tokens.found() };
+    file = { ...stored, seen: await watches.finish(stored), contentMd5, reservation };
   } catch (error) {
     await reservation.settle(false);
     throw error;

@@ -29,9 +29,7 @@ import { currentUnit } from '../kernel/commit.ts';
 import { storageProblem } from '../kernel/storage-problems.ts';
 import { contentMd5Mismatch, md5Matches, Md5Watch } from './content-md5.ts';
 import { contentTypeOf } from './content-type.ts';
-import { runDeleteHooks, runSaveHooks } from './save-hooks.ts';
-import { revokeTokensLeakedInFile, TokenScan, type FoundTokens } from '../agents/leaked-tokens.ts';
-import { hasYamlHeader, indexEntry, INDEX_MAX_BYTES, type IndexEntry } from '../index/capture.ts';
+import { runDeleteHooks, runSaveHooks, SaveWatches, type SeenBytes } from './save-hooks.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import { appendReceipt } from '../receipts/chain.ts';
 import type { FileReceipt } from '../receipts/receipts.ts';
@@ -49,46 +47,13 @@ import { UploadReservation } from './upload-reservations.ts';
 /** Bytes already in the blob store, about to become a version of a path. */
 export interface StoredFile extends StoredBlob {
   /**
-   * What the index keeps of it (markdown with a YAML header), or null. A version the index read
-   * keeps its bytes while its file lives; any other only while it is current (`every_kept_byte`).
+   * What the save hooks' watches made of the bytes (./save-hooks.ts): the index's entry, the
+   * tokens they leak. A version the index read keeps its bytes while its file lives; any other
+   * only while it is current (`every_kept_byte`: storage/files/files.ts `beginSave`).
    */
-  index: IndexEntry | null;
+  seen: SeenBytes;
   /** Base64 of the MD5 of the bytes (./content-md5.ts). */
   contentMd5: string;
-}
-
-/**
- * Watches a file's bytes go by on their way to the blob store and keeps what the index reads:
- * the first bytes of any file (is it markdown with a YAML header?), and a markdown file whole,
- * up to the index's cap.
- */
-export class IndexCapture {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  private readonly wanted: number;
-
-  constructor(private readonly path: string) {
-    this.wanted = /\.md$/i.test(path) ? INDEX_MAX_BYTES + 1 : 5;
-  }
-
-  see(chunk: Uint8Array): void {
-    const want = this.wanted - this.kept;
-    if (want <= 0) return;
-    const part = Buffer.from(chunk.subarray(0, want));
-    this.chunks.push(part);
-    this.kept += part.length;
-  }
-
-  /** The stored blob as a file, with its index entry (read off the loop) and its MD5. */
-  async file(stored: StoredBlob, contentMd5: string): Promise<StoredFile> {
-    const bytes = Buffer.concat(this.chunks);
-    const header = hasYamlHeader(this.path, bytes.subarray(0, 5));
-    return {
-      ...stored,
-      index: header ? await indexEntry(bytes, stored.size) : null,
-      contentMd5,
-    };
-  }
 }
 
 /** Blob-store failures as the caller sees them. */
@@ -274,8 +239,6 @@ export async function discardLetGo(services: Services, sha256s: readonly string[
 /** Bytes in the blob store on their way to becoming a version, with the room they hold. */
 export interface UploadedFile extends StoredFile {
   reservation: UploadReservation;
-  /** The service's tokens the bytes held, found as they streamed by (../agents/leaked-tokens.ts). */
-  tokens: FoundTokens;
 }
 
 /**
@@ -305,17 +268,20 @@ async function storeFileBytes(
     const declared = body.declaredLength;
     // A declared length past the size cap is the body's own 413, at its first read.
     if (declared !== null && declared <= options.maxBytes) await reservation.cover(declared);
-    const capture = new IndexCapture(path);
+    const watches = new SaveWatches({
+      services,
+      workspaceId: workspace.workspaceId,
+      path,
+      principal,
+    });
     const md5 = new Md5Watch();
-    const tokens = new TokenScan(services);
     let seen = 0;
     const source = (async function* () {
       for await (const chunk of body) {
         seen += chunk.length;
         if (seen <= options.maxBytes) await reservation.grow(seen);
-        capture.see(chunk);
         md5.see(chunk);
-        await tokens.see(chunk);
+        await watches.see(chunk);
         yield chunk;
       }
     })();
@@ -331,15 +297,13 @@ async function storeFileBytes(
     const contentMd5 = md5.digest();
     const wrong = options.statedMd5s?.find((stated) => !md5Matches(stated, contentMd5));
     if (wrong !== undefined) throw contentMd5Mismatch(wrong, contentMd5);
-    const file: StoredFile = await capture.file(stored, contentMd5);
-    return { ...file, reservation, tokens: tokens.found() };
+    return { ...stored, seen: await watches.finish(stored), contentMd5, reservation };
   } catch (error) {
     await reservation.settle(false);
     throw error;
   }
 }
 
-/** What else a save does in its transaction. */
 /**
  * A save of a file's bytes, the one every door and capability makes (write_file, a storage
  * link's Put Blob, post_listing): the bytes stored against the size cap and the saver's quota,
@@ -394,9 +358,10 @@ export interface SaveOptions {
  * Records bytes already stored as the next version of `path`, in one workspace command: the
  * storage use moved (and the quota held), the signed receipt, the version row, the file row,
  * a `file.saved` change for every member, and what the save hooks of other capabilities do
- * (actors/files/save-hooks.ts: the index, the store). Older versions the index did not read let go of their
- * bytes (rule `every_kept_byte`), which leave the blob store at once. Ends the upload's
- * reservation: a refused save's bytes are deleted at once.
+ * (actors/files/save-hooks.ts: the index, the store, the leaked-token revocation). Older
+ * versions the index did not read let go of their bytes (rule `every_kept_byte`), which leave
+ * the blob store at once. Ends the upload's reservation: a refused save's bytes are deleted at
+ * once.
  */
 export async function commitSave(
   services: Services,
@@ -449,10 +414,10 @@ export async function commitSave(
         },
         {
           contentType: contentTypeOf(path),
-          indexError: stored.index && 'error' in stored.index ? stored.index.error : null,
+          indexError: stored.seen.indexError,
         },
       );
-      const hookChanges = await runSaveHooks(tx, services, {
+      const hooks = await runSaveHooks(tx, services, {
         workspaceId: workspace.workspaceId,
         visibility: workspace.record.visibility,
         path,
@@ -460,23 +425,16 @@ export async function commitSave(
         sha256: stored.sha256,
         savedAt,
         principal,
-        index: stored.index,
+        seen: stored.seen,
         listing: options.listing,
-      });
-      // A live token in a public file dies with this commit, before the save answers.
-      const leaked = await revokeTokensLeakedInFile(tx, services, {
-        workspaceId: workspace.workspaceId,
-        visibility: workspace.record.visibility,
-        path,
-        tokens: stored.tokens,
       });
       const done = outcome(workspace, principal, 'file.saved', signed, letGo);
       return {
         ...done,
         result: { ...done.result, letGo: [...done.result.letGo, ...alsoLetGo] },
-        changes: [...done.changes, ...hookChanges, ...leaked.changes],
+        changes: [...done.changes, ...hooks.changes],
         notices: useNotices(deltas, principal.agentId),
-        afterCommit: leaked.afterCommit,
+        afterCommit: hooks.afterCommit,
       };
     });
   } finally {

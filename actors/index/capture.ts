@@ -60,6 +60,36 @@ export async function indexEntry(bytes: Uint8Array, size: number): Promise<Index
 }
 
 /**
+ * Watches a file's bytes go by on their way to the blob store and keeps what the index reads:
+ * the first bytes of any file (is it markdown with a YAML header?), and a markdown file whole,
+ * up to the index's cap. Its `finish` is the file's entry (read off the loop), or null when the
+ * file is not markdown with a YAML header.
+ */
+export class IndexCapture {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  private readonly wanted: number;
+
+  constructor(private readonly path: string) {
+    this.wanted = /\.md$/i.test(path) ? INDEX_MAX_BYTES + 1 : 5;
+  }
+
+  see(chunk: Uint8Array): void {
+    const want = this.wanted - this.kept;
+    if (want <= 0) return;
+    const part = Buffer.from(chunk.subarray(0, want));
+    this.chunks.push(part);
+    this.kept += part.length;
+  }
+
+  async finish(stored: { size: number }): Promise<IndexEntry | null> {
+    const bytes = Buffer.concat(this.chunks);
+    const header = hasYamlHeader(this.path, bytes.subarray(0, 5));
+    return header ? indexEntry(bytes, stored.size) : null;
+  }
+}
+
+/**
  * The same reading, all of it on the calling thread (still within the bounds): for fixtures and
  * benchmarks that build listings they know to be small.
  */

@@ -5,21 +5,26 @@ import {
   retireIndexedVersions,
 } from '../../storage/index/file-index.ts';
 import { assertWithinQuota } from '../files/quota.ts';
-import type { SaveHook } from '../files/save-hooks.ts';
+import type { SavedVersion, SaveHook } from '../files/save-hooks.ts';
+import { IndexCapture, type IndexEntry } from './capture.ts';
 
 /**
- * The index follows every save and delete: a path's earlier rows retire, and a version whose
- * YAML header the index read becomes the path's row (seen by whom its workspace shows it to).
- * What the row keeps of the header (its fields, at most INDEX_FIELDS_MAX_BYTES) counts against
- * the author's quota as the version's bytes do (rule `every_kept_byte`): from its save, refused
- * past the quota with the save, until a delete gives back every version of the path: the rows
- * then keep only who saved which version when, and none of the header or text (nothing is kept
- * that no quota counts).
+ * The index follows every save and delete. It watches each save's bytes (./capture.ts), and
+ * a version whose YAML header it read becomes the path's row (seen by whom its workspace shows
+ * it to); a header it could not read leaves the file's `index_error`. A path's earlier rows
+ * retire. What the row keeps of the header (its fields, at most INDEX_FIELDS_MAX_BYTES) counts
+ * against the author's quota as the version's bytes do (rule `every_kept_byte`): from its save,
+ * refused past the quota with the save, until a delete gives back every version of the path:
+ * the rows then keep only who saved which version when, and none of the header or text
+ * (nothing is kept that no quota counts).
  */
-export const indexSaveHook: SaveHook = {
+export const indexSaveHook: SaveHook<IndexEntry | null> = {
+  watch: ({ path }) => new IndexCapture(path),
+  indexError: (entry) => (entry && 'error' in entry ? entry.error : null),
   async saved(tx, services, saved) {
     await retireIndexedVersions(tx, saved.workspaceId, saved.path);
-    if (saved.index && !('error' in saved.index)) {
+    const entry = indexEntryOf(saved);
+    if (entry && !('error' in entry)) {
       const author = saved.principal.agentId;
       const keptBytes = await insertIndexedVersion(tx, {
         workspaceId: saved.workspaceId,
@@ -29,13 +34,13 @@ export const indexSaveHook: SaveHook = {
         authorId: author,
         savedAt: saved.savedAt,
         visibility: saved.visibility,
-        ...saved.index,
+        ...entry,
       });
       // The saver's use row is already locked by this save (actors/files/versions.ts).
       await addIndexedUse(tx, author, keptBytes);
       await assertWithinQuota(tx, services, author);
     }
-    return [];
+    return {};
   },
   async deleted(tx, _services, workspaceId, path) {
     await retireIndexedVersions(tx, workspaceId, path);
@@ -47,3 +52,8 @@ export const indexSaveHook: SaveHook = {
     }
   },
 };
+
+/** What the index read of a saved version (markdown with a YAML header), or null. */
+export function indexEntryOf(saved: SavedVersion): IndexEntry | null {
+  return saved.seen.of(indexSaveHook) ?? null;
+}

@@ -1,5 +1,17 @@
 import type { CapabilitySettings } from '../kernel/settings.ts';
 
+declare module '../kernel/services.ts' {
+  interface Services {
+    /**
+     * Whether agents' SQL runs as the reader role (start-up checks: setup.ts). Set by the
+     * index's start-up step; false (unset) until then, as nothing queries before it.
+     */
+    indexReaderRole: boolean;
+    /** PostgreSQL: the agents' pool logs in as a reader role of its own (no role to switch). */
+    indexReaderLogin: boolean;
+  }
+}
+
 declare module '../kernel/settings.ts' {
   interface CapabilityConfig {
     /** The time limit of one index SQL query; 0: the driver's default (queries.ts). */

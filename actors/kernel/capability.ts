@@ -1,8 +1,10 @@
 import type { Queryable, Transaction } from '../../storage/driver.ts';
+import type { AccountSection } from './account-sections.ts';
 import type { Handlers } from './handler.ts';
 import type { PersistentActor } from './registry.ts';
 import type { Services } from './services.ts';
 import type { CapabilitySettings } from './settings.ts';
+import type { ScopeTarget } from './token-scope.ts';
 
 /**
  * One kind of in-memory actor a capability owns (an agent, a workspace, a deal...): how to load
@@ -57,6 +59,10 @@ export interface Capability {
   readonly jobs?: readonly CapabilityJob[];
   /** The environment variables it reads, and what it tells Services of them (settings.ts). */
   readonly settings?: CapabilitySettings;
+  /** The parts of the caller's account (`whoami`) it owns (account-sections.ts). */
+  readonly accountSections?: readonly AccountSection[];
+  /** How a token scope naming one of its things is checked when a token is made (token-scope.ts). */
+  readonly scopeTargets?: readonly ScopeTarget[];
   /** Runs once at start-up, in the order of the capability list, before any request. */
   startUp?(services: Services, log: (message: string) => void): Promise<void>;
   /**

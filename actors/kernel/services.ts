@@ -12,6 +12,7 @@ import {
   type StoredChangeRow,
 } from '../../storage/kernel/changes.ts';
 import type { Driver, Queryable, Transaction } from '../../storage/driver.ts';
+import type { AccountSection } from './account-sections.ts';
 import type { Capability } from './capability.ts';
 import { AgentCounts, COUNTS_NOTICE_KIND, type AccountCounts } from './agent-counts.ts';
 import { ChangeHub } from './change-hub.ts';
@@ -19,12 +20,15 @@ import { realClock, type Clock } from './clock.ts';
 import { assertChangesDeclared, currentUnit, type CommitWork } from './commit.ts';
 import { ActorRegistry } from './registry.ts';
 import { TokenResolver } from './token-resolver.ts';
+import type { ScopeTarget } from './token-scope.ts';
 
 export interface ServiceConfig {
   baseUrl: string;
   operatorName: string;
   termsUrl: string;
   privacyUrl: string;
+  /** Where the embedded database (`pglite/`) and the file system's blobs (`blobs/`) live. */
+  dataDir?: string;
   /** Live actors of each kind kept in memory at most. */
   actorCapacity: number;
   /** Time for the long-poll waits; the real clock when unset. */
@@ -49,16 +53,16 @@ export class Services {
   readonly #registries = new Map<string, ActorRegistry<never>>();
   /** Time for everything that expires or waits; tests pass a TestClock. */
   readonly clock: Clock;
-  /** Whether agents' SQL runs as the reader role (start-up checks; see checkIndexReaderRole). */
-  indexReaderRole = false;
-  /** PostgreSQL: the agents' pool logs in as a reader role of its own (no role to switch). */
-  indexReaderLogin = false;
   readonly tokens: TokenResolver;
   /**
    * Each agent's account figures (`whoami`) as last computed; forgotten after every commit that
    * changes them, here or in another process (agent-counts.ts).
    */
   readonly counts: AgentCounts<AccountCounts>;
+  /** The capabilities' parts of the caller's account, in the order of the list (account-sections.ts). */
+  readonly accountSections: readonly AccountSection[];
+  /** The capabilities' checks of token scopes that name their things (token-scope.ts). */
+  readonly scopeTargets: readonly ScopeTarget[];
   /** This process, as named in its notifications to other processes. */
   private readonly instance = randomUUID();
   /** The operator agent's id; set at start-up by ensureOperator, before any request. */
@@ -97,6 +101,16 @@ export class Services {
         Object.defineProperty(this, actorKind.registry, { value: registry, enumerable: true });
       }
     }
+    this.accountSections = onePerName(
+      capabilities.flatMap((capability) => capability.accountSections ?? []),
+      (section) => `Two account sections are named ${section.key}.`,
+      (section) => section.key,
+    );
+    this.scopeTargets = onePerName(
+      capabilities.flatMap((capability) => capability.scopeTargets ?? []),
+      (target) => `Two scope targets check the prefix ${target.prefix}.`,
+      (target) => target.prefix,
+    );
     this.tokens = new TokenResolver(
       () => this.db(),
       () => this.driver,
@@ -233,4 +247,14 @@ export class Services {
     await Promise.all(registries.map((registry) => registry.flush()));
     for (const registry of registries) registry.clear();
   }
+}
+
+/** `items`, refused at start-up (`twice` says why) when two of them share a name. */
+function onePerName<T>(items: T[], twice: (item: T) => string, nameOf: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  for (const item of items) {
+    if (seen.has(nameOf(item))) throw new Error(twice(item));
+    seen.add(nameOf(item));
+  }
+  return items;
 }

@@ -4,7 +4,7 @@ import {
   findTokenById,
   touchToken,
   type TokenRow,
-} from '../../storage/agents/tokens.ts';
+} from '../../storage/kernel/tokens.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import type { Clock } from './clock.ts';
 import { withToken, type Principal } from './principal.ts';

@@ -1,6 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Operation } from '../../protocol/operation.ts';
 import type { Principal } from './principal.ts';
+import type { Services } from './services.ts';
 
 /**
  * What one API token lets its holder do. Every token belongs to one agent; a token with no
@@ -86,4 +87,33 @@ export function assertTokenScope(operation: Operation, grant: TokenGrant, input:
 export function assertMayWrite(principal: Principal, what: string): void {
   const grant = principal.token;
   if (grant?.readOnly) throw scopeRefusal(grant, 'write', what);
+}
+
+/**
+ * How the capability that owns what a scope names (`workspace:<id>`: the workspaces) checks, when
+ * a token with that scope is made, that the caller may reach it: a token for something the
+ * caller cannot see would reach nothing, so the call is refused as a read of it would be.
+ */
+export interface ScopeTarget {
+  /** The scopes it checks begin with this; the rest is the id it is asked about. */
+  readonly prefix: string;
+  assertReachable(services: Services, principal: Principal, id: string): Promise<void>;
+}
+
+/**
+ * Refuses scopes that name something the caller may not reach, each asked of the capability that
+ * owns it (`Capability.scopeTargets`). Every scope but `read` names something: one no capability
+ * checks is refused, never let through unchecked.
+ */
+export async function assertScopesReachable(
+  services: Services,
+  principal: Principal,
+  scopes: readonly string[],
+): Promise<void> {
+  for (const scope of scopes) {
+    if (scope === READ_SCOPE) continue;
+    const target = services.scopeTargets.find(({ prefix }) => scope.startsWith(prefix));
+    if (!target) throw new Error(`No capability checks the token scope ${scope}.`);
+    await target.assertReachable(services, principal, scope.slice(target.prefix.length));
+  }
 }

@@ -50,8 +50,8 @@ export function listingMarkdown(listing: {
 
 /**
  * In the transaction of a save of `path`: when the path is a listing (or `declared` makes it
- * one), checks the new version, records the listing, and answers the `listing.posted` changes
- * of every watch it matches. Not a listing: nothing.
+ * one), checks the new version, records the listing, and answers its id and the
+ * `listing.posted` changes of every watch it matches. Not a listing: null.
  */
 export async function listingSaved(
   tx: Transaction,
@@ -65,9 +65,9 @@ export async function listingSaved(
     index: IndexEntry | null | undefined;
     declared?: { listingId: string } | undefined;
   },
-): Promise<ChangeDraft[]> {
+): Promise<{ listingId: string; changes: ChangeDraft[] } | null> {
   const existing = save.declared ? null : await findListingAt(tx, save.workspaceId, save.path);
-  if (!save.declared && !existing) return [];
+  if (!save.declared && !existing) return null;
   const checked = await checkListing(tx, services, principal, save.index);
   const row: ListingRow = {
     listingId: existing?.listingId ?? (save.declared as { listingId: string }).listingId,
@@ -89,7 +89,7 @@ export async function listingSaved(
       searchText: searchText(index.fields, index.body),
     },
   });
-  return watchChanges(tx, principal, {
+  const changes = await watchChanges(tx, principal, {
     ...row,
     convention: checked.convention,
     fields: checked.fields,
@@ -98,6 +98,7 @@ export async function listingSaved(
     savedAt: save.savedAt,
     change: existing ? 'changed' : 'posted',
   });
+  return { listingId: row.listingId, changes };
 }
 
 /** In the transaction of a delete of `path`: a listing there leaves the store. */

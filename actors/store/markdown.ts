@@ -1,4 +1,5 @@
 import type { Services } from '../kernel/services.ts';
+import { inline, quoted } from '../kernel/markdown-quoting.ts';
 
 /**
  * The store as markdown, for anyone (no token needed). Each listing is headed by its name, the
@@ -38,23 +39,6 @@ type View = {
     dimensions: Record<string, unknown>;
   };
 };
-
-/** One line of agent text: markdown's own characters escaped, line breaks made spaces. */
-export function inline(text: string, max = 300): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  const cut = flat.length > max ? `${flat.slice(0, max)}…` : flat;
-  return cut.replace(/[\\`*_[\]<>#|~]/g, (c) => `\\${c}`);
-}
-
-/** Agent text as the lines of a block quote: each escaped, none able to start a block. */
-export function quoted(text: string, max = 4000): string[] {
-  return text.split(/\r\n|\r|\n/).map((line) => {
-    const escaped = inline(line, max);
-    // A line that would open a list, a heading underline or a numbered item is escaped.
-    const safe = escaped.replace(/^[-+=]/, (c) => `\\${c}`).replace(/^(\d+)([.)])/, '$1\\$2');
-    return safe === '' ? '>' : `> ${safe}`;
-  });
-}
 
 function value(v: unknown): string {
   if (Array.isArray(v)) return v.map((item) => inline(String(item))).join(', ');

@@ -6,6 +6,7 @@ import { ServiceError } from '../../protocol/errors.ts';
 import { workspaceVersion } from '../../storage/workspaces/workspaces.ts';
 import { notFound, visibleOrNotFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
+import { WORKSPACE_SCOPE_PREFIX, type ScopeTarget } from '../kernel/token-scope.ts';
 import type { WorkspaceActor } from './actor.ts';
 
 /** The resource name in a workspace's 404. */
@@ -66,3 +67,14 @@ export function assertOwner(workspace: WorkspaceActor, principal: Principal, doi
     throw new ServiceError('forbidden', `Only the owner of this workspace may ${doing}.`);
   }
 }
+
+/**
+ * A `workspace:<id>` token may be made only for a workspace the caller may read: else it would
+ * reach nothing, and the refusal is the same 404 as a read's (actors/kernel/token-scope.ts).
+ */
+export const workspaceScopeTarget: ScopeTarget = {
+  prefix: WORKSPACE_SCOPE_PREFIX,
+  async assertReachable(services, principal, workspaceId) {
+    await readable(services, principal, workspaceId);
+  },
+};

@@ -15,15 +15,19 @@ import {
 } from './handlers.ts';
 import { inviteByEmail, viewInvite } from './email-invite-handlers.ts';
 import { expireDueInvites } from './invites.ts';
+import { workspaceScopeTarget } from './access.ts';
+import { ensureHelpWorkspace } from './help-workspace.ts';
 
 declare module '../kernel/services.ts' {
   interface Services {
     /** Every workspace, live while in use: its record and members. */
     readonly workspaces: ActorRegistry<WorkspaceActor>;
+    /** The operator's public workspace of help documents (made at start-up). */
+    readonly helpWorkspaceId: string;
   }
 }
 
-/** Workspaces, their members and invites. */
+/** Workspaces, their members and invites; the operator's help workspace. */
 export const workspaces = {
   name: 'workspaces',
   handlers: {
@@ -60,4 +64,9 @@ export const workspaces = {
       run: async (services, now) => void (await expireDueInvites(services, now)),
     },
   ],
+  scopeTargets: [workspaceScopeTarget],
+  // The operator is made by the agents' start-up step, before this one (actors/capabilities.ts).
+  async startUp(services) {
+    services.provide('helpWorkspaceId', await ensureHelpWorkspace(services));
+  },
 } satisfies Capability;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { knockSettings } from '../chat.ts';
+import { knockSettings } from './knock-settings.ts';
 import { defineOperation } from '../operation.ts';
 
 /**

@@ -1,4 +1,5 @@
-import type { RequestLimiter } from '../http/rate-limit.ts';
+import type { Services } from '../../actors/kernel/services.ts';
+import { requestLimiter, type RequestLimiter } from '../http/rate-limit.ts';
 import type { InboundMail } from './inbound.ts';
 
 /**
@@ -17,6 +18,27 @@ export interface MailSignUpLimits {
    * per-address limit alone cannot hold one sender who writes from many relays.
    */
   total: RequestLimiter;
+}
+
+/**
+ * The limits of sign-ups by mail: `perAddress`, the HTTP and MCP doors' own limiter, and one of
+ * all mail (MAIL_SIGNUP_LIMIT_TOTAL_PER_HOUR, the email capability's setting), counted as the
+ * doors count (`limiting`: the clock, shared credit across processes).
+ */
+export function mailSignUpLimits(
+  services: Services,
+  perAddress: RequestLimiter,
+  limiting: Parameters<typeof requestLimiter>[2],
+): MailSignUpLimits {
+  const totalPerHour = services.config.mail?.signUpLimitTotalPerHour ?? 0;
+  return {
+    perAddress,
+    total: requestLimiter(
+      'mail-sign-ups',
+      { limit: totalPerHour || Infinity, windowSeconds: 3600 },
+      limiting,
+    ),
+  };
 }
 
 /** The one bucket of `total`: all sign-ups by mail. */

@@ -44,6 +44,8 @@ import {
   unsupported,
 } from './refusals.ts';
 
+/** Where storage links live: the start-up routes their requests here. */
+export { STORAGE_LINK_PREFIX };
 /**
  * The storage-link door: the calls Azure Blob clients make with a SAS, served for the
  * service's own links (actors/files/storage-links.ts; the "Storage links" section of /protocol). It sits beside the

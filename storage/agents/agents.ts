@@ -1,5 +1,4 @@
 import type { Queryable } from '../driver.ts';
-import { ADVISORY_LOCK } from '../locks.ts';
 
 export interface AgentRow {
   agentId: string;
@@ -35,7 +34,7 @@ export async function insertAgent(
   tx: Queryable,
   agent: { agentId: string; name: string; isOperator?: boolean },
 ): Promise<AgentRow> {
-  // Its tokens are rows of agent_tokens (storage/agents/tokens.ts), written beside this one.
+  // Its tokens are rows of agent_tokens (storage/kernel/tokens.ts), written beside this one.
   const [raw] = await tx.query<Raw>(
     `insert into agents (agent_id, name, is_operator) values ($1, $2, $3)
      returning ${columns}`,
@@ -93,23 +92,4 @@ export async function lockAgent(tx: Queryable, agentId: string): Promise<number 
 export async function findOperator(db: Queryable): Promise<AgentRow | null> {
   const [raw] = await db.query<Raw>(`select ${columns} from agents where is_operator`);
   return raw ? toRow(raw) : null;
-}
-
-/** Makes other processes' search for the help workspace wait for this transaction to end. */
-export async function lockHelpWorkspace(tx: Queryable): Promise<void> {
-  await tx.query(`select pg_advisory_xact_lock(${ADVISORY_LOCK.helpWorkspace})`);
-}
-
-/** The oldest public workspace of `ownerAgentId` named `name`, if any. */
-export async function findPublicWorkspaceNamed(
-  db: Queryable,
-  ownerAgentId: string,
-  name: string,
-): Promise<string | null> {
-  const [found] = await db.query<{ workspace_id: string }>(
-    `select workspace_id from workspaces where owner_agent_id = $1 and visibility = 'public'
-     and name = $2 order by created_at, workspace_id limit 1`,
-    [ownerAgentId, name],
-  );
-  return found?.workspace_id ?? null;
 }

@@ -94,43 +94,11 @@ function edgesOnCycles(edges: Map<string, string[]>): string[] {
 }
 
 /**
- * The edges on cycles when this test was written (issue 34), to be cut. Each stays only while
- * it still closes a cycle; the test below names the imports of each.
+ * The edges still on a cycle, to be cut (32 when this test was written, issue 34): a deal's view
+ * shows its payments and its ratings whether a payment backs them, while a payment is of a deal.
+ * Each stays only while it still closes a cycle; the test below names the imports of each.
  */
-const CYCLE_EDGES_TO_CUT = [
-  'agents -> chat',
-  'agents -> files',
-  'agents -> store',
-  'agents -> workspaces',
-  'chat -> agents',
-  'chat -> store',
-  'chat -> workspaces',
-  'conventions -> store',
-  'deals -> agents',
-  'deals -> files',
-  'deals -> moderation',
-  'deals -> payments',
-  'deals -> workspaces',
-  'email -> feed',
-  'feed -> agents',
-  'files -> agents',
-  'files -> index',
-  'files -> moderation',
-  'files -> workspaces',
-  'index -> conventions',
-  'index -> files',
-  'moderation -> files',
-  'moderation -> workspaces',
-  'payments -> deals',
-  'payments -> workspaces',
-  'store -> conventions',
-  'store -> deals',
-  'store -> files',
-  'store -> index',
-  'store -> moderation',
-  'store -> workspaces',
-  'workspaces -> email',
-];
+const CYCLE_EDGES_TO_CUT = ['deals -> payments', 'payments -> deals'];
 
 const test = suite('the capabilities build on one another without a cycle');
 
