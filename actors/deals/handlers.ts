@@ -27,9 +27,7 @@ import {
 } from '../../storage/deals/deals.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { findFile, findKeptVersion } from '../../storage/files/files.ts';
-import { dealsWithFinalPayment } from '../../storage/payments/payments.ts';
 import { countPartiesJoined, countRatingChange } from '../../storage/deals/reputation-counts.ts';
-import { dealPayments } from '../payments/payment-view.ts';
 import { lockWorkspace } from '../../storage/workspaces/workspaces.ts';
 import type { DealActor } from './actor.ts';
 import { dealHeader } from './header.ts';
@@ -339,7 +337,8 @@ export const rate: Handler<'rate'> = async ({ services, principal }, input) => {
     });
     // Backed when a payment of the deal is final on-chain now (a rating made before that is
     // counted as backed once it is: the payment's move counts it, countDealPaymentFinal).
-    const paymentBacked = (await dealsWithFinalPayment(tx, [row.dealId])).has(row.dealId);
+    const backedDeals = await services.dealPayments.withFinalPayment(tx, [row.dealId]);
+    const paymentBacked = backedDeals.has(row.dealId);
     const ratingId = randomUUID();
     const receipt = await appendReceipt(tx, services.files.signingKeys, row.workspaceId, {
       receipt_id: ratingId,
@@ -542,7 +541,7 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
         receipt: d.receipt as Record<string, unknown>,
       })),
     ratings: row
-      ? (await ratingsWithBacking(db, row.dealId)).map((r) => ({
+      ? (await ratingsWithBacking(services, db, row.dealId)).map((r) => ({
           rating_id: r.ratingId,
           rater: r.raterId,
           ratee: r.rateeId,
@@ -556,13 +555,13 @@ export const getDeal: Handler<'get_deal'> = async ({ services, principal }, inpu
           receipt: r.receipt as Record<string, unknown>,
         }))
       : [],
-    payments: row ? await dealPayments(db, row.dealId) : [],
+    payments: row ? await services.dealPayments.ofDeal(db, row.dealId) : [],
   };
 };
 
 /** The deal's ratings, payment-backed when the deal has a final on-chain payment now. */
-async function ratingsWithBacking(db: Queryable, dealId: string) {
-  const backed = (await dealsWithFinalPayment(db, [dealId])).has(dealId);
+async function ratingsWithBacking(services: Services, db: Queryable, dealId: string) {
+  const backed = (await services.dealPayments.withFinalPayment(db, [dealId])).has(dealId);
   return (await listRatings(db, dealId)).map((r) => ({ ...r, paymentBacked: backed }));
 }
 

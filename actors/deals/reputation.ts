@@ -1,7 +1,5 @@
 import { findAgent } from '../../storage/agents/agents.ts';
-import { formatUsdc } from '../../protocol/payments/money.ts';
 import { reputationCounts, reputationOf } from '../../storage/deals/deals.ts';
-import { paymentsOfAgent } from '../../storage/payments/payments.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 
@@ -68,7 +66,7 @@ async function recordOf(services: Services, agentId: string) {
  */
 export async function reputation(services: Services, agentId: string) {
   const { record, ...agent } = await recordOf(services, agentId);
-  const payments = await paymentsOfAgent(services.db(), agentId, PAYMENTS_LISTED);
+  const payments = await services.dealPayments.ofAgent(services.db(), agentId, PAYMENTS_LISTED);
   return {
     ...agent,
     counterparties: record.counterparties,
@@ -84,18 +82,7 @@ export async function reputation(services: Services, agentId: string) {
       payment_backed: r.backedNow,
       at: r.ratedAt.toISOString(),
     })),
-    payments: payments.map((p) => ({
-      payment_id: p.payment_id,
-      deal_id: p.deal_id,
-      direction: p.direction,
-      counterparty_agent_id: p.counterparty_agent_id,
-      amount_usdc: formatUsdc(p.amount_units),
-      chain_id: p.chain_id,
-      tx_hash: p.tx_hash,
-      log_index: p.log_index,
-      status: p.status,
-      at: p.at.toISOString(),
-    })),
+    payments,
   };
 }
 

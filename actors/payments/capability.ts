@@ -4,6 +4,7 @@ import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadPaymentActor, type PaymentActor } from './actor.ts';
 import type { ChainAccess, ChainSettings } from './chain/clients.ts';
 import type { PaymentWatcher } from './chain/watcher.ts';
+import { paymentsOfDeals } from './deal-payments.ts';
 import { expireDuePayments } from './expiry.ts';
 import { readLog } from './log.ts';
 import { confirmOffchainPayment, recordOffchainPayment } from './offchain.ts';
@@ -81,6 +82,8 @@ export const payments = {
     },
   ],
   async startUp(services, log) {
+    // Deals show their payments through the port they declare (a payment is of a deal).
+    services.provide('dealPayments', paymentsOfDeals);
     const settings = services.config.chain;
     const access = settings?.rpcUrls.length
       ? (await import('./chain/clients.ts')).chainAccess(settings)

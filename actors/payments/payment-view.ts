@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import { paymentCodec, type PaymentContext } from '../../machines/payment.ts';
 import { formatUsdc } from '../../protocol/payments/money.ts';
-import type { getDeal } from '../../protocol/deals.ts';
 import type {
   paymentStatusView,
   paymentView,
@@ -16,6 +15,7 @@ import {
   type OffchainPaymentRow,
   type PaymentRow,
 } from '../../storage/payments/payments.ts';
+import type { DealPaymentAnswer } from '../deals/deal-payments.ts';
 import type { Services } from '../kernel/services.ts';
 import { payUrl, publicReportUrl, type PayView } from './pay/view.ts';
 
@@ -116,14 +116,12 @@ export function offchainPaymentAnswer(row: OffchainPaymentRow, receipt: unknown)
   };
 }
 
-type DealPayment = z.input<typeof getDeal.output>['payments'][number];
-
 /**
  * The deal's payments as get_deal lists them, oldest first: its USDC payments (`kind: "usdc"`,
  * the crediting `tx_hash` from seen on) and its off-chain ones (`kind: "offchain"`), each with
  * its signed receipts.
  */
-export async function dealPayments(db: Queryable, dealId: string): Promise<DealPayment[]> {
+export async function dealPayments(db: Queryable, dealId: string): Promise<DealPaymentAnswer[]> {
   const payments = await paymentsOfDeal(db, dealId);
   const offchain = await offchainPaymentsOfDeal(db, dealId);
   const receipts = await receiptsOfPayments(db, [
@@ -131,7 +129,7 @@ export async function dealPayments(db: Queryable, dealId: string): Promise<DealP
     ...offchain.map((o) => o.offchainPaymentId),
   ]);
   const receiptsOf = (id: string) => (receipts.get(id) ?? []) as Record<string, unknown>[];
-  const listed: { at: Date; payment: DealPayment }[] = [
+  const listed: { at: Date; payment: DealPaymentAnswer }[] = [
     ...payments.map((row) => ({
       at: row.createdAt,
       payment: {
