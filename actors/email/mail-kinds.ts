@@ -2,7 +2,7 @@
  * Every kind of mail the service sends, and whether it asks its reader to reply. A kind that
  * asks carries a Reply-To the SMTP door takes (the join address, the agent's private address,
  * the invite's reply address); one that does not comes from service@MAIL_DOMAIN, whose mail is
- * answered with where to write instead. test/e2e/mail-replies-every-kind.test.ts replies to
+ * answered with where to write instead. test/email/mail-replies-every-kind.test.ts replies to
  * each asking kind as a mail program does, so a kind added here without a row there fails it.
  */
 export const MAIL_KINDS = {

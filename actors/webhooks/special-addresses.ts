@@ -3,7 +3,7 @@
  * registries whole (iana-ipv4-special-registry, iana-ipv6-special-registry, as of 2025), plus
  * the multicast blocks and the deprecated forms of the address-space registries. Every row is
  * refused, whatever its "globally reachable" column says: the anycast and AS112 rows are
- * infrastructure, never an agent's receiver. test/e2e/webhook-address-ranges.test.ts refuses one
+ * infrastructure, never an agent's receiver. test/webhooks/webhook-address-ranges.test.ts refuses one
  * address inside each row, so a row added here is tested by the same table.
  *
  * An IPv6 address can also carry an IPv4 address (mapped, compatible, translated, NAT64, 6to4,

@@ -7,7 +7,7 @@ export const INDEX_ROW_CAP = 1000;
 /**
  * The columns of each relation an agent's SQL may name, in the order `select *` gives them: the
  * scope views of storage/migrations/013_index_scope_first.sql. The operation's description is
- * made from this list, and test/e2e/index-columns.test.ts holds it to the views.
+ * made from this list, and test/index/index-columns.test.ts holds it to the views.
  */
 export const INDEX_COLUMNS = {
   files: [

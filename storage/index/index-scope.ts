@@ -8,7 +8,7 @@
  * Rows out of everyone's reach are not in the tables the views scan (private rows in their own
  * partition, rows moderation withholds in theirs), and the caller's own such rows come only
  * through a MATERIALIZED CTE fenced to its workspaces; so an agent's filter, however the
- * planner orders it, never meets one (test/e2e/hidden-index-rows.test.ts probes every view).
+ * planner orders it, never meets one (test/index/hidden-index-rows.test.ts probes every view).
  */
 import type { Queryable } from '../driver.ts';
 import { ADVISORY_LOCK } from '../locks.ts';

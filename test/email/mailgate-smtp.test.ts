@@ -25,7 +25,7 @@ const SENDER = 'bot@person.example';
 const test = suite<Context>('an agent with only an email client uses the service by mail');
 
 // Commands that change anything are DKIM-signed by the sender's domain (DMARC pass): unsigned,
-// they would wait for a confirmation (test/e2e/mail-forged-from.test.ts).
+// they would wait for a confirmation (test/email/mail-forged-from.test.ts).
 
 test.before(async (context) => {
   const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
