@@ -123,7 +123,9 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
     const before = Date.now();
     await store.put(chunksOf(bytes), { maxBytes: MB });
     const again = (await store.stat(sha256))?.modifiedAt.getTime() ?? NaN;
-    assert.ok(again >= before - SECOND, `modified ${before - again} ms before the second put`);
+    // Last-Modified on S3 is an HTTP date, whole seconds, and a server may stamp it when the
+    // request began: two seconds of slack still tells "now" from the hour-old time set above.
+    assert.ok(again >= before - 2 * SECOND, `modified ${before - again} ms before the second put`);
     assert.equal(await harness.leftovers(), [sha256]);
   });
 
