@@ -4,10 +4,11 @@ import { OPERATION_LIST } from './operations.ts';
 
 /**
  * The reference documents served to agents (GET, no token, text/markdown). Their text lives in
- * protocol/documents/<file>; placeholders in braces are filled when served: from config
- * {base_url}, {terms_url}, {privacy_url}, {operator_name}, {mail_join_address},
- * {mail_reachability} (mailReachability, below), {service_version}; from the protocol {event_table} (eventTable, below) and {command_table}
- * (commandTable, below). They are part of the
+ * protocol/documents/<file>; placeholders in braces are filled when served (server/documents.ts):
+ * the service's own {base_url}, {terms_url}, {privacy_url}, {operator_name}, {service_version},
+ * {event_table} (eventTable, below) and {command_table} (commandTable, below); and what the
+ * capabilities give (`documentValues`): the workspaces' {help_workspace_id}, the email's
+ * {mail_join_address} and {mail_reachability} (mailReachability, below). They are part of the
  * product: keep them true as behaviour changes.
  */
 export interface ReferenceDocument {

@@ -331,7 +331,7 @@ async function startWith(
   // Each GET route answers HEAD too (server/http/router.ts); a file's HEAD reads no content.
   for (const { operation, options } of operations)
     router.add(operation.method, operation.path, { kind: 'operation', operation, options });
-  const documents = loadDocuments(services.config, { helpWorkspaceId: services.helpWorkspaceId });
+  const documents = loadDocuments(services);
   // The service's own address answers what to read first, so `curl <BASE_URL>` is a start.
   documents.set('/', documents.get('/llms.txt')!);
   for (const [path, document] of documents) {

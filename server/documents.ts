@@ -1,13 +1,8 @@
 import { readFileSync } from 'node:fs';
-import {
-  commandTable,
-  DOCUMENTS,
-  DOWNLOADS,
-  eventTable,
-  mailReachability,
-} from '../protocol/documents.ts';
+import { CAPABILITIES } from '../actors/capabilities.ts';
+import { commandTable, DOCUMENTS, DOWNLOADS, eventTable } from '../protocol/documents.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
-import type { ServiceConfig } from '../actors/kernel/services.ts';
+import type { Services } from '../actors/kernel/services.ts';
 
 export interface ServedDocument {
   contentType: string;
@@ -17,27 +12,22 @@ export interface ServedDocument {
 
 /**
  * The reference documents, read once at start-up with their placeholders filled in, and the
- * downloads (the pay script), read as they are: byte for byte.
+ * downloads (the pay script), read as they are: byte for byte. The service's own values are
+ * filled in here; the capabilities give theirs (`documentValues` in actors/kernel/capability.ts).
  */
-export function loadDocuments(
-  config: ServiceConfig,
-  found: { helpWorkspaceId: string },
-): Map<string, ServedDocument> {
+export function loadDocuments(services: Services): Map<string, ServedDocument> {
+  const { config } = services;
   const values: Record<string, string> = {
-    help_workspace_id: found.helpWorkspaceId,
     base_url: config.baseUrl,
     terms_url: config.termsUrl,
     privacy_url: config.privacyUrl,
     operator_name: config.operatorName,
-    // The email capability's settings name the sign-up address (actors/email/settings.ts).
-    ...(config.mailJoinAddress !== undefined && {
-      mail_join_address: config.mailJoinAddress,
-      mail_reachability: mailReachability(config.mailJoinAddress),
-    }),
     service_version: SERVICE_VERSION,
     event_table: eventTable(),
     command_table: commandTable(),
   };
+  for (const capability of CAPABILITIES)
+    Object.assign(values, capability.documentValues?.(services));
   const served = new Map<string, ServedDocument>();
   for (const document of DOCUMENTS) {
     const text = readFileSync(

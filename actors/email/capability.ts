@@ -1,3 +1,4 @@
+import { mailReachability } from '../../protocol/documents.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ConfirmedRunner } from './confirmations.ts';
 import {
@@ -50,6 +51,14 @@ export const email = {
     unsubscribe_notification_email: notifications.unsubscribeNotificationEmail,
   },
   jobs: [digestJob],
+  // The sign-up address by email, where the settings have one (./settings.ts).
+  documentValues: ({ config }): Record<string, string> =>
+    config.mailJoinAddress === undefined
+      ? {}
+      : {
+          mail_join_address: config.mailJoinAddress,
+          mail_reachability: mailReachability(config.mailJoinAddress),
+        },
   async startUp(services, log) {
     services.provide(
       'mailSender',

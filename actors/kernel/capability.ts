@@ -63,6 +63,11 @@ export interface Capability {
   readonly accountSections?: readonly AccountSection[];
   /** How a token scope naming one of its things is checked when a token is made (token-scope.ts). */
   readonly scopeTargets?: readonly ScopeTarget[];
+  /**
+   * The values it gives the documents' placeholders (`{help_workspace_id}` in a document of
+   * protocol/documents/ is the workspaces'), read once after every start-up step has run.
+   */
+  documentValues?(services: Services): Readonly<Record<string, string>>;
   /** Runs once at start-up, in the order of the capability list, before any request. */
   startUp?(services: Services, log: (message: string) => void): Promise<void>;
   /**

@@ -41,9 +41,9 @@ export class ResourceTable {
 
   private table(): Map<string, ServedResource> {
     if (this.byUri) return this.byUri;
-    const { config, helpWorkspaceId } = this.services;
+    const { config } = this.services;
     const byUri = new Map<string, ServedResource>();
-    const served = loadDocuments(config, { helpWorkspaceId });
+    const served = loadDocuments(this.services);
     for (const document of DOCUMENTS) {
       const body = served.get(document.path);
       // Documents only: the downloads (the pay script) are programs, not resources to read.

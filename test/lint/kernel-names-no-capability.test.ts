@@ -52,18 +52,6 @@ const EXCEPTIONS: { prefix: string; names: string[]; reason: string }[] = [
     reason: 'who calls is an agent: the principal reads its agent row',
   },
   {
-    prefix: 'server/documents.ts',
-    names: ['workspaces', 'email'],
-    reason:
-      "the documents' placeholders name the help workspace and the sign-up address by email " +
-      '(to be given by the capabilities as document values)',
-  },
-  {
-    prefix: 'server/app.ts',
-    names: ['workspaces'],
-    reason: 'start-up hands the documents the help workspace (to be given as a document value)',
-  },
-  {
     prefix: 'server/http/router.ts',
     names: ['files'],
     reason: "a route's `{path*}` parameter is decoded as a file path",
@@ -128,6 +116,12 @@ function namings(): Map<string, string[]> {
     const visit = (node: ts.Node) => {
       if (ts.isPropertyAccessExpression(node) && members.has(node.name.text))
         named.push(`${members.get(node.name.text)}: uses ${node.getText(source)}`);
+      // `const { helpWorkspaceId } = services` names the member as surely as a dot does.
+      const taken = ts.isBindingElement(node) ? (node.propertyName ?? node.name) : undefined;
+      if (taken && ts.isIdentifier(taken) && members.has(taken.text))
+        named.push(
+          `${members.get(taken.text)}: takes ${taken.text} from ${node.parent.parent.getText(source)}`,
+        );
       node.forEachChild(visit);
     };
     visit(source);
