@@ -95,6 +95,22 @@ const PRODUCT = ['actors/**', 'machines/**', 'protocol/**', 'server/**', 'storag
 /** Where a handler file lives: each capability's handlers.ts and its `*-handlers.ts`. */
 const HANDLER_FILES = ['actors/*/handlers.ts', 'actors/*/*-handlers.ts'];
 
+/** The modules of capability SQL: storage/<capability>.ts and storage/<capability>/. */
+const CAPABILITY_SQL = ['storage/*.ts', 'storage/*/*.ts'];
+/** What storage/ holds that is not a capability's SQL: drivers, the kernel's tables, blobs. */
+const NOT_CAPABILITY_SQL = [
+  'storage/pglite/**',
+  'storage/postgres/**',
+  'storage/kernel/**',
+  'storage/blobs/**',
+  'storage/driver.ts',
+  'storage/open.ts',
+  'storage/migrate.ts',
+  'storage/database-error.ts',
+  'storage/transaction-guard.ts',
+  'storage/locks.ts',
+];
+
 /**
  * The fences between the kernel and the capabilities. A file of `files` (not of `filesExcept`)
  * may not import what `refuses` names unless `allows` names it too (or `allowsWhen` says so
@@ -113,19 +129,8 @@ const FENCES = [
   {
     // Capability SQL: the top-level files of storage/ (a capability with one file) and each
     // capability's own folder (storage/<capability>/), except the driver's and the kernel's own.
-    files: ['storage/*.ts', 'storage/*/*.ts'],
-    filesExcept: [
-      'storage/pglite/**',
-      'storage/postgres/**',
-      'storage/kernel/**',
-      'storage/blobs/**',
-      'storage/driver.ts',
-      'storage/open.ts',
-      'storage/migrate.ts',
-      'storage/database-error.ts',
-      'storage/transaction-guard.ts',
-      'storage/locks.ts',
-    ],
+    files: CAPABILITY_SQL,
+    filesExcept: NOT_CAPABILITY_SQL,
     refuses: ['**'],
     allows: [
       'storage/driver.ts',
@@ -133,11 +138,14 @@ const FENCES = [
       'storage/locks.ts',
       'protocol/**',
       'node:*',
-      // The conventions' index keys: computed in JS in step with migration 017's SQL, no I/O.
-      'storage/conventions/convention-keys.ts',
     ],
+    // Another capability's readers and SQL fragments (each capability's SQL names only its own
+    // tables: test/lint/capability-tables.test.ts), and its own folder's other files; the
+    // capability graph (test/lint/capability-graph.test.ts) keeps these imports free of cycles.
+    allowsWhen: (_importer, imported) =>
+      matchesAny(CAPABILITY_SQL, imported) && !matchesAny(NOT_CAPABILITY_SQL, imported),
     message:
-      "Capability SQL (storage/<capability>.ts, or storage/<capability>/ where a capability has several files) imports only storage/driver.ts, storage/database-error.ts, storage/locks.ts and protocol/: it knows its capability's tables, not a driver, the kernel's tables or another capability's SQL.",
+      "Capability SQL (storage/<capability>.ts, or storage/<capability>/ where a capability has several files) imports only storage/driver.ts, storage/database-error.ts, storage/locks.ts, protocol/ and other capabilities' SQL (their exported readers): it knows its capability's tables, not a driver nor the kernel's tables.",
   },
   {
     files: PRODUCT,

@@ -19,11 +19,13 @@ import { workspaces } from './workspaces/capability.ts';
 /**
  * Every capability of the service. The handler table (actors/handlers.ts), the actor
  * registries, the jobs and start-up are built from this list; a new capability is one more line.
- * Start-up steps run in this order: files first (the operator's help workspace holds files),
+ * Start-up steps run in this order: receipts first (the others say where they keep theirs), files
+ * (the operator's help workspace holds files),
  * then agents (the operator), then workspaces (the operator's help workspace), then the index
  * (its save hook runs before the store's).
  */
 const LIST = [
+  receipts,
   files,
   agents,
   moderation,
@@ -36,7 +38,6 @@ const LIST = [
   chat,
   deals,
   payments,
-  receipts,
   cards,
   email,
   webhooks,

@@ -38,6 +38,7 @@ import { startAnvil, type TestChain } from '../test/helpers/chain.ts';
 import { startTestServer, type TestServer } from '../test/helpers/server.ts';
 import { newWorkspace } from '../test/helpers/workspaces.ts';
 import { rebuildReputationCounts } from '../storage/deals/reputation-counts.ts';
+import { FINAL_PAYMENTS_SQL } from '../storage/payments/deal-counts.ts';
 
 export const PAYMENTS_AWAITED = 10_000;
 export const TRANSFERS_IN_BLOCK = 1_000;
@@ -213,7 +214,7 @@ async function loadFixture(server: TestServer, chain: TestChain): Promise<Fixtur
     workspaceId,
   ]);
   // Deals loaded by SQL, not agreed through a command: the kept reputation counts catch up.
-  await driver.transaction((tx) => rebuildReputationCounts(tx));
+  await driver.transaction((tx) => rebuildReputationCounts(tx, FINAL_PAYMENTS_SQL));
   const now = Date.now();
   const expiresAt = now + 7 * 24 * 3_600_000;
   const paid: Address[] = [];

@@ -670,7 +670,7 @@ function reputationSection(results: Results): string[] {
     '',
     `Reputation endpoint for an agent with ${deals} deals: GET /agents/<id>/reputation over HTTP (no`,
     'token), one request at a time, beside GET /health on the same server (the same door and one',
-    "database round trip: the baseline) and the record's own SQL (storage/deals/deals.ts reputationOf) run",
+    "database round trip: the baseline) and the record's own SQL (storage/deals/reputation.ts reputationOf) run",
     'directly on the driver. The lanes take turns request by request, after untimed warm-up rounds.',
     ...results.reputationFixtures.map(
       (f) =>

@@ -2,7 +2,7 @@
  * The public reputation record (`GET /agents/<id>/reputation`) of an agent with 10,000 agreed
  * deals with 200 counterparties, most of them rated, over HTTP; beside, in the same run on the
  * same server, `GET /health` (the same door and one database round trip: the floor of any
- * answer that reads the database) and the record's own SQL (storage/deals/deals.ts reputationOf) run
+ * answer that reads the database) and the record's own SQL (storage/deals/reputation.ts reputationOf) run
  * directly on the driver, which splits the figure into the queries and the rest. The lanes take
  * turns request by request, so load that comes and goes weighs on all of them alike.
  *
@@ -15,8 +15,9 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { dealCodec, newDeal } from '../machines/deal.ts';
 import type { Driver } from '../storage/driver.ts';
-import { reputationOf } from '../storage/deals/deals.ts';
+import { reputationOf } from '../storage/deals/reputation.ts';
 import { rebuildReputationCounts } from '../storage/deals/reputation-counts.ts';
+import { FINAL_PAYMENTS_SQL, paymentCountsSql } from '../storage/payments/deal-counts.ts';
 import { startTestServer, type TestServer } from '../test/helpers/server.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/storage.ts';
 import { newWorkspace } from '../test/helpers/workspaces.ts';
@@ -215,7 +216,7 @@ export async function loadReputationFixture(
     ratings += rows.length;
   }
   // Written by SQL, not by the moves: the kept counts are rebuilt from it (the repair path).
-  await rebuildReputationCounts(driver);
+  await rebuildReputationCounts(driver, FINAL_PAYMENTS_SQL);
   await driver.query('analyze');
   return ratings;
 }
@@ -351,7 +352,7 @@ export async function measureReputation(
       lane('GET /health (baseline)', async () => void (await fetchOk(server.url('/health')))),
       lane(
         'reputationOf SQL on the driver',
-        async () => void (await reputationOf(driver, agent.agent_id)),
+        async () => void (await reputationOf(driver, agent.agent_id, paymentCountsSql)),
       ),
       lane(
         'per-request scan SQL of 0.40 (baseline)',

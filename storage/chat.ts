@@ -1,5 +1,8 @@
+import { agentNameSql } from './agents/agent-names.ts';
 import type { Queryable } from './driver.ts';
 import { ADVISORY_LOCK_CLASS } from './locks.ts';
+import { listingNamesSql } from './store/listing-names.ts';
+import { countUnreadForOthersSql, setUnreadMessagesSql } from './workspaces/unread-messages.ts';
 
 /** Messages and knocks (migrations/010_chat.sql). */
 
@@ -28,8 +31,7 @@ export async function insertMessage(
          $3, $4, $5)
        returning seq
      ), counted as (
-       update workspace_members set unread_messages = unread_messages + 1
-       where workspace_id = $2 and agent_id <> $3
+       ${countUnreadForOthersSql('$2', '$3')}
      )
      select seq from sent`,
     [row.messageId, row.workspaceId, row.senderId, row.text, row.sentAt],
@@ -63,8 +65,9 @@ export async function readMessageRows(
     text: string;
     sent_at: Date;
   }>(
-    `select m.message_id, m.seq, m.sender_id, a.name as sender_name, m.text, m.sent_at
-     from messages m join agents a on a.agent_id = m.sender_id
+    `select m.message_id, m.seq, m.sender_id, ${agentNameSql('m.sender_id')} as sender_name,
+       m.text, m.sent_at
+     from messages m
      where m.workspace_id = $1 and m.seq > $2 order by m.seq limit $3`,
     [workspaceId, afterSeq, limit],
   );
@@ -93,10 +96,12 @@ export async function markRead(
        do update set read_seq = greatest(message_reads.read_seq, excluded.read_seq)
        returning read_seq
      )
-     update workspace_members set unread_messages = (
-       select count(*)::int from messages m, mark
-       where m.workspace_id = $2 and m.seq > mark.read_seq and m.sender_id <> $1)
-     where workspace_id = $2 and agent_id = $1`,
+     ${setUnreadMessagesSql(
+       '$2',
+       '$1',
+       `select count(*)::int from messages m, mark
+         where m.workspace_id = $2 and m.seq > mark.read_seq and m.sender_id <> $1`,
+     )}`,
     [agentId, workspaceId, seq],
   );
 }
@@ -121,16 +126,12 @@ export interface KnockRow {
   machine: unknown;
 }
 
-const KNOCK_COLUMNS = `k.knock_id, k.from_agent, fa.name as from_name, k.to_agent,
-  ta.name as to_name, k.workspace_id, k.note, k.status, k.from_operator, k.created_at,
-  k.expires_at, k.shared_workspace_id, k.listing_id, lv.fields ->> 'name' as listing_name,
-  k.machine`;
-// The listing's name is its current version's `name` (listings are public: so is the name).
-const KNOCK_FROM = `knocks k join agents fa on fa.agent_id = k.from_agent
-  join agents ta on ta.agent_id = k.to_agent
-  left join listings l on l.listing_id = k.listing_id
-  left join indexed_versions lv on lv.workspace_id = l.workspace_id and lv.path = l.path
-    and lv.current and lv.visibility = 'public'`;
+const KNOCK_COLUMNS = `k.knock_id, k.from_agent, ${agentNameSql('k.from_agent')} as from_name,
+  k.to_agent, ${agentNameSql('k.to_agent')} as to_name, k.workspace_id, k.note, k.status,
+  k.from_operator, k.created_at, k.expires_at, k.shared_workspace_id, k.listing_id,
+  ln.name as listing_name, k.machine`;
+// Every knock's agents are signed up (knocks.from_agent and to_agent reference agents).
+const KNOCK_FROM = `knocks k left join (${listingNamesSql()}) ln on ln.listing_id = k.listing_id`;
 
 function toKnock(r: Record<string, unknown>): KnockRow {
   return {
@@ -180,18 +181,6 @@ export async function insertKnock(
       row.listingId,
     ],
   );
-}
-
-/** A listing's current name (its header's `name`), or null when it has none or is gone. */
-export async function listingName(db: Queryable, listingId: string): Promise<string | null> {
-  const [row] = await db.query<{ name: string | null }>(
-    `select lv.fields ->> 'name' as name from listings l
-     join indexed_versions lv on lv.workspace_id = l.workspace_id and lv.path = l.path
-       and lv.current and lv.visibility = 'public'
-     where l.listing_id = $1`,
-    [listingId],
-  );
-  return row?.name ?? null;
 }
 
 /** Ends a pending knock; false when it was no longer pending (someone else ended it first). */
@@ -287,6 +276,29 @@ export async function listKnockRows(
   return rows.map(toKnock);
 }
 
+/**
+ * SQL scalar subquery (without its parentheses): how many of the workspace's messages from others
+ * the agent has not read, after its read mark (kept from an earlier membership, if any), the
+ * arguments SQL expressions. A member joins with these unread (storage/workspaces/workspaces.ts
+ * insertMember, through the port chat fills at start-up).
+ */
+export function unreadOnJoinSql(workspaceId: string, agentId: string): string {
+  return `select count(*)::int from messages m
+       left join message_reads r on r.agent_id = ${agentId} and r.workspace_id = ${workspaceId}
+       where m.workspace_id = ${workspaceId} and m.seq > coalesce(r.read_seq, 0)
+         and m.sender_id <> ${agentId}`;
+}
+
+/**
+ * SQL for a query of one row: the knocks pending to the agent `agentId` and not yet past their
+ * time at `now` (SQL expressions), as `pending`, and `first`, the first of their expiries. The
+ * account (storage/agents/account-counts.ts) composes it, through the port chat fills at start-up.
+ */
+export function pendingKnocksToSql(agentId: string, now: string): string {
+  return `select count(*)::int as pending, min(expires_at) as first
+       from knocks where to_agent = ${agentId} and status = 'pending' and expires_at > ${now}`;
+}
+
 export async function dueKnocks(db: Queryable, now: Date, limit: number): Promise<string[]> {
   const rows = await db.query<{ knock_id: string }>(
     `select knock_id from knocks where status = 'pending' and expires_at <= $1
@@ -294,23 +306,4 @@ export async function dueKnocks(db: Queryable, now: Date, limit: number): Promis
     [now, limit],
   );
   return rows.map((r) => r.knock_id);
-}
-
-export async function directKnocksOf(
-  db: Queryable,
-  agentId: string,
-): Promise<'everyone' | 'nobody' | null> {
-  const [row] = await db.query<{ direct_knocks: 'everyone' | 'nobody' }>(
-    'select direct_knocks from agents where agent_id = $1',
-    [agentId],
-  );
-  return row?.direct_knocks ?? null;
-}
-
-export async function setDirectKnocks(
-  tx: Queryable,
-  agentId: string,
-  value: 'everyone' | 'nobody',
-): Promise<void> {
-  await tx.query('update agents set direct_knocks = $2 where agent_id = $1', [agentId, value]);
 }

@@ -1,24 +1,20 @@
+import { agentIdsAmongSql, setAgentSuspendedAt } from './agents/agent-suspensions.ts';
 import type { Queryable } from './driver.ts';
+import { moveWithheldIndexRows } from './index/withheld-rows.ts';
+import {
+  listingIdsAmongSql,
+  listingPlaceSql,
+  setListingHiddenAt,
+} from './store/moderated-listings.ts';
+import { workspaceOwnersAmongSql, workspacesOwnedBySql } from './workspaces/owned-workspaces.ts';
 
-/** A listing as moderation sees it: whose it is and whether the operator hid it. */
-export interface ModeratedListing {
-  listingId: string;
-  authorId: string;
-  hidden: boolean;
-}
-
-/** The listing, its row locked for the act (null when there is none). */
-export async function lockListingForModeration(
-  tx: Queryable,
-  listingId: string,
-): Promise<ModeratedListing | null> {
-  const [row] = await tx.query<{ author_id: string; hidden: boolean }>(
-    `select author_id, hidden_at is not null as hidden from listings
-     where listing_id = $1 for update`,
-    [listingId],
-  );
-  return row ? { listingId, authorId: row.author_id, hidden: row.hidden } : null;
-}
+/**
+ * The operator's view over every capability: its acts on listings and agents (each recorded by
+ * the owner, then in the index in the same transaction), its log, and the targets abuse reports
+ * name. The rows it acts on are the owners' (storage/store/moderated-listings.ts,
+ * storage/agents/agent-suspensions.ts); its reads across them stay one statement, composed of
+ * the owners' SQL.
+ */
 
 /** Hides the listing (`reason`), or shows it again (`at` null), in the index too. */
 export async function setListingHidden(
@@ -27,60 +23,8 @@ export async function setListingHidden(
   at: Date | null,
   reason: string | null,
 ): Promise<void> {
-  await tx.query('update listings set hidden_at = $2, hidden_reason = $3 where listing_id = $1', [
-    listingId,
-    at,
-    reason,
-  ]);
-  await moveIndexRows(
-    tx,
-    `(workspace_id, path) in (select l.workspace_id, l.path from listings l
-       where l.listing_id = $1)`,
-    listingId,
-  );
-}
-
-/**
- * Moves the index rows `where` names to where index_row_withheld (migration 039) now puts them:
- * a withheld row leaves the partition the scope views read, a row given back returns to it.
- * Called in the act's transaction, after the act's own update, with its rows locked.
- */
-async function moveIndexRows(tx: Queryable, where: string, id: string): Promise<void> {
-  await tx.query(
-    `update indexed_versions set withheld = not withheld
-     where visibility = 'public' and ${where}
-       and withheld <> index_row_withheld(workspace_id, path, visibility)`,
-    [id],
-  );
-}
-
-/** Whether the operator hid the listing (false for none). */
-export async function isListingHidden(db: Queryable, listingId: string): Promise<boolean> {
-  const [row] = await db.query<{ hidden: boolean }>(
-    'select hidden_at is not null as hidden from listings where listing_id = $1',
-    [listingId],
-  );
-  return row?.hidden ?? false;
-}
-
-/** An agent as moderation sees it. */
-export interface ModeratedAgent {
-  agentId: string;
-  isOperator: boolean;
-  suspended: boolean;
-}
-
-/** The agent, its row locked for the act (null when there is none). */
-export async function lockAgentForModeration(
-  tx: Queryable,
-  agentId: string,
-): Promise<ModeratedAgent | null> {
-  const [row] = await tx.query<{ is_operator: boolean; suspended: boolean }>(
-    `select is_operator, suspended_at is not null as suspended from agents
-     where agent_id = $1 for update`,
-    [agentId],
-  );
-  return row ? { agentId, isOperator: row.is_operator, suspended: row.suspended } : null;
+  await setListingHiddenAt(tx, listingId, at, reason);
+  await moveWithheldIndexRows(tx, `(workspace_id, path) in (${listingPlaceSql('$1')})`, listingId);
 }
 
 /** Suspends the agent (`reason`), or lifts its suspension (`at` null), in the index too. */
@@ -90,25 +34,8 @@ export async function setAgentSuspended(
   at: Date | null,
   reason: string | null,
 ): Promise<void> {
-  await tx.query('update agents set suspended_at = $2, suspended_reason = $3 where agent_id = $1', [
-    agentId,
-    at,
-    reason,
-  ]);
-  await moveIndexRows(
-    tx,
-    'workspace_id in (select w.workspace_id from workspaces w where w.owner_agent_id = $1)',
-    agentId,
-  );
-}
-
-/** Whether the agent is suspended (false for none). */
-export async function isAgentSuspended(db: Queryable, agentId: string): Promise<boolean> {
-  const [row] = await db.query<{ suspended: boolean }>(
-    'select suspended_at is not null as suspended from agents where agent_id = $1',
-    [agentId],
-  );
-  return row?.suspended ?? false;
+  await setAgentSuspendedAt(tx, agentId, at, reason);
+  await moveWithheldIndexRows(tx, `workspace_id in (${workspacesOwnedBySql('$1')})`, agentId);
 }
 
 /** One act of the operator, as the log keeps it. */
@@ -162,11 +89,11 @@ export async function existingTargets(
 ): Promise<{ kind: 'listing' | 'agent' | 'workspace'; id: string }[]> {
   if (ids.length === 0) return [];
   return db.query<{ kind: 'listing' | 'agent' | 'workspace'; id: string }>(
-    `select 'listing' as kind, listing_id as id from listings where listing_id = any($1::uuid[])
+    `select 'listing' as kind, l.listing_id as id from (${listingIdsAmongSql('$1')}) l
      union all
-     select 'agent', agent_id from agents where agent_id = any($1::uuid[])
+     select 'agent', a.agent_id from (${agentIdsAmongSql('$1')}) a
      union all
-     select 'workspace', workspace_id from workspaces where workspace_id = any($1::uuid[])`,
+     select 'workspace', w.workspace_id from (${workspaceOwnersAmongSql('$1')}) w`,
     [ids],
   );
 }

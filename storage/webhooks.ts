@@ -1,3 +1,4 @@
+import { agentIsSuspendedSql } from './agents/agent-suspensions.ts';
 import type { Queryable } from './driver.ts';
 
 /** One agent's webhook as stored (migration 031): the feed is its outbox. */
@@ -132,8 +133,8 @@ export async function dueWebhookAgents(db: Queryable, now: Date): Promise<string
   const rows = await db.query<{ agent_id: string }>(
     `select w.agent_id from webhooks w
        join feed_heads h on h.agent_id = w.agent_id
-       join agents a on a.agent_id = w.agent_id
-     where w.disabled_at is null and a.suspended_at is null and h.last_seq > w.delivered_seq
+     where w.disabled_at is null and not ${agentIsSuspendedSql('w.agent_id')}
+       and h.last_seq > w.delivered_seq
        and (w.next_attempt_at is null or w.next_attempt_at <= $1)
        and (w.lease_until is null or w.lease_until < $1)`,
     [now],
@@ -158,7 +159,7 @@ export async function claimWebhook(
      where w.agent_id = $1 and w.disabled_at is null
        and (w.next_attempt_at is null or w.next_attempt_at <= $3)
        and (w.lease_until is null or w.lease_until < $3 or w.leased_by = $2)
-       and not exists (select 1 from agents a where a.agent_id = w.agent_id and a.suspended_at is not null)
+       and not ${agentIsSuspendedSql('w.agent_id')}
      returning ${COLUMNS}`,
     [agentId, holder, now, leaseUntil],
   );
@@ -186,7 +187,7 @@ export async function markDelivered(
        leased_by = case when $6 then null else w.leased_by end,
        lease_until = case when $6 then null else $4::timestamptz end
      where w.agent_id = $1 and w.leased_by = $2 and w.created_at = $5 and w.disabled_at is null
-       and not exists (select 1 from agents a where a.agent_id = w.agent_id and a.suspended_at is not null)
+       and not ${agentIsSuspendedSql('w.agent_id')}
      returning w.agent_id`,
     [agentId, holder, seq, leaseUntil, expect.createdAt, release],
   );

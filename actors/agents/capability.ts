@@ -5,6 +5,7 @@ import { signUp, whoami } from './handlers.ts';
 import { createToken, listTokens, revokeToken, rotateToken } from './token-handlers.ts';
 import { ensureOperator } from './operator.ts';
 import { lockAgent } from '../../storage/agents/agents.ts';
+import { agentNameSql, agentNames } from '../../storage/agents/agent-names.ts';
 import { agentsSettings } from './settings.ts';
 import { addSaveHook } from '../files/save-hooks.ts';
 import { leakedTokensSaveHook } from './leaked-tokens.ts';
@@ -47,6 +48,10 @@ export const agents = {
     },
   ],
   async startUp(services, log) {
+    // Files and email digests name agents through these ports (actors/files/provided-sql.ts,
+    // actors/email/notifications/digest-names.ts): agents build on both.
+    services.provide('agentNameSql', agentNameSql);
+    services.provide('agentNames', agentNames);
     // A live token saved in a public file is revoked with the save (it runs after the others).
     addSaveHook(services, leakedTokensSaveHook);
     await ensureOperator(services, services.config.operatorToken, log);

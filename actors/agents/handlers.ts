@@ -121,7 +121,12 @@ async function countAccount(
   agentId: string,
   now: number,
 ): Promise<Counted<AccountCounts>> {
-  const row = await readAccountCounts(services.db(), agentId, new Date(now));
+  const row = await readAccountCounts(
+    services.db(),
+    agentId,
+    new Date(now),
+    services.pendingKnocksSql,
+  );
   if (!row) throw new ServiceError('unauthorized', 'That API token is not known.');
   return {
     value: {

@@ -1,5 +1,6 @@
 import { MAX_CARD_SKILLS } from '../../protocol/cards.ts';
-import { findCardAgent, hiddenListingIds } from '../../storage/cards.ts';
+import { findPublicAgent } from '../../storage/agents/public-agents.ts';
+import { hiddenListingIds } from '../../storage/store/moderated-listings.ts';
 import { readStore, type StoreListing } from '../../storage/store/store.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
@@ -8,7 +9,7 @@ import { sharedCardParts } from './interfaces.ts';
 
 /** An agent that is signed up and not suspended; any other answers the one 404. */
 export async function cardAgentOrNotFound(services: Services, agentId: string) {
-  const agent = await findCardAgent(services.db(), agentId);
+  const agent = await findPublicAgent(services.db(), agentId);
   if (!agent || agent.suspended) throw notFound('agent');
   return agent;
 }

@@ -1,4 +1,5 @@
-import { findReceivedRating, type ReceivedRating } from '../../storage/cards.ts';
+import { findReceivedRating, type ReceivedRating } from '../../storage/deals/received-ratings.ts';
+import { ratingPayments } from '../../storage/payments/rating-payments.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import { cardAgentOrNotFound } from './agent-card.ts';
@@ -32,8 +33,12 @@ function valueOf(rating: ReceivedRating) {
  */
 export async function feedbackFile(services: Services, agentId: string, ratingId: string) {
   const agent = await cardAgentOrNotFound(services, agentId);
-  const rating = await findReceivedRating(services.db(), agent.agentId, ratingId);
-  if (!rating) throw notFound('rating');
+  const received = await findReceivedRating(services.db(), agent.agentId, ratingId);
+  if (!received) throw notFound('rating');
+  const rating = {
+    ...received,
+    ...(await ratingPayments(services.db(), { ...received, rateeId: agent.agentId })),
+  };
   const baseUrl = services.config.baseUrl;
   const chainId = rating.payment?.chainId ?? services.config.chain?.chainId ?? DEFAULT_CHAIN_ID;
   return {

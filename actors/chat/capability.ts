@@ -1,3 +1,4 @@
+import { pendingKnocksToSql, unreadOnJoinSql } from '../../storage/chat.ts';
 import type { Capability } from '../kernel/capability.ts';
 import {
   acceptKnock,
@@ -38,4 +39,10 @@ export const chat = {
       run: async (services, now) => void (await expireDueKnocks(services, now)),
     },
   ],
+  async startUp(services) {
+    // The account counts an agent's pending knocks, and a member joins with the workspace's
+    // messages unread, through these ports (actors/agents/ and actors/workspaces/provided-sql.ts).
+    services.provide('pendingKnocksSql', pendingKnocksToSql);
+    services.provide('unreadOnJoinSql', unreadOnJoinSql);
+  },
 } satisfies Capability;

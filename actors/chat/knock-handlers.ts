@@ -10,21 +10,21 @@ import {
 import { KNOCKS_PER_HOUR } from '../../protocol/chat.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { findAgent } from '../../storage/agents/agents.ts';
+import { directKnocksOf, setDirectKnocks } from '../../storage/agents/direct-knocks.ts';
 import {
   findKnock,
   insertKnock,
   knocksSince,
-  listingName,
   listKnockRows,
   lockKnocksOf,
   pendingKnocksOn,
-  setDirectKnocks,
   settleKnock,
-  directKnocksOf,
+  unreadOnJoinSql,
   type KnockRow,
 } from '../../storage/chat.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
+import { listingName } from '../../storage/store/listing-names.ts';
 import { findListing, type ListingRow } from '../../storage/store/listings.ts';
 import { insertMember, insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { readCursorPage } from '../kernel/page.ts';
@@ -338,7 +338,7 @@ async function makeSharedWorkspace(tx: Transaction, row: KnockRow, workspaceId: 
     visibility: 'private',
     name: `${row.fromName} and ${row.toName}`.slice(0, 128),
   });
-  await insertMember(tx, workspaceId, row.fromAgent, 'member');
+  await insertMember(tx, workspaceId, row.fromAgent, 'member', unreadOnJoinSql);
 }
 
 function knockChanges(

@@ -1,3 +1,4 @@
+import { DEAL_RECEIPTS_SQL } from '../../storage/deals/deal-receipts.ts';
 import { lockDeal } from '../../storage/deals/deals.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
@@ -25,4 +26,8 @@ export const deals = {
       lockFirst: true,
     },
   ],
+  async startUp(services) {
+    for (const [kind, select] of Object.entries(DEAL_RECEIPTS_SQL))
+      services.receiptSources.add(`deal ${kind}`, select);
+  },
 } satisfies Capability;

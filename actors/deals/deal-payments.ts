@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { getDeal } from '../../protocol/deals.ts';
+import type { PaymentCountsSql } from '../../storage/deals/reputation.ts';
 import type { Queryable } from '../../storage/driver.ts';
 
 /** A payment of the deal as get_deal lists it (protocol/deals.ts declares its schema). */
@@ -37,6 +38,8 @@ export interface DealPayments {
   ofDeal(db: Queryable, dealId: string): Promise<DealPaymentAnswer[]>;
   /** The agent's final on-chain payments, made and received, newest first, at most `limit`. */
   ofAgent(db: Queryable, agentId: string, limit: number): Promise<AgentPaymentAnswer[]>;
+  /** The payments an agent's record counts, as SQL the record's one statement joins. */
+  countsSql: PaymentCountsSql;
 }
 
 declare module '../kernel/services.ts' {

@@ -10,21 +10,12 @@ import {
 import { ServiceError } from '../../protocol/errors.ts';
 import type { EventType } from '../../protocol/events.ts';
 import { parseFilePath } from '../../protocol/files/path.ts';
-import {
-  addDealParties,
-  agentNames,
-  ensureDeal,
-  findAgreement,
-  findDeal,
-  findDealAt,
-  insertAgreement,
-  insertDelivery,
-  insertRating,
-  listAgreements,
-  listDealsOf,
-  listDeliveries,
-  listRatings,
-} from '../../storage/deals/deals.ts';
+import { agentNames } from '../../storage/agents/agent-names.ts';
+import { findAgreement, insertAgreement, listAgreements } from '../../storage/deals/agreements.ts';
+import { listDealsOf } from '../../storage/deals/deal-lists.ts';
+import { addDealParties, ensureDeal, findDeal, findDealAt } from '../../storage/deals/deals.ts';
+import { insertDelivery, listDeliveries } from '../../storage/deals/deliveries.ts';
+import { insertRating, listRatings } from '../../storage/deals/ratings.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { findFile, findKeptVersion } from '../../storage/files/files.ts';
 import { countPartiesJoined, countRatingChange } from '../../storage/deals/reputation-counts.ts';
@@ -36,6 +27,7 @@ import { appendReceipt } from '../receipts/chain.ts';
 import type { SignedReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { Handler } from '../kernel/handler.ts';
+import { allOrNothing } from '../kernel/commit.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { assertFileNotHidden, hiddenFrom } from '../files/hidden-files.ts';
 import { readable } from '../workspaces/access.ts';
@@ -94,6 +86,23 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
     if (!(await findDealAt(db, workspace.workspaceId, path))) throw notAsked();
   }
   const now = new Date(services.clock.now());
+  // The deal's row and the agreement commit together: a refused or failed agreement leaves
+  // no deal behind.
+  return allOrNothing(services.driver, () =>
+    agreeOnDeal(services, principal, input, workspace, path, parties, now),
+  );
+};
+
+/** The agreement itself, once the version and its parties are known: see `agree`. */
+async function agreeOnDeal(
+  services: Services,
+  principal: Principal,
+  input: Parameters<Handler<'agree'>>[1],
+  workspace: { workspaceId: string },
+  path: string,
+  parties: string[],
+  now: Date,
+) {
   const dealId = await services.deals.create(async (tx) => ({
     result: await ensureDeal(tx, {
       dealId: randomUUID(),
@@ -188,7 +197,7 @@ export const agree: Handler<'agree'> = async ({ services, principal }, input) =>
   });
   if (!answer) throw notFound('deal');
   return answer;
-};
+}
 
 const notAsked = () =>
   new ServiceError(

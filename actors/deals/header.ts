@@ -1,6 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Queryable } from '../../storage/driver.ts';
-import { agentNames, findVersionHeader } from '../../storage/deals/deals.ts';
+import { agentNames } from '../../storage/agents/agent-names.ts';
+import { findVersionHeader } from '../../storage/index/version-headers.ts';
 
 /**
  * The deal header ("The deal file" in protocol/documents/deals-protocol.md): a deal is a

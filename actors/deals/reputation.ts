@@ -1,5 +1,5 @@
 import { findAgent } from '../../storage/agents/agents.ts';
-import { reputationCounts, reputationOf } from '../../storage/deals/deals.ts';
+import { reputationCounts, reputationOf } from '../../storage/deals/reputation.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 
@@ -25,7 +25,7 @@ export async function reputationSummaries(
   services: Services,
   agentIds: readonly string[],
 ): Promise<(agentId: string) => ReputationSummary> {
-  const counts = await reputationCounts(services.db(), agentIds);
+  const counts = await reputationCounts(services.db(), agentIds, services.dealPayments.countsSql);
   return (agentId) =>
     counts.get(agentId) ?? {
       deals_agreed: 0,
@@ -40,7 +40,7 @@ export async function reputationSummaries(
 async function recordOf(services: Services, agentId: string) {
   const agent = await findAgent(services.db(), agentId);
   if (!agent) throw notFound('agent');
-  const record = await reputationOf(services.db(), agentId);
+  const record = await reputationOf(services.db(), agentId, services.dealPayments.countsSql);
   const { payments } = record;
   return {
     agent_id: agent.agentId,

@@ -1,3 +1,4 @@
+import { FILE_RECEIPTS_SQL } from '../../storage/files/file-receipts.ts';
 import { openBlobStore } from '../../storage/blobs/open.ts';
 import { checkBlobStoreIdentity } from './blob-store-identity.ts';
 import type { BlobStore } from '../../storage/blobs/blob-store.ts';
@@ -63,6 +64,7 @@ export const files = {
     },
   ],
   async startUp(services) {
+    services.receiptSources.add('files', FILE_RECEIPTS_SQL);
     const { config } = services;
     const signingKeys = new SigningKeys({ secret: config.receiptKeySecret, clock: services.clock });
     await signingKeys.start(services.driver);

@@ -97,6 +97,7 @@ export const listFiles: Handler<'list_files'> = async ({ services, principal }, 
         after ?? null,
         fetch,
         outsider,
+        services.agentNameSql,
       ),
     (last) => [last.path],
   );
@@ -128,9 +129,15 @@ export const listReceipts: Handler<'list_receipts'> = async ({ services, princip
       after: ([at, receiptId]) => ({ at: new Date(at), receiptId }),
     },
     (after, fetch) =>
-      readReceipts(services.db(), workspace.workspaceId, input.path ?? null, after ?? null, fetch, {
-        outsider,
-      }),
+      readReceipts(
+        services.db(),
+        services.receiptSources.all(),
+        workspace.workspaceId,
+        input.path ?? null,
+        after ?? null,
+        fetch,
+        outsider ? { outsiderOf: workspace.record.visibility } : {},
+      ),
     (last) => [last.at.toISOString(), last.receiptId],
   );
   return {

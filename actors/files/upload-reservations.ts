@@ -75,6 +75,7 @@ export class UploadReservation {
         total,
         exceptBlock: this.options.replacesBlock,
         givesBackFor: this.options.givesBackFor,
+        versionIsIndexedSql: this.services.versionIsIndexedSql,
       });
       if (bytes === null) throw quotaExceeded(this.services);
       this.bytes = bytes;

@@ -315,7 +315,12 @@ export async function commitSave(
   try {
     answer = await services.workspaces.command(workspaceId, async (workspace, tx) => {
       assertMayChange(workspace, principal, 'write to');
-      const { current, lastVersion, letGo } = await beginSave(tx, workspace.workspaceId, path);
+      const { current, lastVersion, letGo } = await beginSave(
+        tx,
+        workspace.workspaceId,
+        path,
+        services.versionIsIndexedSql,
+      );
       options.precondition?.(current);
       const alsoLetGo = (await options.alsoInTx?.(tx)) ?? [];
       const version = lastVersion + 1;

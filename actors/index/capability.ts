@@ -1,3 +1,4 @@
+import { versionIsIndexedSql } from '../../storage/index/read-versions.ts';
 import { addSaveHook } from '../files/save-hooks.ts';
 import type { Capability } from '../kernel/capability.ts';
 import { queryIndex } from './handlers.ts';
@@ -19,6 +20,8 @@ export const index = {
   settings: indexSettings,
   handlers: { query_index: queryIndex },
   async startUp(services, log) {
+    // A save lets go of older versions the index did not read (actors/files/provided-sql.ts).
+    services.provide('versionIsIndexedSql', versionIsIndexedSql);
     await prepareIndex(services, log);
     addSaveHook(services, indexSaveHook);
   },

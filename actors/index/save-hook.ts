@@ -1,5 +1,5 @@
+import { addIndexedUse } from '../../storage/files/indexed-use.ts';
 import {
-  addIndexedUse,
   insertIndexedVersion,
   letGoIndexedVersions,
   retireIndexedVersions,

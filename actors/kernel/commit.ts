@@ -133,6 +133,27 @@ async function runHooks(hooks: readonly UnitHook[]): Promise<void> {
 }
 
 /**
+ * Runs `work`, a handler's several commands, as one write: in the request's unit of work when
+ * it has one (a keyed request), else in a unit of its own, committed when `work` returns and
+ * rolled back, every command of it, when it throws. For a handler that makes a row in one
+ * command and writes through that row's actor in the next (`agree`: the deal's row, then the
+ * agreement), so that a refusal or failure of the second leaves no trace of the first.
+ */
+export async function allOrNothing<T>(driver: Driver, work: () => Promise<T>): Promise<T> {
+  if (currentUnit()) return work();
+  const unit = new UnitOfWork(driver);
+  let result: T;
+  try {
+    result = await withinUnit(unit, work);
+  } catch (error) {
+    await unit.end(false).catch(() => undefined);
+    throw error;
+  }
+  await unit.end(true);
+  return result;
+}
+
+/**
  * The current unit of work, carried through every promise `withinUnit` starts. On Node 20 an
  * AsyncLocalStorage in use hooks EVERY promise of the process (async_hooks), a cost every
  * request paid once one keyed write had run: so the store is switched on only while some unit

@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { ModerationAction } from '../../protocol/moderation.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
+import { lockAgentForModeration } from '../../storage/agents/agent-suspensions.ts';
 import {
   insertOperatorLog,
-  lockAgentForModeration,
-  lockListingForModeration,
   readOperatorLog as readLogRows,
   setAgentSuspended,
   setListingHidden,
 } from '../../storage/moderation.ts';
+import { lockListingForModeration } from '../../storage/store/moderated-listings.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';

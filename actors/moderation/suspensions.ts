@@ -1,5 +1,5 @@
 import type { Queryable } from '../../storage/driver.ts';
-import { isAgentSuspended } from '../../storage/moderation.ts';
+import { isAgentSuspended } from '../../storage/agents/agent-suspensions.ts';
 import type { TokenResolver } from '../kernel/token-resolver.ts';
 
 declare module '../kernel/services.ts' {

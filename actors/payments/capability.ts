@@ -1,3 +1,4 @@
+import { PAYMENT_RECEIPTS_SQL } from '../../storage/payments/payment-receipts.ts';
 import { lockPayment } from '../../storage/payments/payments.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
@@ -82,6 +83,7 @@ export const payments = {
     },
   ],
   async startUp(services, log) {
+    services.receiptSources.add('payments', PAYMENT_RECEIPTS_SQL);
     // Deals show their payments through the port they declare (a payment is of a deal).
     services.provide('dealPayments', paymentsOfDeals);
     const settings = services.config.chain;

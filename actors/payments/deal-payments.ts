@@ -1,5 +1,6 @@
 import { formatUsdc } from '../../protocol/payments/money.ts';
-import { dealsWithFinalPayment, paymentsOfAgent } from '../../storage/payments/payments.ts';
+import { paymentCountsSql } from '../../storage/payments/deal-counts.ts';
+import { dealsWithFinalPayment, paymentsOfAgent } from '../../storage/payments/final-payments.ts';
 import type { DealPayments } from '../deals/deal-payments.ts';
 import { dealPayments } from './payment-view.ts';
 
@@ -26,4 +27,5 @@ export const paymentsOfDeals: DealPayments = {
       at: p.at.toISOString(),
     }));
   },
+  countsSql: paymentCountsSql,
 };

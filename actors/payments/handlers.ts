@@ -2,13 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { newPayment, paymentCodec } from '../../machines/payment.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { parseUsdc } from '../../protocol/payments/money.ts';
-import {
-  appendWorkspaceLog,
-  findPayment,
-  findPayoutAddress,
-  insertPayment,
-  type PaymentRow,
-} from '../../storage/payments/payments.ts';
+import { findPayment, insertPayment, type PaymentRow } from '../../storage/payments/payments.ts';
+import { findPayoutAddress } from '../../storage/payments/payout-addresses.ts';
+import { appendWorkspaceLog } from '../../storage/workspaces/workspace-log.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';

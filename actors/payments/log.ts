@@ -2,7 +2,7 @@ import type { Handler } from '../kernel/handler.ts';
 import { readCursorPage } from '../kernel/page.ts';
 import { notFound } from '../kernel/principal.ts';
 import { readable, WORKSPACE } from '../workspaces/access.ts';
-import { readWorkspaceLog } from '../../storage/payments/payments.ts';
+import { readWorkspaceLog } from '../../storage/workspaces/workspace-log.ts';
 
 /**
  * read_log: the workspace's log of payments (on-chain moves and off-chain records), newest

@@ -34,11 +34,9 @@ import { paymentStatus } from '../../machines/payment.ts';
 import type { EventType } from '../../protocol/events.ts';
 import type { Transaction } from '../../storage/driver.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
-import {
-  appendWorkspaceLog,
-  countFinalPayment,
-  releaseCredit,
-} from '../../storage/payments/payments.ts';
+import { releaseCredit } from '../../storage/payments/transfer-credits.ts';
+import { countFinalPayment } from '../../storage/payments/payment-counts.ts';
+import { appendWorkspaceLog } from '../../storage/workspaces/workspace-log.ts';
 import { countDealPaymentFinal } from '../../storage/deals/reputation-counts.ts';
 import type { Services } from '../kernel/services.ts';
 import type { PaymentActor, PaymentRecord } from './actor.ts';

@@ -3,13 +3,13 @@ import { partyOfDeal } from '../../machines/deal.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import {
-  appendWorkspaceLog,
   confirmOffchainPayment as confirmRow,
-  countConfirmedOffchain,
   findOffchainPayment,
   insertOffchainPayment,
   type OffchainPaymentRow,
-} from '../../storage/payments/payments.ts';
+} from '../../storage/payments/offchain-payments.ts';
+import { countConfirmedOffchain } from '../../storage/payments/payment-counts.ts';
+import { appendWorkspaceLog } from '../../storage/workspaces/workspace-log.ts';
 import { receiptsOfPayment } from '../../storage/payments/payment-receipts.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';

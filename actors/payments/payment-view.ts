@@ -6,15 +6,16 @@ import type {
   paymentView,
   paymentWithReceipts,
 } from '../../protocol/payments/payments.ts';
-import { agentNames, findDeal, findHeaderFields } from '../../storage/deals/deals.ts';
+import { agentNames } from '../../storage/agents/agent-names.ts';
+import { findDeal } from '../../storage/deals/deals.ts';
+import { findHeaderFields } from '../../storage/index/version-headers.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import { receiptsOfPayment, receiptsOfPayments } from '../../storage/payments/payment-receipts.ts';
+import { paymentsOfDeal, type PaymentRow } from '../../storage/payments/payments.ts';
 import {
   offchainPaymentsOfDeal,
-  paymentsOfDeal,
   type OffchainPaymentRow,
-  type PaymentRow,
-} from '../../storage/payments/payments.ts';
+} from '../../storage/payments/offchain-payments.ts';
 import type { DealPaymentAnswer } from '../deals/deal-payments.ts';
 import type { Services } from '../kernel/services.ts';
 import { payUrl, publicReportUrl, type PayView } from './pay/view.ts';

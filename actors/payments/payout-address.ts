@@ -1,10 +1,7 @@
 import { getAddress, verifyMessage, type Hex } from 'viem';
 import { ServiceError } from '../../protocol/errors.ts';
-import {
-  findPayoutAddress,
-  openPaymentsOfPayee,
-  upsertPayoutAddress,
-} from '../../storage/payments/payments.ts';
+import { openPaymentsOfPayee } from '../../storage/payments/payments.ts';
+import { findPayoutAddress, upsertPayoutAddress } from '../../storage/payments/payout-addresses.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { PaymentEvidence } from '../../machines/payment.ts';
 import { formatUsdc } from '../../protocol/payments/money.ts';
 import type { Transaction } from '../../storage/driver.ts';
-import type { OffchainPaymentRow } from '../../storage/payments/payments.ts';
+import type { OffchainPaymentRow } from '../../storage/payments/offchain-payments.ts';
 import {
   insertPaymentReceipt,
   type PaymentReceiptAction,

@@ -1,9 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import {
-  findPayment,
-  findPayoutAddress,
-  type PaymentRow,
-} from '../../storage/payments/payments.ts';
+import { findPayment, type PaymentRow } from '../../storage/payments/payments.ts';
+import { findPayoutAddress } from '../../storage/payments/payout-addresses.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';

@@ -1,5 +1,5 @@
 import type { Transaction } from '../../storage/driver.ts';
-import { lockLastReceipt, writeLastReceipt } from '../../storage/receipts/receipts.ts';
+import { lockLastReceipt, writeLastReceipt } from '../../storage/workspaces/last-receipt.ts';
 import { issueReceipt, type Signed, type SignedReceipt, type UnsignedReceipt } from './receipts.ts';
 import type { SigningKeys } from './signing-keys.ts';
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../storage/driver.ts';
-import { axisFieldsOf } from '../../storage/store/listings.ts';
+import { axisFieldsOf } from '../../storage/conventions/convention-axes.ts';
 
 /**
  * The place and price values of a listing, by its convention's axes: `place=Berlin` is found in

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../storage/driver.ts';
 import { searchText } from '../../storage/index/file-index.ts';
 import { matchingWatches } from '../../storage/store/listings.ts';
-import { isListingHidden } from '../../storage/moderation.ts';
+import { isListingHidden } from '../../storage/store/moderated-listings.ts';
 import { watchesFollowingMatches } from '../../storage/store/store.ts';
 import type { ChangeDraft } from '../../storage/kernel/changes.ts';
 import type { Principal } from '../kernel/principal.ts';

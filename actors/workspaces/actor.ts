@@ -1,6 +1,7 @@
 import {
   bumpWorkspace,
   findWorkspace,
+  type AgentNameSql,
   type MemberRow,
   type Role,
   type WorkspaceRow,
@@ -99,7 +100,8 @@ function rolesOf(members: readonly MemberRow[]): Map<string, Role> {
 export async function loadWorkspaceActor(
   db: Queryable,
   workspaceId: string,
+  agentNameSql: AgentNameSql,
 ): Promise<WorkspaceActor | null> {
-  const found = await findWorkspace(db, workspaceId);
+  const found = await findWorkspace(db, workspaceId, agentNameSql);
   return found ? new WorkspaceActor(found.workspace, found.members) : null;
 }

@@ -1,3 +1,4 @@
+import { workspaceNames } from '../../storage/workspaces/workspace-names.ts';
 import { lockWorkspace } from '../../storage/workspaces/workspaces.ts';
 import type { Capability } from '../kernel/capability.ts';
 import type { ActorRegistry } from '../kernel/registry.ts';
@@ -47,7 +48,9 @@ export const workspaces = {
     {
       kind: 'workspace',
       registry: 'workspaces',
-      load: (workspaceId, db) => loadWorkspaceActor(db, workspaceId),
+      // Members are named through the agents' port (actors/workspaces/provided-sql.ts).
+      load: (workspaceId, db, services) =>
+        loadWorkspaceActor(db, workspaceId, services.agentNameSql),
       lock: (workspaceId, tx) => lockWorkspace(tx, workspaceId),
       // Joins and invites decide from the members in memory: check the copy before deciding.
       // File commands rely on the lock too: a path's version numbers and the workspace's
@@ -65,8 +68,11 @@ export const workspaces = {
     },
   ],
   scopeTargets: [workspaceScopeTarget],
+  documentValues: (services) => ({ help_workspace_id: services.helpWorkspaceId }),
   // The operator is made by the agents' start-up step, before this one (actors/capabilities.ts).
   async startUp(services) {
+    // Email digests name workspaces through this port (actors/email/notifications/digest-names.ts).
+    services.provide('workspaceNames', workspaceNames);
     services.provide('helpWorkspaceId', await ensureHelpWorkspace(services));
   },
 } satisfies Capability;

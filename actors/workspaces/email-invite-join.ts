@@ -57,7 +57,13 @@ export async function joinThroughInvite(
     if (!(await settleInvite(tx, row.inviteId, 'joined', principal.agentId, stored))) {
       throw refusal('already_used');
     }
-    await insertMember(tx, workspace.workspaceId, principal.agentId, 'member');
+    await insertMember(
+      tx,
+      workspace.workspaceId,
+      principal.agentId,
+      'member',
+      services.unreadOnJoinSql,
+    );
     const after = workspace.withMember({
       agentId: principal.agentId,
       name: principal.name,

@@ -1,4 +1,12 @@
 import type { Queryable } from '../driver.ts';
+import { reservedBytesSql, stagedBytesSql, storageUsageSql } from '../files/account-usage.ts';
+import { unreadMessagesOfSql } from '../workspaces/unread-messages.ts';
+
+/**
+ * SQL for a query of one row over the agent's pending knocks (`pending`, `first` expiry), from
+ * chat (storage/chat.ts pendingKnocksToSql): chat builds on agents, so it is given, not imported.
+ */
+export type PendingKnocksSql = (agentId: string, now: string) => string;
 
 /** An agent's account figures as `whoami` shows them, and the first time one of them expires. */
 export interface AccountCountsRow {
@@ -23,6 +31,7 @@ export async function readAccountCounts(
   db: Queryable,
   agentId: string,
   now: Date,
+  pendingKnocksSql: PendingKnocksSql,
 ): Promise<AccountCountsRow | null> {
   const [row] = await db.query<{
     kept: number;
@@ -34,29 +43,22 @@ export async function readAccountCounts(
     direct_knocks: 'everyone' | 'nobody';
     first_expiry: Date | null;
   }>(
-    `with staged as (
-       select coalesce(sum(size), 0)::int8 as bytes, min(expires_at) as first
-       from staged_blocks where agent_id = $1 and expires_at > $2
-     ), reserved as (
-       select coalesce(sum(bytes), 0)::int8 as bytes, min(expires_at) as first
-       from upload_reservations where agent_id = $1 and expires_at > $2
-     ), knocks as (
-       select count(*)::int as pending, min(expires_at) as first
-       from knocks where to_agent = $1 and status = 'pending' and expires_at > $2
+    `with staged as (${stagedBytesSql('$1', '$2')}
+     ), reserved as (${reservedBytesSql('$1', '$2')}
+     ), knocked as (${pendingKnocksSql('$1', '$2')}
      )
      select
        coalesce(u.used_bytes, 0)::int8 as kept,
        coalesce(u.current_bytes, 0)::int8 as current,
        staged.bytes as staged,
        reserved.bytes as reserved,
-       (select coalesce(sum(unread_messages), 0)::int from workspace_members
-         where agent_id = $1) as unread_messages,
-       knocks.pending as pending_knocks,
+       ${unreadMessagesOfSql('$1')} as unread_messages,
+       knocked.pending as pending_knocks,
        a.direct_knocks,
-       least(staged.first, reserved.first, knocks.first) as first_expiry
+       least(staged.first, reserved.first, knocked.first) as first_expiry
      from agents a
-     cross join staged cross join reserved cross join knocks
-     left join storage_usage u on u.agent_id = a.agent_id
+     cross join staged cross join reserved cross join knocked
+     left join (${storageUsageSql()}) u on u.agent_id = a.agent_id
      where a.agent_id = $1`,
     [agentId, now],
   );

@@ -9,8 +9,8 @@ import type { Queryable } from '../driver.ts';
  *   countRatingChange(tx, dealId, ratee, old, new)  a rating made, or a correction of one
  *   countDealPaymentFinal(tx, dealId, payer, payee) a payment of the deal turned final
  *
- * `recountReputation` counts the same figures from the history (deal_parties, deal_ratings,
- * payments): the test compares it with the kept rows, and `rebuildReputationCounts` writes it
+ * `recountReputation` counts the same figures from the history (deal_parties, deal_ratings and
+ * the final payments, FinalPaymentsSql): the test compares it with the kept rows, and `rebuildReputationCounts` writes it
  * over them (the repair path, and the bench after loading a fixture by SQL).
  *
  * Rows are always touched in the same order (deal, then counterparty pairs, then agents, each
@@ -229,7 +229,15 @@ export async function countDealPaymentFinal(
   );
 }
 
-const RECOUNT_AGENTS = `
+/**
+ * The payments that turned final, as SQL the payments capability gives
+ * (storage/payments/deal-counts.ts FINAL_PAYMENTS_SQL: payments build on deals, so deals import
+ * nothing of them): a table with columns `deal_id`, `payer_agent_id` and `payee_agent_id`, one
+ * row per final payment. The recount reads the payments themselves, never the kept counts.
+ */
+export type FinalPaymentsSql = string;
+
+const recountAgents = (finalPayments: FinalPaymentsSql) => `
   select agent_id, sum(deals)::int as deals_agreed,
     sum(counterparties)::int as distinct_counterparties,
     sum(backed)::int as payment_backed_ratings, sum(scored)::int as scored_ratings,
@@ -244,14 +252,14 @@ const RECOUNT_AGENTS = `
       group by mine.agent_id
     union all
     select r.ratee_id, 0, 0,
-      case when exists (select 1 from payments p where p.deal_id = r.deal_id
-                        and p.status = 'final') then 1 else 0 end,
+      case when exists (select 1 from ${finalPayments} p where p.deal_id = r.deal_id)
+        then 1 else 0 end,
       case when r.score is null then 0 else 1 end, coalesce(r.score, 0)
       from deal_ratings r where r.superseded_by is null
   ) as earned
   group by agent_id`;
 
-const RECOUNT_PAIRS = `
+const recountPairs = (finalPayments: FinalPaymentsSql) => `
   select agent_id, counterparty_id, sum(deals)::int as deals_agreed,
     sum(paid)::int as payments_final
   from (
@@ -259,19 +267,22 @@ const RECOUNT_PAIRS = `
       from deal_parties mine
       join deal_parties other on other.deal_id = mine.deal_id and other.agent_id <> mine.agent_id
     union all
-    select payer_agent_id, payee_agent_id, 0, 1 from payments where status = 'final'
+    select payer_agent_id, payee_agent_id, 0, 1 from ${finalPayments} p
     union all
-    select payee_agent_id, payer_agent_id, 0, 1 from payments where status = 'final'
+    select payee_agent_id, payer_agent_id, 0, 1 from ${finalPayments} p
   ) as pairs
   group by agent_id, counterparty_id`;
 
-const RECOUNT_BACKED_DEALS = `select distinct deal_id from payments where status = 'final'`;
+const recountBackedDeals = (finalPayments: FinalPaymentsSql) =>
+  `select distinct deal_id from ${finalPayments} p`;
 
 /** Every kept figure counted again from the history, the slow way (no kept row is read). */
-export async function recountReputation(db: Queryable) {
-  const agents = await db.query<KeptReputation & { agent_id: string }>(RECOUNT_AGENTS);
-  const pairs = await db.query<KeptPair>(RECOUNT_PAIRS);
-  const backed = await db.query<{ deal_id: string }>(RECOUNT_BACKED_DEALS);
+export async function recountReputation(db: Queryable, finalPayments: FinalPaymentsSql) {
+  const agents = await db.query<KeptReputation & { agent_id: string }>(
+    recountAgents(finalPayments),
+  );
+  const pairs = await db.query<KeptPair>(recountPairs(finalPayments));
+  const backed = await db.query<{ deal_id: string }>(recountBackedDeals(finalPayments));
   return {
     agents: new Map(agents.map(({ agent_id, ...counts }) => [agent_id, counts])),
     pairs: pairs.sort(
@@ -307,20 +318,24 @@ export async function keptReputationCounts(db: Queryable) {
  * The repair path: writes the recount over the kept rows, in the caller's transaction (lock
  * out the moves meanwhile, or run it with the service stopped).
  */
-export async function rebuildReputationCounts(tx: Queryable): Promise<void> {
+export async function rebuildReputationCounts(
+  tx: Queryable,
+  finalPayments: FinalPaymentsSql,
+): Promise<void> {
+  const backedDeals = recountBackedDeals(finalPayments);
   await tx.query(
-    `update deals set payment_final = (deal_id in (${RECOUNT_BACKED_DEALS}))
-     where payment_final <> (deal_id in (${RECOUNT_BACKED_DEALS}))`,
+    `update deals set payment_final = (deal_id in (${backedDeals}))
+     where payment_final <> (deal_id in (${backedDeals}))`,
   );
   await tx.query('delete from agent_counterparties');
   await tx.query(
     `insert into agent_counterparties (agent_id, counterparty_id, deals_agreed, payments_final)
-     ${RECOUNT_PAIRS}`,
+     ${recountPairs(finalPayments)}`,
   );
   await tx.query('delete from agent_reputation');
   await tx.query(
     `insert into agent_reputation (agent_id, deals_agreed, distinct_counterparties,
        payment_backed_ratings, scored_ratings, score_total)
-     ${RECOUNT_AGENTS}`,
+     ${recountAgents(finalPayments)}`,
   );
 }

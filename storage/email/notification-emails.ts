@@ -163,29 +163,3 @@ export async function markDigested(
     [agentId, seq, sentAt],
   );
 }
-
-/**
- * The names a digest shows (agents' and workspaces' current names), by id. Read here rather than
- * through the agents' and workspaces' actors: a digest reads many at once and changes none.
- */
-export async function namesOf(
-  db: Queryable,
-  ids: { agents: readonly string[]; workspaces: readonly string[] },
-): Promise<Map<string, string>> {
-  const names = new Map<string, string>();
-  if (ids.agents.length > 0) {
-    const rows = await db.query<{ id: string; name: string }>(
-      `select agent_id as id, name from agents where agent_id = any($1::uuid[])`,
-      [[...ids.agents]],
-    );
-    for (const row of rows) names.set(row.id, row.name);
-  }
-  if (ids.workspaces.length > 0) {
-    const rows = await db.query<{ id: string; name: string | null }>(
-      `select workspace_id as id, name from workspaces where workspace_id = any($1::uuid[])`,
-      [[...ids.workspaces]],
-    );
-    for (const row of rows) if (row.name !== null) names.set(row.id, row.name);
-  }
-  return names;
-}

@@ -1,6 +1,26 @@
+import { workspaceVisibilitySql } from '../workspaces/workspace-visibility.ts';
 import type { Queryable } from '../driver.ts';
 
-export interface FileRow {
+/**
+ * SQL for the name of the agent whose id the SQL expression `agentId` gives, as a table of one
+ * column, `name` (no row for an id no agent has), to join lateral. The agents capability's
+ * (storage/agents/agent-names.ts agentNameSql): agents build on files, so the caller passes it.
+ */
+export type AgentNameSql = (agentId: string) => string;
+
+/**
+ * SQL true when the index read the version the three SQL expressions name. The index's
+ * (storage/index/read-versions.ts versionIsIndexedSql): the index builds on files, so the caller
+ * passes it.
+ */
+export type VersionIsIndexedSql = (version: {
+  workspaceId: string;
+  path: string;
+  version: string;
+}) => string;
+
+/** A live path's current version. */
+export interface CurrentFile {
   path: string;
   version: number;
   sha256: string;
@@ -8,9 +28,13 @@ export interface FileRow {
   contentType: string;
   savedAt: Date;
   savedBy: string;
-  savedByName: string;
   /** Why the current version is not in the index, or null. */
   indexError: string | null;
+}
+
+/** A live path's current version, with the name of who saved it (list_files). */
+export interface FileRow extends CurrentFile {
+  savedByName: string;
 }
 
 interface RawFile extends Record<string, unknown> {
@@ -21,11 +45,10 @@ interface RawFile extends Record<string, unknown> {
   content_type: string;
   saved_at: Date;
   saved_by: string;
-  saved_by_name: string;
   index_error: string | null;
 }
 
-const toFile = (raw: RawFile): FileRow => ({
+const toCurrentFile = (raw: RawFile): CurrentFile => ({
   path: raw.path,
   version: raw.version,
   sha256: raw.sha256,
@@ -33,21 +56,24 @@ const toFile = (raw: RawFile): FileRow => ({
   contentType: raw.content_type,
   savedAt: raw.saved_at,
   savedBy: raw.saved_by,
-  savedByName: raw.saved_by_name,
   indexError: raw.index_error,
 });
 
 const fileColumns = `f.path, f.version, f.sha256, f.size, f.content_type, f.saved_at, f.saved_by,
-  a.name as saved_by_name, f.index_error`;
+  f.index_error`;
 
 /** The current version of a live path, or null. */
-export async function findFile(db: Queryable, workspaceId: string, path: string) {
+export async function findFile(
+  db: Queryable,
+  workspaceId: string,
+  path: string,
+): Promise<CurrentFile | null> {
+  // Every version's saver is an agent (files.saved_by references agents): no need to join them.
   const [raw] = await db.query<RawFile>(
-    `select ${fileColumns} from files f join agents a on a.agent_id = f.saved_by
-     where f.workspace_id = $1 and f.path = $2`,
+    `select ${fileColumns} from files f where f.workspace_id = $1 and f.path = $2`,
     [workspaceId, path],
   );
-  return raw ? toFile(raw) : null;
+  return raw ? toCurrentFile(raw) : null;
 }
 
 /**
@@ -68,7 +94,13 @@ export async function beginSave(
   tx: Queryable,
   workspaceId: string,
   path: string,
+  versionIsIndexedSql: VersionIsIndexedSql,
 ): Promise<SaveState> {
+  const indexed = versionIsIndexedSql({
+    workspaceId: 'v.workspace_id',
+    path: 'v.path',
+    version: 'v.version',
+  });
   const [row] = await tx.query<{
     last_version: number;
     version: number | null;
@@ -84,8 +116,7 @@ export async function beginSave(
        where v.workspace_id = $1 and v.path = $2 and v.bytes_kept
          and counted.workspace_id = v.workspace_id and counted.path = v.path
          and counted.version = v.version
-         and not exists (select 1 from indexed_versions i
-           where i.workspace_id = v.workspace_id and i.path = v.path and i.version = v.version)
+         and not ${indexed}
        returning v.agent_id, v.size, v.sha256, counted.metadata_bytes
      )
      select (select coalesce(max(v.version), 0) from file_versions v
@@ -367,20 +398,22 @@ export async function listFiles(
   prefix: string,
   afterPath: string | null,
   limit: number,
-  outsider = false,
+  outsider: boolean,
+  agentNameSql: AgentNameSql,
 ): Promise<FileRow[]> {
   const withheld = outsider
     ? `and not index_row_withheld(f.workspace_id, f.path,
-         (select w.visibility from workspaces w where w.workspace_id = f.workspace_id))`
+         ${workspaceVisibilitySql('f.workspace_id')})`
     : '';
-  const rows = await db.query<RawFile>(
-    `select ${fileColumns} from files f join agents a on a.agent_id = f.saved_by
+  const rows = await db.query<RawFile & { saved_by_name: string }>(
+    `select ${fileColumns}, saver.name as saved_by_name
+     from files f join lateral ${agentNameSql('f.saved_by')} saver on true
      where f.workspace_id = $1 and left(f.path, length($2)) = $2
        and ($3::text is null or f.path collate "C" > $3::text collate "C") ${withheld}
      order by f.path collate "C" limit $4`,
     [workspaceId, prefix, afterPath, limit],
   );
-  return rows.map(toFile);
+  return rows.map((raw) => ({ ...toCurrentFile(raw), savedByName: raw.saved_by_name }));
 }
 
 /**
@@ -396,8 +429,7 @@ export async function withheldPaths(
   if (paths.length === 0) return new Set();
   const rows = await db.query<{ path: string }>(
     `select p.path from unnest($2::text[]) as p (path)
-     where index_row_withheld($1, p.path,
-       (select w.visibility from workspaces w where w.workspace_id = $1))`,
+     where index_row_withheld($1, p.path, ${workspaceVisibilitySql('$1')})`,
     [workspaceId, [...new Set(paths)]],
   );
   return new Set(rows.map((row) => row.path));

@@ -4,6 +4,7 @@
  */
 import { ADVISORY_LOCK_CLASS } from '../locks.ts';
 import type { Queryable } from '../driver.ts';
+import type { VersionIsIndexedSql } from './files.ts';
 
 export interface Reservation {
   reservationId: string;
@@ -77,7 +78,8 @@ export async function readHeldBytes(
  * replaces), plus what a save of `givesBackFor` would give back (the agent's own current
  * version there, if the index did not read it: it is let go). Reserves `wanted` bytes, or the
  * room if less; answers the bytes reserved, or null when `total` does not fit (nothing written).
- * Call it after `lockStorageUse`, in a statement of its own (see `readHeldBytes`).
+ * Call it after `lockStorageUse`, in a statement of its own (see `readHeldBytes`). Whether the
+ * index read a version is the index's to say (`versionIsIndexedSql`, given by the caller).
  */
 export async function reserveWithinRoom(
   tx: Queryable,
@@ -87,9 +89,15 @@ export async function reserveWithinRoom(
     total: number;
     exceptBlock?: { workspaceId: string; path: string; blockId: string } | undefined;
     givesBackFor?: { workspaceId: string; path: string } | undefined;
+    versionIsIndexedSql: VersionIsIndexedSql;
   },
 ): Promise<number | null> {
   const block = reservation.exceptBlock;
+  const indexed = reservation.versionIsIndexedSql({
+    workspaceId: 'f.workspace_id',
+    path: 'f.path',
+    version: 'f.version',
+  });
   const [row] = await tx.query<{ bytes: number }>(
     `with held as (
        select
@@ -103,9 +111,7 @@ export async function reserveWithinRoom(
          as bytes,
          coalesce((select f.size from files f
            where f.workspace_id = $7::uuid and f.path = $8 and f.saved_by = $1
-             and not exists (select 1 from indexed_versions i
-               where i.workspace_id = f.workspace_id and i.path = f.path
-                 and i.version = f.version)), 0)::int8 as gives_back
+             and not ${indexed}), 0)::int8 as gives_back
      ),
      room as (select $9::int8 - held.bytes + held.gives_back as bytes from held)
      insert into upload_reservations (reservation_id, agent_id, bytes, expires_at)

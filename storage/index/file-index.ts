@@ -64,9 +64,9 @@ export function indexedFieldBytes(fields: Record<string, unknown>): {
 /**
  * Stores one indexed version; answers the bytes it keeps of the header (indexedFieldBytes),
  * which count against its author's quota (rule `every_kept_byte`) while the version keeps its
- * bytes: the caller adds them to the author's use (addIndexedUse) in the same transaction. The
- * body and the search words need no count of their own: they are made of the file's bytes,
- * which are counted.
+ * bytes: the caller adds them to the author's use (storage/files/indexed-use.ts addIndexedUse) in
+ * the same transaction. The body and the search words need no count of their own: they are made
+ * of the file's bytes, which are counted.
  */
 export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): Promise<number> {
   const fields = JSON.stringify(row.fields);
@@ -99,22 +99,6 @@ export async function insertIndexedVersion(tx: Queryable, row: IndexedVersion): 
     ],
   );
   return keptBytes;
-}
-
-/**
- * Adds `bytes` (negative: gives them back) to what the index keeps for an agent, within its
- * storage use (migration 038): `used_bytes`, which the quota holds, and `index_bytes`, the part
- * `whoami` shows as the index's. Locks the agent's row, as every change of use does.
- */
-export async function addIndexedUse(tx: Queryable, agentId: string, bytes: number): Promise<void> {
-  await tx.query(
-    `insert into storage_usage (agent_id, used_bytes, index_bytes)
-     values ($1, greatest($2::int8, 0), greatest($2::int8, 0))
-     on conflict (agent_id) do update
-       set used_bytes = greatest(storage_usage.used_bytes + $2::int8, 0),
-         index_bytes = greatest(storage_usage.index_bytes + $2::int8, 0)`,
-    [agentId, bytes],
-  );
 }
 
 /**

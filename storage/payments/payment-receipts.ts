@@ -1,3 +1,4 @@
+import { dealPathSql } from '../deals/deal-receipts.ts';
 import type { Queryable } from '../driver.ts';
 
 /**
@@ -66,3 +67,11 @@ export async function receiptsOfPayments(
   }
   return byPayment;
 }
+
+/**
+ * The payments' part of a workspace's receipt chain (actors/receipts/receipt-sources.ts): each
+ * on the file of the payment's deal.
+ */
+export const PAYMENT_RECEIPTS_SQL = `select p.receipt, p.issued_at as at, p.receipt_id,
+    ${dealPathSql('p.deal_id')} as path, array[${dealPathSql('p.deal_id')}] as paths
+  from payment_receipts p where p.workspace_id = $1`;

@@ -1,79 +1,49 @@
 import type { Queryable } from '../driver.ts';
 
 /**
- * The end of a workspace's receipt chain (actors/receipts/chain.ts): its newest receipt, kept
- * on the workspace's row (`last_receipt`, migrations/005_files.sql). The receipts themselves
- * are kept with what they record (file versions, agreements, deliveries, ratings, payments:
- * ./payment-receipts.ts).
+ * A workspace's receipt chain as list_receipts reads it. The receipts are kept with what they
+ * record, by the capabilities that issue them; each gives the select that reads its own
+ * (actors/receipts/receipt-sources.ts), and this reads their union, newest first.
  */
 
 /**
- * The workspace's newest receipt (null before its first), its row locked until the
- * transaction ends: the next appender waits here and then reads what this one wrote.
- */
-export async function lockLastReceipt(tx: Queryable, workspaceId: string): Promise<unknown> {
-  const [row] = await tx.query<{ last_receipt: unknown }>(
-    'select last_receipt from workspaces where workspace_id = $1 for update',
-    [workspaceId],
-  );
-  return row?.last_receipt ?? null;
-}
-
-export async function writeLastReceipt(
-  tx: Queryable,
-  workspaceId: string,
-  receipt: unknown,
-): Promise<void> {
-  await tx.query('update workspaces set last_receipt = $2::text::jsonb where workspace_id = $1', [
-    workspaceId,
-    JSON.stringify(receipt),
-  ]);
-}
-
-/**
- * Every receipt of a workspace's chain, newest first: file saves and deletes, and its deals'
- * agreements, deliveries, ratings and payments (of deal files at `path`, when a path is given).
- * For a caller outside the workspace (`outsider`), the receipts that name a file moderation
- * withholds from it are left out: those of the file, of a deal on it, and deliveries that pin
- * it (the rule is index_row_withheld, migration 039, asked of every path a receipt names).
+ * Every receipt of a workspace's chain from `sources` (selects of the workspace `$1`), newest
+ * first; of deal files at `path` and the like, when a path is given. For a caller outside the
+ * workspace (`outsiderOf`: the workspace's visibility), the receipts that name a file moderation
+ * withholds from it are left out: those of the file, of a deal on it, and deliveries that pin it
+ * (the rule is the index's index_row_withheld, migration 039, asked of every path a receipt
+ * names).
  */
 export async function listReceipts(
   db: Queryable,
+  sources: readonly string[],
   workspaceId: string,
   path: string | null,
   after: { at: Date; receiptId: string } | null,
   limit: number,
-  options: { outsider?: boolean } = {},
+  options: { outsiderOf?: 'private' | 'public' } = {},
 ): Promise<{ receipt: unknown; at: Date; receiptId: string }[]> {
-  const withheld = options.outsider
+  if (sources.length === 0) return [];
+  const withheld = options.outsiderOf
     ? `and not exists (select 1 from unnest(chain.paths) as named (path)
-         where index_row_withheld($1, named.path,
-           (select w.visibility from workspaces w where w.workspace_id = $1)))`
+         where index_row_withheld($1, named.path, $6::text))`
     : '';
   const rows = await db.query<{ receipt: unknown; at: Date; receipt_id: string }>(
     `select receipt, at, receipt_id from (
-       select receipt, saved_at as at, (receipt ->> 'receipt_id')::uuid as receipt_id, path,
-         array[path] as paths
-       from file_versions where workspace_id = $1
-       union all
-       select a.receipt, a.agreed_at, a.agreement_id, d.path, array[d.path]
-       from deal_agreements a join deals d on d.deal_id = a.deal_id where d.workspace_id = $1
-       union all
-       select x.receipt, x.delivered_at, x.delivery_id, d.path,
-         array[d.path] || array(select f ->> 'path' from jsonb_array_elements(x.files) f)
-       from deal_deliveries x join deals d on d.deal_id = x.deal_id where d.workspace_id = $1
-       union all
-       select r.receipt, r.rated_at, r.rating_id, d.path, array[d.path]
-       from deal_ratings r join deals d on d.deal_id = r.deal_id where d.workspace_id = $1
-       union all
-       select p.receipt, p.issued_at, p.receipt_id, d.path, array[d.path]
-       from payment_receipts p join deals d on d.deal_id = p.deal_id where p.workspace_id = $1
+       ${sources.map((select) => `(${select})`).join('\n       union all\n       ')}
      ) chain
      where ($2::text is null or path = $2::text)
        and ($3::timestamptz is null or (at, receipt_id) < ($3::timestamptz, $4::uuid))
        ${withheld}
      order by at desc, receipt_id desc limit $5`,
-    [workspaceId, path, after?.at ?? null, after?.receiptId ?? null, limit],
+    [
+      workspaceId,
+      path,
+      after?.at ?? null,
+      after?.receiptId ?? null,
+      limit,
+      ...(options.outsiderOf ? [options.outsiderOf] : []),
+    ],
   );
   return rows.map((row) => ({ receipt: row.receipt, at: row.at, receiptId: row.receipt_id }));
 }

@@ -131,18 +131,6 @@ export async function insertListingWorkspace(
   ]);
 }
 
-/** The place/price fields of a convention ('' for files on none, or on one not registered). */
-export async function axisFieldsOf(
-  db: Queryable,
-  convention: string | null,
-): Promise<{ field: string; axis: 'place' | 'price' }[]> {
-  return db.query<{ field: string; axis: 'place' | 'price' }>(
-    `select field, axis from convention_axes where convention = coalesce(
-       (select name from conventions where name = $1), '') order by field`,
-    [convention],
-  );
-}
-
 export interface WatchRow {
   watchId: string;
   agentId: string;

@@ -1,4 +1,14 @@
+import { agentNameSql } from '../agents/agent-names.ts';
+import { suspendedAgentIdsSql } from '../agents/agent-suspensions.ts';
+import { axisFieldsSql } from '../conventions/convention-axes.ts';
+import {
+  conventionPlacementsSql,
+  registeredConventionSql,
+} from '../conventions/registered-conventions.ts';
 import type { Queryable } from '../driver.ts';
+import { currentPublicVersionsSql } from '../index/current-versions.ts';
+import { workspaceVisibilityWhenSql } from '../workspaces/workspace-visibility.ts';
+import { workspaceOwnersAmongSql } from '../workspaces/owned-workspaces.ts';
 
 /** One listing as the store shows it: its current version, author and convention. */
 export interface StoreListing {
@@ -45,12 +55,13 @@ export interface StoreFilter {
  * filters and the order are read from `listings` and its indexes alone. Every condition is on
  * `l` alone, so that a walk in the store's order can test each row as it comes.
  */
-const IN_STORE = `l.hidden_at is null and (select w.visibility from workspaces w
-       where w.workspace_id = l.workspace_id and l.author_id <> all (
-         array(select s.agent_id from agents s where s.suspended_at is not null))) = 'public'`;
+const IN_STORE = `l.hidden_at is null and ${workspaceVisibilityWhenSql(
+  'l.workspace_id',
+  `l.author_id <> all (${suspendedAgentIdsSql()})`,
+)} = 'public'`;
 
 /** The registered convention of `l` (null when there is none: the trunk, or an unknown name). */
-const CONVENTION_OF_L = '(select cv.name from conventions cv where cv.name = l.convention)';
+const CONVENTION_OF_L = registeredConventionSql('l.convention');
 
 /**
  * The current, indexed version (`iv`) of a listing, looked up by its key. Every
@@ -60,9 +71,9 @@ const CONVENTION_OF_L = '(select cv.name from conventions cv where cv.name = l.c
  * (workspace_id and path taken as unrelated).
  */
 const CURRENT_VERSION = (l: string) => `cross join lateral (
-       select iv.fields, iv.convention, iv.author_id, iv.version from indexed_versions iv
-       where iv.workspace_id = ${l}.workspace_id and iv.path = ${l}.path and iv.current
-         and iv.visibility = 'public' offset 0) iv`;
+       select iv.fields, iv.convention, iv.author_id, iv.version
+       from (${currentPublicVersionsSql()}) iv
+       where iv.workspace_id = ${l}.workspace_id and iv.path = ${l}.path offset 0) iv`;
 
 /**
  * The conditions of `filter` over `l` (but `before`), binding values through `bind`, all on
@@ -80,12 +91,12 @@ function storeConditions(filter: StoreFilter, bind: (value: unknown) => string):
   }
   // The listing's (field, value) pairs of the axis's fields on its convention: any such pair
   // narrows the rows through the terms' index, then the row's own convention decides.
-  const onAxis = (axis: string, values: string) => {
-    const terms = (convention: string) => `array(
-      select store_field_term(ax.field, v) from convention_axes ax, unnest(${values}) v
-      where ${convention} ax.axis = '${axis}')`;
-    return `l.field_terms && ${terms('')} and l.field_terms && ${terms(
-      `ax.convention = coalesce(${CONVENTION_OF_L}, '') and`,
+  const onAxis = (axis: 'place' | 'price', values: string) => {
+    const terms = (convention?: string) => `array(
+      select store_field_term(ax.field, v) from (${axisFieldsSql(axis, convention)}) ax,
+        unnest(${values}) v)`;
+    return `l.field_terms && ${terms()} and l.field_terms && ${terms(
+      `coalesce(${CONVENTION_OF_L}, '')`,
     )}`;
   };
   if (filter.place !== undefined) {
@@ -192,11 +203,10 @@ export async function readStore(
     saved_at: Date;
   }>(
     `select s.listing_id, s.kind, iv.fields, iv.convention, c.status, c.placement,
-       iv.author_id, a.name as author_name, s.workspace_id, s.path, iv.version, s.saved_at
+       iv.author_id, ${agentNameSql('s.author_id')} as author_name, s.workspace_id, s.path, iv.version, s.saved_at
      from (${found}) s
      ${CURRENT_VERSION('s')}
-     join agents a on a.agent_id = s.author_id
-     left join conventions c on c.name = s.convention
+     left join (${conventionPlacementsSql()}) c on c.name = s.convention
      order by s.saved_at desc, s.workspace_id, s.path`,
     params,
   );
@@ -253,11 +263,11 @@ export async function storeWorkspaces(
     owner_name: string;
     listings: number;
   }>(
-    `select w.workspace_id, w.owner_agent_id as owner_id, a.name as owner_name,
-       coalesce(n.listings, 0) as listings
-     from workspaces w join agents a on a.agent_id = w.owner_agent_id
+    `select w.workspace_id, w.owner_agent_id as owner_id,
+       ${agentNameSql('w.owner_agent_id')} as owner_name, coalesce(n.listings, 0) as listings
+     from (${workspaceOwnersAmongSql('$1')}) w
      left join workspace_listing_counts n on n.workspace_id = w.workspace_id
-     where w.workspace_id = any($1::uuid[]) order by w.workspace_id`,
+     order by w.workspace_id`,
     [workspaceIds],
   );
   return rows.map((r) => ({

@@ -12,6 +12,21 @@ export interface WorkspaceRow {
   version: number;
 }
 
+/**
+ * SQL for a query of one column, `name`: the agent the SQL expression `agentId` names, and no
+ * row for an id no agent has (storage/agents/agent-names.ts agentNameSql). Agents build on
+ * workspaces, so it is given, not imported: the agents capability fills the port at start-up.
+ */
+export type AgentNameSql = (agentId: string) => string;
+
+/**
+ * SQL for a query of one value: how many of the workspace's messages from others the agent has
+ * not read (after its read mark, kept from an earlier membership, if any), should it join now;
+ * the two arguments are SQL expressions (storage/chat.ts unreadOnJoinSql). Chat builds on
+ * workspaces, so it is given, not imported: chat fills the port at start-up.
+ */
+export type UnreadOnJoinSql = (workspaceId: string, agentId: string) => string;
+
 export interface MemberRow {
   agentId: string;
   name: string;
@@ -50,7 +65,12 @@ export async function insertWorkspace(
     `insert into workspaces (workspace_id, owner_agent_id, visibility, name) values ($1, $2, $3, $4)`,
     [workspace.workspaceId, workspace.ownerAgentId, workspace.visibility, workspace.name],
   );
-  await insertMember(tx, workspace.workspaceId, workspace.ownerAgentId, 'owner');
+  // The owner joins a workspace made now: it holds no message yet, so none is unread.
+  await tx.query(
+    `insert into workspace_members (workspace_id, agent_id, role, unread_messages)
+     values ($1, $2, 'owner', 0)`,
+    [workspace.workspaceId, workspace.ownerAgentId],
+  );
 }
 
 export async function insertMember(
@@ -58,15 +78,13 @@ export async function insertMember(
   workspaceId: string,
   agentId: string,
   role: Role,
+  unreadOnJoinSql: UnreadOnJoinSql,
 ): Promise<void> {
   // A member joins with the workspace's messages from others after its read mark (kept from
   // an earlier membership, if any) counted unread (migration 026).
   await tx.query(
     `insert into workspace_members (workspace_id, agent_id, role, unread_messages)
-     values ($1, $2, $3, (
-       select count(*)::int from messages m
-       left join message_reads r on r.agent_id = $2 and r.workspace_id = $1
-       where m.workspace_id = $1 and m.seq > coalesce(r.read_seq, 0) and m.sender_id <> $2))`,
+     values ($1, $2, $3, (${unreadOnJoinSql('$1', '$2')}))`,
     [workspaceId, agentId, role],
   );
 }
@@ -86,6 +104,7 @@ export async function deleteMember(
 export async function findWorkspace(
   db: Queryable,
   workspaceId: string,
+  agentNameSql: AgentNameSql,
 ): Promise<{ workspace: WorkspaceRow; members: MemberRow[] } | null> {
   const [raw] = await db.query<RawWorkspace>(
     `select workspace_id, owner_agent_id, visibility, name, created_at, version
@@ -94,7 +113,8 @@ export async function findWorkspace(
   );
   if (!raw) return null;
   const members = await db.query<{ agent_id: string; name: string; role: Role }>(
-    `select m.agent_id, a.name, m.role from workspace_members m join agents a using (agent_id)
+    `select m.agent_id, a.name, m.role from workspace_members m
+     join lateral ${agentNameSql('m.agent_id')} a on true
      where m.workspace_id = $1 order by m.joined_at, m.agent_id`,
     [workspaceId],
   );

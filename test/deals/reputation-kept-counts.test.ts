@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { countFinalPayment } from '../../storage/payments/payments.ts';
+import { countFinalPayment } from '../../storage/payments/payment-counts.ts';
 import {
   countDealPaymentFinal,
   keptReputationCounts,
   recountReputation,
 } from '../../storage/deals/reputation-counts.ts';
+import { FINAL_PAYMENTS_SQL } from '../../storage/payments/deal-counts.ts';
 import {
   agreeAll,
   dealRoom,
@@ -143,7 +144,7 @@ test('after a randomized history the kept counts equal a full recount, and every
     assert.is(rated.status, 201, `seed ${seed}: ${JSON.stringify(rated.body)}`);
   }
 
-  const recount = await recountReputation(server.services.driver);
+  const recount = await recountReputation(server.services.driver, FINAL_PAYMENTS_SQL);
   const kept = await keptReputationCounts(server.services.driver);
   assert.equal(kept.pairs, recount.pairs, `seed ${seed}: the counterparty rows`);
   assert.equal(kept.backedDeals, recount.backedDeals, `seed ${seed}: the backed deals`);

@@ -63,7 +63,7 @@ test('the fence holds for every way of importing: types, re-exports and import()
   ]);
 });
 
-test('capability SQL imports only the driver, its errors, the locks and protocol/', async () => {
+test("capability SQL imports only the driver, its errors, the locks, protocol/ and other capabilities' SQL", async () => {
   const found = await problems('storage/probe.ts', [
     "import './driver.ts';",
     "import './database-error.ts';",
@@ -78,23 +78,25 @@ test('capability SQL imports only the driver, its errors, the locks and protocol
     "import 'postgres';",
   ]);
   assert.equal(found, [
-    'layers/fence: ./workspaces.ts',
     'layers/fence: ./kernel/changes.ts',
     'layers/fence: ./pglite/driver.ts',
     'layers/fence: ./blobs/blob-store.ts',
     'layers/fence: ./transaction-guard.ts',
     'layers/fence: postgres',
   ]);
-  assert.match((await reasons('storage/probe.ts', './workspaces.ts')).join(), 'Capability SQL');
+  assert.match((await reasons('storage/probe.ts', './kernel/changes.ts')).join(), 'Capability SQL');
   // The same fence in a capability's own folder (storage/email/).
   assert.equal(
     await problems('storage/email/probe.ts', [
       "import '../driver.ts';",
       "import '../../protocol/errors.ts';",
       "import '../workspaces.ts';",
+      "import '../webhooks.ts';",
+      "import './notification-emails.ts';",
       "import '../kernel/changes.ts';",
+      "import '../blobs/blob-store.ts';",
     ]),
-    ['layers/fence: ../workspaces.ts', 'layers/fence: ../kernel/changes.ts'],
+    ['layers/fence: ../kernel/changes.ts', 'layers/fence: ../blobs/blob-store.ts'],
   );
 });
 

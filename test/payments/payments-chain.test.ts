@@ -9,7 +9,8 @@ import { agreeAll, dealRoom } from '../helpers/deals.ts';
 import { startLiarRpc } from '../helpers/liar-rpc.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, TEST_DATABASE_URL } from '../helpers/storage.ts';
-import { creditOfPayment, readChainCursor } from '../../storage/payments/payments.ts';
+import { creditOfPayment } from '../../storage/payments/transfer-credits.ts';
+import { readChainCursor } from '../../storage/payments/chain-cursor.ts';
 
 /**
  * Payments on a real local chain through the HTTP API: the watcher finds a transfer to a

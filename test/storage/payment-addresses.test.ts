@@ -8,9 +8,10 @@ import {
   lockPayment,
   openPaymentAddresses,
   updatePayment,
-  upsertPayoutAddress,
   type NewPayment,
 } from '../../storage/payments/payments.ts';
+import { upsertPayoutAddress } from '../../storage/payments/payout-addresses.ts';
+import { unreadOnJoinSql } from '../../storage/chat.ts';
 import { insertMember, insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { driverKinds, openTestDriver, type DriverKind } from '../helpers/storage.ts';
 import { driverSuite } from './contract.ts';
@@ -39,7 +40,7 @@ async function dealOfTwo(driver: Driver, payerHasPayout: boolean) {
       visibility: 'private',
       name: null,
     });
-    await insertMember(tx, workspaceId, payer, 'member');
+    await insertMember(tx, workspaceId, payer, 'member', unreadOnJoinSql);
     await ensureDeal(tx, { dealId, workspaceId, path: 'deal.md', machine: {}, createdAt: T0 });
     if (payerHasPayout) {
       await upsertPayoutAddress(tx, {

@@ -11,44 +11,47 @@ import {
   READER_ROLE_USABLE,
 } from '../../storage/index/index-scope.ts';
 import {
-  appendWorkspaceLog,
-  confirmOffchainPayment,
-  countConfirmedOffchain,
-  countFinalPayment,
-  creditOfPayment,
-  creditTransfer,
-  dealsWithFinalPayment,
-  findCredit,
-  findOffchainPayment,
   findPayment,
-  findPayoutAddress,
-  insertOffchainPayment,
   insertPayment,
   lockPayment,
   openPaymentsByAddress,
-  paymentCounts,
-  paymentCountsOf,
   paymentsDueToExpire,
   paymentsInFlight,
-  paymentsOfAgent,
   paymentsOfDeal,
-  readChainCursor,
-  readWorkspaceLog,
-  releaseCredit,
   updatePayment,
-  upsertPayoutAddress,
-  writeChainCursor,
   type NewPayment,
   type PaymentStatus,
 } from '../../storage/payments/payments.ts';
+import { findPayoutAddress, upsertPayoutAddress } from '../../storage/payments/payout-addresses.ts';
+import {
+  creditOfPayment,
+  creditTransfer,
+  findCredit,
+  releaseCredit,
+} from '../../storage/payments/transfer-credits.ts';
+import { readChainCursor, writeChainCursor } from '../../storage/payments/chain-cursor.ts';
+import {
+  confirmOffchainPayment,
+  findOffchainPayment,
+  insertOffchainPayment,
+} from '../../storage/payments/offchain-payments.ts';
+import {
+  countConfirmedOffchain,
+  countFinalPayment,
+  paymentCounts,
+  paymentCountsOf,
+} from '../../storage/payments/payment-counts.ts';
+import { dealsWithFinalPayment, paymentsOfAgent } from '../../storage/payments/final-payments.ts';
+import { appendWorkspaceLog, readWorkspaceLog } from '../../storage/workspaces/workspace-log.ts';
+import { unreadOnJoinSql } from '../../storage/chat.ts';
 import { insertMember, insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { driverKinds, openTestDriver, type DriverKind } from '../helpers/storage.ts';
 import { driverSuite } from './contract.ts';
 
 /**
- * storage/payments/payments.ts on each driver: every read and write, the constraints that keep the money
- * path honest (one payment per memo in a deal, one credit per transfer and per payment, only
- * final payments counted), and that agents' own SQL cannot read any of it.
+ * storage/payments/ and the workspace log on each driver: every read and write, the constraints
+ * that keep the money path honest (one payment per memo in a deal, one credit per transfer and
+ * per payment, only final payments counted), and that agents' own SQL cannot read any of it.
  */
 
 const CHAIN = 8453;
@@ -77,7 +80,7 @@ async function dealOfTwo(driver: Driver) {
       visibility: 'private',
       name: null,
     });
-    await insertMember(tx, workspaceId, payer, 'member');
+    await insertMember(tx, workspaceId, payer, 'member', unreadOnJoinSql);
     await ensureDeal(tx, { dealId, workspaceId, path: 'deal.md', machine: {}, createdAt: T0 });
   });
   return { payer, payee, workspaceId, dealId };

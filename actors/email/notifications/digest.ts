@@ -4,11 +4,11 @@ import {
   agentsDueForDigest,
   findNotificationEmail,
   markDigested,
-  namesOf,
 } from '../../../storage/email/notification-emails.ts';
 import type { CapabilityJob } from '../../kernel/capability.ts';
 import type { Services } from '../../kernel/services.ts';
 import { enqueueMail } from '../outbox.ts';
+import { digestNames } from './digest-names.ts';
 import { unsubscribeUrl } from './handlers.ts';
 import { digestMail, type DigestItem } from './messages.ts';
 
@@ -134,7 +134,7 @@ async function digestOne(services: Services, agentId: string, now: Date): Promis
     const changes = await readChanges(tx, agentId, row.digestedSeq, CHANGES_PER_DIGEST);
     const last = changes.at(-1);
     if (!last) return { result: false };
-    const names = await namesOf(tx, idsIn(changes));
+    const names = await digestNames(tx, services, idsIn(changes));
     const items = digestItems(changes, names);
     if (items.length === 0) {
       await markDigested(tx, agentId, last.seq, null);

@@ -4,7 +4,7 @@
  * does. The unique constraints decide between two credits at once (two reports of one hash for
  * two payments, or the watcher and a report): exactly one is `credited`.
  */
-import { findCredit, creditTransfer } from '../../../storage/payments/payments.ts';
+import { findCredit, creditTransfer } from '../../../storage/payments/transfer-credits.ts';
 import type { PaymentEvidence } from '../../../machines/payment.ts';
 import type { Services } from '../../kernel/services.ts';
 import { applyPaymentEvent } from '../moves.ts';

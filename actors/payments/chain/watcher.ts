@@ -21,14 +21,13 @@ import { erc20Abi, getAbiItem, type Address, type PublicClient } from 'viem';
 import { paymentCodec, type PaymentEvidence } from '../../../machines/payment.ts';
 import { claimScheduledJob, ensureScheduledJob } from '../../../storage/kernel/scheduled-jobs.ts';
 import {
-  findPayoutAddress,
   openPaymentAddresses,
   openPaymentsByAddress,
   paymentsInFlight,
-  readChainCursor,
-  writeChainCursor,
   type PaymentRow,
 } from '../../../storage/payments/payments.ts';
+import { findPayoutAddress } from '../../../storage/payments/payout-addresses.ts';
+import { readChainCursor, writeChainCursor } from '../../../storage/payments/chain-cursor.ts';
 import type { Services } from '../../kernel/services.ts';
 import { applyPaymentEvent } from '../moves.ts';
 import {
