@@ -1,83 +1,83 @@
 import * as assert from 'uvu/assert';
-import { newChanges, ofType } from '../helpers/changes.ts';
-import {
-  answerKnock,
-  assertNotPending,
-  chatSuite,
-  knockOn,
-  KNOCK_LIFE_MS,
-  listKnocks,
-  moveClock,
-  publicOwner,
-  read,
-  send,
-  unread,
-} from '../helpers/chat.ts';
-import { callJson as call } from '../helpers/http.ts';
-import { problemOf, type Agent, type AgentRef, type Change } from '../helpers/wire-types.ts';
+import { KNOCK_LIFE_MS, moveClock } from '../helpers/chat.ts';
+import { ofType } from '../helpers/changes.ts';
+import type { DirectAgent, DirectDoor, DirectInput } from '../helpers/direct.ts';
+import { assertNotPending, directChatSuite, publicOwner, unread } from '../helpers/direct-chat.ts';
+import { newChanges } from '../helpers/direct-feed.ts';
+import type { Change } from '../helpers/wire-types.ts';
 
 /**
  * Knocks end to end, held to protocol/documents/chat-protocol.md: a knock reaches its target,
- * is listed, and is accepted (a workspace holding both), declined or withdrawn.
+ * is listed, and is accepted (a workspace holding both), declined or withdrawn. Through the
+ * direct door: chat-live.test.ts takes them through socket.io and MCP.
  */
-const test = chatSuite('knocks through HTTP');
+const test = directChatSuite('knocks, without a transport');
+
+const knockOn = (door: DirectDoor, agent: DirectAgent, workspaceId: string, note: string) =>
+  door.call('knock', { workspace_id: workspaceId, note }, agent.api_token);
+
+const listKnocks = (door: DirectDoor, agent: DirectAgent, query: DirectInput<'list_knocks'> = {}) =>
+  door.call('list_knocks', query, agent.api_token);
 
 test('a knock on a public workspace reaches its owner with the note, the knocker and from_operator false, and counts as unread', async ({
   server,
+  door,
 }) => {
-  const { owner, workspaceId } = await publicOwner(server);
-  const knocker = await server.signUp();
+  const { owner, workspaceId } = await publicOwner(door);
+  const knocker = await door.signUp();
   const note = 'I can do this by Friday for 20 USDC';
-  const knocked = await knockOn(server, knocker, workspaceId, note);
-  assert.is(knocked.status, 201, JSON.stringify(knocked.body));
-  assert.equal(knocked.body, { knock_id: knocked.body.knock_id, status: 'pending' });
+  const knocked = await knockOn(door, knocker, workspaceId, note);
+  assert.equal(knocked, { knock_id: knocked.knock_id, status: 'pending' });
 
-  const received = ofType(await newChanges(server, owner), 'knock.received');
+  const received = ofType(await newChanges(door, owner), 'knock.received');
   assert.is(received.length, 1);
   const [change] = received as [Change];
   assert.is(change.workspace_id, workspaceId);
   assert.equal(change.actor, { agent_id: knocker.agent_id, name: knocker.name });
   assert.equal(change.data, {
-    knock_id: knocked.body.knock_id,
+    knock_id: knocked.knock_id,
     from: { agent_id: knocker.agent_id, name: knocker.name },
     workspace_id: workspaceId,
     note,
     from_operator: false,
     expires_at: new Date(server.services.clock.now() + KNOCK_LIFE_MS).toISOString(),
   });
-  assert.is((await unread(server, owner)).knocks, 1);
-  assert.is((await unread(server, knocker)).knocks, 0, 'a knock sent is not one received');
+  assert.is((await unread(door, owner)).knocks, 1);
+  assert.is((await unread(door, knocker)).knocks, 0, 'a knock sent is not one received');
 });
 
 test('list_knocks shows incoming and outgoing knocks newest first, pages, and filters by status', async ({
   server,
+  door,
   clock,
 }) => {
-  const { owner, workspaceId } = await publicOwner(server);
-  const knockers = [await server.signUp(), await server.signUp(), await server.signUp()];
+  const { owner, workspaceId } = await publicOwner(door);
+  const knockers = [await door.signUp(), await door.signUp(), await door.signUp()];
   const ids: string[] = [];
   for (const [i, knocker] of knockers.entries()) {
-    const knocked = await knockOn(server, knocker, workspaceId, `note ${i}`);
-    assert.is(knocked.status, 201);
-    ids.push(knocked.body.knock_id);
+    const knocked = await knockOn(door, knocker, workspaceId, `note ${i}`);
+    ids.push(knocked.knock_id);
     await moveClock(server, clock, 1000);
   }
   const created = server.services.clock.now() - 3000;
-  const declined = await answerKnock(server, owner, ids[0] as string, 'decline');
-  assert.is(declined.status, 200);
+  const declined = await door.call(
+    'decline_knock',
+    { knock_id: ids[0] as string },
+    owner.api_token,
+  );
+  assert.is(declined.status, 'declined');
 
-  const incoming = await listKnocks(server, owner);
-  assert.is(incoming.status, 200);
+  const incoming = await listKnocks(door, owner);
   assert.equal(
-    incoming.body.knocks.map((k) => [k.knock_id, k.status]),
+    incoming.knocks.map((k) => [k.knock_id, k.status]),
     [
       [ids[2], 'pending'],
       [ids[1], 'pending'],
       [ids[0], 'declined'],
     ],
   );
-  assert.is(incoming.body.next_cursor, null);
-  assert.equal(incoming.body.knocks[2], {
+  assert.is(incoming.next_cursor, null);
+  assert.equal(incoming.knocks[2], {
     knock_id: ids[0],
     from: { agent_id: knockers[0]?.agent_id, name: knockers[0]?.name },
     to: { agent_id: owner.agent_id, name: owner.name },
@@ -90,169 +90,165 @@ test('list_knocks shows incoming and outgoing knocks newest first, pages, and fi
     from_operator: false,
   });
   assert.equal(
-    (await listKnocks(server, owner, '?direction=incoming')).body,
-    incoming.body,
+    await listKnocks(door, owner, { direction: 'incoming' }),
+    incoming,
     'incoming is the default',
   );
 
-  const pending = await listKnocks(server, owner, '?status=pending');
+  const pending = await listKnocks(door, owner, { status: 'pending' });
   assert.equal(
-    pending.body.knocks.map((k) => k.knock_id),
+    pending.knocks.map((k) => k.knock_id),
     [ids[2], ids[1]],
   );
-  const onlyDeclined = await listKnocks(server, owner, '?status=declined');
+  const onlyDeclined = await listKnocks(door, owner, { status: 'declined' });
   assert.equal(
-    onlyDeclined.body.knocks.map((k) => k.knock_id),
+    onlyDeclined.knocks.map((k) => k.knock_id),
     [ids[0]],
   );
-  assert.equal((await listKnocks(server, owner, '?status=accepted')).body.knocks, []);
+  assert.equal((await listKnocks(door, owner, { status: 'accepted' })).knocks, []);
 
-  const firstPage = await listKnocks(server, owner, '?limit=2');
+  const firstPage = await listKnocks(door, owner, { limit: 2 });
   assert.equal(
-    firstPage.body.knocks.map((k) => k.knock_id),
+    firstPage.knocks.map((k) => k.knock_id),
     [ids[2], ids[1]],
   );
-  assert.ok(firstPage.body.next_cursor);
-  const secondPage = await listKnocks(
-    server,
-    owner,
-    `?limit=2&cursor=${firstPage.body.next_cursor}`,
-  );
+  assert.ok(firstPage.next_cursor);
+  const secondPage = await listKnocks(door, owner, {
+    limit: 2,
+    cursor: firstPage.next_cursor as string,
+  });
   assert.equal(
-    secondPage.body.knocks.map((k) => k.knock_id),
+    secondPage.knocks.map((k) => k.knock_id),
     [ids[0]],
   );
-  assert.is(secondPage.body.next_cursor, null);
+  assert.is(secondPage.next_cursor, null);
 
-  const outgoing = await listKnocks(server, knockers[0] as Agent, '?direction=outgoing');
+  const outgoing = await listKnocks(door, knockers[0] as DirectAgent, { direction: 'outgoing' });
   assert.equal(
-    outgoing.body.knocks.map((k) => [k.knock_id, k.status]),
+    outgoing.knocks.map((k) => [k.knock_id, k.status]),
     [[ids[0], 'declined']],
   );
-  assert.equal((await listKnocks(server, knockers[0] as Agent)).body.knocks, [], 'none incoming');
-  assert.equal((await listKnocks(server, owner, '?direction=outgoing')).body.knocks, []);
-  const bad = await listKnocks(server, owner, '?status=maybe');
-  assert.is(bad.status, 400);
+  assert.equal((await listKnocks(door, knockers[0] as DirectAgent)).knocks, [], 'none incoming');
+  assert.equal((await listKnocks(door, owner, { direction: 'outgoing' })).knocks, []);
+  const bad = await door.refusal(
+    'list_knocks',
+    { status: 'maybe' } as unknown as DirectInput<'list_knocks'>,
+    owner.api_token,
+  );
+  assert.is(bad.code, 'invalid_input');
 });
 
 test('accepting a knock makes a private workspace holding both, tells the knocker its id, and both may message there', async ({
-  server,
+  door,
 }) => {
-  const { owner, workspaceId } = await publicOwner(server);
-  const knocker = await server.signUp();
-  await newChanges(server, knocker);
-  const knocked = await knockOn(server, knocker, workspaceId, 'Can we talk about the logo?');
-  const accepted = await answerKnock(server, owner, knocked.body.knock_id, 'accept');
-  assert.is(accepted.status, 200, JSON.stringify(accepted.body));
-  const shared = accepted.body.workspace_id as string;
-  assert.equal(accepted.body, {
-    knock_id: knocked.body.knock_id,
+  const { owner, workspaceId } = await publicOwner(door);
+  const knocker = await door.signUp();
+  await newChanges(door, knocker);
+  const knocked = await knockOn(door, knocker, workspaceId, 'Can we talk about the logo?');
+  const accepted = await door.call('accept_knock', { knock_id: knocked.knock_id }, owner.api_token);
+  const shared = accepted.workspace_id;
+  assert.equal(accepted, {
+    knock_id: knocked.knock_id,
     status: 'accepted',
     workspace_id: shared,
   });
   assert.is.not(shared, workspaceId);
 
-  const shown = await call<{
-    visibility: string;
-    owner: AgentRef;
-    members: (AgentRef & { role: string })[];
-  }>(server, 'GET', `/workspaces/${shared}`, knocker.api_token);
-  assert.is(shown.status, 200);
-  assert.is(shown.body.visibility, 'private');
-  assert.is(shown.body.owner.agent_id, owner.agent_id, 'the accepting agent owns it');
+  const shown = await door.call('get_workspace', { workspace_id: shared }, knocker.api_token);
+  assert.is(shown.visibility, 'private');
+  assert.is(shown.owner.agent_id, owner.agent_id, 'the accepting agent owns it');
   assert.equal(
-    shown.body.members.map((m) => [m.agent_id, m.role]).sort(),
+    shown.members.map((m) => [m.agent_id, m.role]).sort(),
     [
       [knocker.agent_id, 'member'],
       [owner.agent_id, 'owner'],
     ].sort(),
   );
 
-  const told = ofType(await newChanges(server, knocker), 'knock.accepted');
+  const told = ofType(await newChanges(door, knocker), 'knock.accepted');
   assert.is(told.length, 1);
   assert.is(told[0]?.workspace_id, shared);
   assert.is(told[0]?.data.workspace_id, shared);
-  assert.is(told[0]?.data.knock_id, knocked.body.knock_id);
+  assert.is(told[0]?.data.knock_id, knocked.knock_id);
   assert.equal(told[0]?.actor, { agent_id: owner.agent_id, name: owner.name });
 
-  const outgoing = await listKnocks(server, knocker, '?direction=outgoing');
+  const outgoing = await listKnocks(door, knocker, { direction: 'outgoing' });
   assert.equal(
-    outgoing.body.knocks.map((k) => [k.status, k.shared_workspace_id]),
+    outgoing.knocks.map((k) => [k.status, k.shared_workspace_id]),
     [['accepted', shared]],
   );
-  assert.is((await unread(server, owner)).knocks, 0, 'an answered knock is no longer unread');
+  assert.is((await unread(door, owner)).knocks, 0, 'an answered knock is no longer unread');
 
-  await newChanges(server, owner);
-  const fromKnocker = await send(server, knocker, shared, 'Hello! Here is my portfolio.');
-  assert.is(fromKnocker.status, 201);
-  const fromOwner = await send(server, owner, shared, 'Thanks, looks good.');
-  assert.is(fromOwner.status, 201);
+  await newChanges(door, owner);
+  const send = (agent: DirectAgent, text: string) =>
+    door.call('send_message', { workspace_id: shared, text }, agent.api_token);
+  await send(knocker, 'Hello! Here is my portfolio.');
+  await send(owner, 'Thanks, looks good.');
   assert.equal(
-    ofType(await newChanges(server, owner), 'message.sent').map((c) => c.data.text),
+    ofType(await newChanges(door, owner), 'message.sent').map((c) => c.data.text),
     ['Hello! Here is my portfolio.'],
   );
   assert.equal(
-    ofType(await newChanges(server, knocker), 'message.sent').map((c) => c.data.text),
+    ofType(await newChanges(door, knocker), 'message.sent').map((c) => c.data.text),
     ['Thanks, looks good.'],
   );
-  const stranger = await server.signUp();
-  assert.is((await read(server, stranger, shared)).status, 404, 'private to the two of them');
+  const stranger = await door.signUp();
+  const hidden = await door.refusal('read_messages', { workspace_id: shared }, stranger.api_token);
+  assert.is(hidden.code, 'not_found', 'private to the two of them');
 });
 
 test('declining a knock tells the knocker with knock.declined, and makes no workspace', async ({
-  server,
+  door,
 }) => {
-  const { owner, workspaceId } = await publicOwner(server);
-  const knocker = await server.signUp();
-  await newChanges(server, knocker);
-  const knocked = await knockOn(server, knocker, workspaceId, 'Interested?');
-  const declined = await answerKnock(server, owner, knocked.body.knock_id, 'decline');
-  assert.is(declined.status, 200);
-  assert.equal(declined.body, { knock_id: knocked.body.knock_id, status: 'declined' });
-  const told = ofType(await newChanges(server, knocker), 'knock.declined');
-  assert.is(told.length, 1);
-  assert.is(told[0]?.data.knock_id, knocked.body.knock_id);
-  assert.equal(told[0]?.actor, { agent_id: owner.agent_id, name: owner.name });
-  const workspaces = await call<{ workspaces: unknown[] }>(
-    server,
-    'GET',
-    '/workspaces',
-    knocker.api_token,
+  const { owner, workspaceId } = await publicOwner(door);
+  const knocker = await door.signUp();
+  await newChanges(door, knocker);
+  const knocked = await knockOn(door, knocker, workspaceId, 'Interested?');
+  const declined = await door.call(
+    'decline_knock',
+    { knock_id: knocked.knock_id },
+    owner.api_token,
   );
-  assert.equal(workspaces.body.workspaces, []);
-  assert.is((await unread(server, owner)).knocks, 0);
+  assert.equal(declined, { knock_id: knocked.knock_id, status: 'declined' });
+  const told = ofType(await newChanges(door, knocker), 'knock.declined');
+  assert.is(told.length, 1);
+  assert.is(told[0]?.data.knock_id, knocked.knock_id);
+  assert.equal(told[0]?.actor, { agent_id: owner.agent_id, name: owner.name });
+  const workspaces = await door.call('list_workspaces', {}, knocker.api_token);
+  assert.equal(workspaces.workspaces, []);
+  assert.is((await unread(door, owner)).knocks, 0);
 });
 
 test('only the knocker withdraws a knock; the target hears of it and can no longer accept it', async ({
-  server,
+  door,
 }) => {
-  const { owner, workspaceId } = await publicOwner(server);
-  const knocker = await server.signUp();
-  const third = await server.signUp();
-  const knocked = await knockOn(server, knocker, workspaceId, 'Still available?');
-  const id = knocked.body.knock_id;
-  const byTarget = await answerKnock(server, owner, id, 'withdraw');
-  assert.is(byTarget.status, 403);
-  assert.is(problemOf(byTarget).code, 'forbidden');
-  const byThird = await answerKnock(server, third, id, 'withdraw');
-  assert.is(byThird.status, 404);
-  assert.is(problemOf(byThird).code, 'not_found');
+  const { owner, workspaceId } = await publicOwner(door);
+  const knocker = await door.signUp();
+  const third = await door.signUp();
+  const knocked = await knockOn(door, knocker, workspaceId, 'Still available?');
+  const knock_id = knocked.knock_id;
+  const byTarget = await door.refusal('withdraw_knock', { knock_id }, owner.api_token);
+  assert.is(byTarget.code, 'forbidden');
+  const byThird = await door.refusal('withdraw_knock', { knock_id }, third.api_token);
+  assert.is(byThird.code, 'not_found');
 
-  const withdrawn = await answerKnock(server, knocker, id, 'withdraw');
-  assert.is(withdrawn.status, 200);
-  assert.equal(withdrawn.body, { knock_id: id, status: 'withdrawn' });
-  const told = ofType(await newChanges(server, owner), 'knock.withdrawn');
+  const withdrawn = await door.call('withdraw_knock', { knock_id }, knocker.api_token);
+  assert.equal(withdrawn, { knock_id, status: 'withdrawn' });
+  const told = ofType(await newChanges(door, owner), 'knock.withdrawn');
   assert.equal(
     told.map((c) => c.data.knock_id),
-    [id],
+    [knock_id],
   );
-  assert.is((await unread(server, owner)).knocks, 0);
+  assert.is((await unread(door, owner)).knocks, 0);
   assert.equal(
-    (await listKnocks(server, owner)).body.knocks.map((k) => [k.knock_id, k.status]),
-    [[id, 'withdrawn']],
+    (await listKnocks(door, owner)).knocks.map((k) => [k.knock_id, k.status]),
+    [[knock_id, 'withdrawn']],
   );
-  assertNotPending(await answerKnock(server, owner, id, 'accept'), 'withdrawn');
-  assertNotPending(await answerKnock(server, knocker, id, 'withdraw'), 'withdrawn');
+  assertNotPending(await door.refusal('accept_knock', { knock_id }, owner.api_token), 'withdrawn');
+  assertNotPending(
+    await door.refusal('withdraw_knock', { knock_id }, knocker.api_token),
+    'withdrawn',
+  );
 });
 
 test.run();

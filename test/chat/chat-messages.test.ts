@@ -1,70 +1,72 @@
 import { randomUUID } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { newChanges, ofType } from '../helpers/changes.ts';
-import {
-  chatSuite,
-  KIB_16,
-  publicOwner,
-  read,
-  send,
-  unread,
-  type MessagePage,
-} from '../helpers/chat.ts';
-import type { JsonAnswer } from '../helpers/http.ts';
-import { room } from '../helpers/rooms.ts';
-import { problemOf, type Agent, type Change } from '../helpers/wire-types.ts';
-import { newWorkspace } from '../helpers/workspaces.ts';
+import { KIB_16 } from '../helpers/chat.ts';
+import { ofType } from '../helpers/changes.ts';
+import type { DirectAgent, DirectDoor, DirectInput } from '../helpers/direct.ts';
+import { directChatSuite, publicOwner, room, unread } from '../helpers/direct-chat.ts';
+import { newChanges } from '../helpers/direct-feed.ts';
+import { outcome, problemOf, workspaceOf } from '../helpers/direct-workspaces.ts';
+import type { Change } from '../helpers/wire-types.ts';
 
 /**
  * Messages end to end, held to protocol/documents/chat-protocol.md: sending, reading and paging,
- * unread counts, who may read and send, and the bounds of a message's text.
+ * unread counts, who may read and send, and the bounds of a message's text. Through the direct
+ * door: chat-live.test.ts takes them through socket.io and MCP.
  */
-const test = chatSuite('messages through HTTP');
+const test = directChatSuite('messages, without a transport');
+
+const send = (door: DirectDoor, agent: DirectAgent, workspaceId: string, text: string) =>
+  door.call('send_message', { workspace_id: workspaceId, text }, agent.api_token);
+
+const read = (
+  door: DirectDoor,
+  agent: DirectAgent,
+  workspaceId: string,
+  query: Omit<DirectInput<'read_messages'>, 'workspace_id'> = {},
+) => door.call('read_messages', { workspace_id: workspaceId, ...query }, agent.api_token);
 
 test('a member sends a message: every other member gets message.sent with its text and actor, the sender does not', async ({
   server,
+  door,
 }) => {
-  const { workspaceId, agents } = await room(server, 3);
-  const [owner, sender, other] = agents as [Agent, Agent, Agent];
-  const sent = await send(server, sender, workspaceId, 'Draft is in drafts/logo.svg');
-  assert.is(sent.status, 201, JSON.stringify(sent.body));
-  assert.equal(sent.body, {
-    message_id: sent.body.message_id,
+  const { workspaceId, agents } = await room(door, 3);
+  const [owner, sender, other] = agents as [DirectAgent, DirectAgent, DirectAgent];
+  const sent = await send(door, sender, workspaceId, 'Draft is in drafts/logo.svg');
+  assert.equal(sent, {
+    message_id: sent.message_id,
     workspace_id: workspaceId,
     sender: { agent_id: sender.agent_id, name: sender.name },
     text: 'Draft is in drafts/logo.svg',
     sent_at: new Date(server.services.clock.now()).toISOString(),
   });
   for (const member of [owner, other]) {
-    const heard = ofType(await newChanges(server, member), 'message.sent');
+    const heard = ofType(await newChanges(door, member), 'message.sent');
     assert.is(heard.length, 1, 'one message.sent for each other member');
     const [change] = heard as [Change];
     assert.is(change.workspace_id, workspaceId);
     assert.equal(change.actor, { agent_id: sender.agent_id, name: sender.name });
     assert.equal(change.data, {
-      message_id: sent.body.message_id,
+      message_id: sent.message_id,
       text: 'Draft is in drafts/logo.svg',
-      sent_at: sent.body.sent_at,
+      sent_at: sent.sent_at,
     });
   }
-  assert.equal(ofType(await newChanges(server, sender), 'message.sent'), [], 'not the sender');
+  assert.equal(ofType(await newChanges(door, sender), 'message.sent'), [], 'not the sender');
 });
 
 test('read_messages pages with after and limit, oldest first, and next_after is null at the end', async ({
-  server,
+  door,
 }) => {
-  const { workspaceId, agents } = await room(server, 2);
-  const [owner, guest] = agents as [Agent, Agent];
+  const { workspaceId, agents } = await room(door, 2);
+  const [owner, guest] = agents as [DirectAgent, DirectAgent];
   const ids: string[] = [];
   for (let i = 1; i <= 5; i++) {
-    const sent = await send(server, i % 2 ? owner : guest, workspaceId, `message ${i}`);
-    assert.is(sent.status, 201);
-    ids.push(sent.body.message_id);
+    const sent = await send(door, i % 2 ? owner : guest, workspaceId, `message ${i}`);
+    ids.push(sent.message_id);
   }
-  const all = await read(server, guest, workspaceId);
-  assert.is(all.status, 200);
+  const all = await read(door, guest, workspaceId);
   assert.equal(
-    all.body.messages.map((m) => [m.text, m.sender.agent_id]),
+    all.messages.map((m) => [m.text, m.sender.agent_id]),
     [
       ['message 1', owner.agent_id],
       ['message 2', guest.agent_id],
@@ -73,111 +75,122 @@ test('read_messages pages with after and limit, oldest first, and next_after is 
       ['message 5', owner.agent_id],
     ],
   );
-  assert.is(all.body.next_after, null);
+  assert.is(all.next_after, null);
 
-  const first = await read(server, guest, workspaceId, '?limit=2');
+  const first = await read(door, guest, workspaceId, { limit: 2 });
   assert.equal(
-    first.body.messages.map((m) => m.message_id),
+    first.messages.map((m) => m.message_id),
     ids.slice(0, 2),
   );
-  assert.is(first.body.next_after, ids[1]);
-  const second = await read(server, guest, workspaceId, `?after=${first.body.next_after}&limit=2`);
+  assert.is(first.next_after, ids[1]);
+  const second = await read(door, guest, workspaceId, {
+    after: first.next_after as string,
+    limit: 2,
+  });
   assert.equal(
-    second.body.messages.map((m) => m.message_id),
+    second.messages.map((m) => m.message_id),
     ids.slice(2, 4),
   );
-  assert.is(second.body.next_after, ids[3]);
-  const last = await read(server, guest, workspaceId, `?after=${second.body.next_after}&limit=2`);
+  assert.is(second.next_after, ids[3]);
+  const last = await read(door, guest, workspaceId, {
+    after: second.next_after as string,
+    limit: 2,
+  });
   assert.equal(
-    last.body.messages.map((m) => m.message_id),
+    last.messages.map((m) => m.message_id),
     ids.slice(4),
   );
-  assert.is(last.body.next_after, null);
-  const beyond = await read(server, guest, workspaceId, `?after=${ids[4]}`);
-  assert.equal(beyond.body, { messages: [], next_after: null });
+  assert.is(last.next_after, null);
+  const beyond = await read(door, guest, workspaceId, { after: ids[4] as string });
+  assert.equal(beyond, { messages: [], next_after: null });
 });
 
 test('whoami counts unread messages from others only, and the count drops to 0 as they are read', async ({
-  server,
+  door,
 }) => {
-  const { workspaceId, agents } = await room(server, 2);
-  const [owner, guest] = agents as [Agent, Agent];
-  for (const text of ['one', 'two', 'three']) await send(server, owner, workspaceId, text);
-  assert.is((await unread(server, guest)).messages, 3, "the owner's three");
-  assert.is((await unread(server, owner)).messages, 0, 'its own messages are read already');
+  const { workspaceId, agents } = await room(door, 2);
+  const [owner, guest] = agents as [DirectAgent, DirectAgent];
+  for (const text of ['one', 'two', 'three']) await send(door, owner, workspaceId, text);
+  assert.is((await unread(door, guest)).messages, 3, "the owner's three");
+  assert.is((await unread(door, owner)).messages, 0, 'its own messages are read already');
 
-  const page = await read(server, guest, workspaceId, '?limit=2');
-  assert.is(page.body.messages.length, 2);
-  assert.is((await unread(server, guest)).messages, 1, 'two read, one left');
-  await read(server, guest, workspaceId, `?after=${page.body.next_after}`);
-  assert.is((await unread(server, guest)).messages, 0);
+  const page = await read(door, guest, workspaceId, { limit: 2 });
+  assert.is(page.messages.length, 2);
+  assert.is((await unread(door, guest)).messages, 1, 'two read, one left');
+  await read(door, guest, workspaceId, { after: page.next_after as string });
+  assert.is((await unread(door, guest)).messages, 0);
 
   // Reading again from the start never moves the mark back.
-  await read(server, guest, workspaceId, '?limit=1');
-  assert.is((await unread(server, guest)).messages, 0);
+  await read(door, guest, workspaceId, { limit: 1 });
+  assert.is((await unread(door, guest)).messages, 0);
 });
 
 test('only read_messages moves the read mark: sending a message leaves the unread messages of others unread', async ({
-  server,
+  door,
 }) => {
-  const { workspaceId, agents } = await room(server, 2);
-  const [owner, guest] = agents as [Agent, Agent];
-  for (const text of ['one', 'two', 'three']) await send(server, owner, workspaceId, text);
-  await send(server, guest, workspaceId, 'a reply before reading');
-  assert.is((await unread(server, owner)).messages, 1, "the guest's reply");
+  const { workspaceId, agents } = await room(door, 2);
+  const [owner, guest] = agents as [DirectAgent, DirectAgent];
+  for (const text of ['one', 'two', 'three']) await send(door, owner, workspaceId, text);
+  await send(door, guest, workspaceId, 'a reply before reading');
+  assert.is((await unread(door, owner)).messages, 1, "the guest's reply");
   assert.is(
-    (await unread(server, guest)).messages,
+    (await unread(door, guest)).messages,
     3,
     "the owner's three are still unread: the guest has not read them",
   );
 });
 
 test('in a public workspace a non-member may read the messages but is refused 403 on send', async ({
-  server,
+  door,
 }) => {
-  const { owner, workspaceId } = await publicOwner(server);
-  const reader = await server.signUp();
-  const sent = await send(server, owner, workspaceId, 'Listing questions welcome');
-  assert.is(sent.status, 201);
-  const page = await read(server, reader, workspaceId);
-  assert.is(page.status, 200);
+  const { owner, workspaceId } = await publicOwner(door);
+  const reader = await door.signUp();
+  const sent = await send(door, owner, workspaceId, 'Listing questions welcome');
+  const page = await read(door, reader, workspaceId);
   assert.equal(
-    page.body.messages.map((m) => m.message_id),
-    [sent.body.message_id],
+    page.messages.map((m) => m.message_id),
+    [sent.message_id],
   );
-  const refused = await send(server, reader, workspaceId, 'let me in');
-  assert.is(refused.status, 403);
-  assert.is(problemOf(refused).code, 'forbidden');
-  assert.is((await read(server, owner, workspaceId)).body.messages.length, 1, 'nothing recorded');
+  const refused = await door.refusal(
+    'send_message',
+    { workspace_id: workspaceId, text: 'let me in' },
+    reader.api_token,
+  );
+  assert.is(refused.code, 'forbidden');
+  assert.is((await read(door, owner, workspaceId)).messages.length, 1, 'nothing recorded');
 });
 
 test('a stranger to a private workspace gets the same 404 on read and send as for no workspace at all', async ({
-  server,
+  door,
 }) => {
-  const { workspaceId, agents } = await room(server, 1);
-  const [owner] = agents as [Agent];
-  await send(server, owner, workspaceId, 'private');
-  const stranger = await server.signUp();
+  const { workspaceId, agents } = await room(door, 1);
+  const [owner] = agents as [DirectAgent];
+  await send(door, owner, workspaceId, 'private');
+  const stranger = await door.signUp();
   const missing = randomUUID();
-  const readHidden = await read(server, stranger, workspaceId);
-  const readMissing = await read(server, stranger, missing);
-  assert.is(readHidden.status, 404);
-  assert.equal(readHidden.body, readMissing.body);
-  const sendHidden = await send(server, stranger, workspaceId, 'hello?');
-  const sendMissing = await send(server, stranger, missing, 'hello?');
-  assert.is(sendHidden.status, 404);
-  assert.equal(sendHidden.body, sendMissing.body);
-  assert.is(problemOf(sendHidden).code, 'not_found');
+  const reading = (workspace_id: string) =>
+    door.refusal('read_messages', { workspace_id }, stranger.api_token);
+  const sending = (workspace_id: string) =>
+    door.refusal('send_message', { workspace_id, text: 'hello?' }, stranger.api_token);
+  const readHidden = await reading(workspaceId);
+  const readMissing = await reading(missing);
+  assert.is(readHidden.code, 'not_found');
+  assert.equal(problemOf(readHidden), problemOf(readMissing));
+  const sendHidden = await sending(workspaceId);
+  const sendMissing = await sending(missing);
+  assert.equal(problemOf(sendHidden), problemOf(sendMissing));
+  assert.is(sendHidden.code, 'not_found');
 });
 
 test('message text is 1 byte to 16 KiB of UTF-8: empty is 400, one byte over is 413 payload_too_large, counted in bytes not characters', async ({
-  server,
+  door,
 }) => {
-  const { workspaceId, agents } = await room(server, 1);
-  const [owner] = agents as [Agent];
-  const empty = await send(server, owner, workspaceId, '');
-  assert.is(empty.status, 400);
-  assert.is(problemOf(empty).code, 'invalid_input');
+  const { workspaceId, agents } = await room(door, 1);
+  const [owner] = agents as [DirectAgent];
+  const refusedText = (text: string) =>
+    door.refusal('send_message', { workspace_id: workspaceId, text }, owner.api_token);
+  const empty = await refusedText('');
+  assert.is(empty.code, 'invalid_input');
 
   const accepted = [
     'a'.repeat(KIB_16),
@@ -188,9 +201,8 @@ test('message text is 1 byte to 16 KiB of UTF-8: empty is 400, one byte over is 
   ];
   for (const text of accepted) {
     assert.is(Buffer.byteLength(text), text === 'a' ? 1 : KIB_16);
-    const sent = await send(server, owner, workspaceId, text);
-    assert.is(sent.status, 201, `${text.length} characters, ${Buffer.byteLength(text)} bytes`);
-    assert.is(sent.body.text, text);
+    const sent = await send(door, owner, workspaceId, text);
+    assert.is(sent.text, text, `${text.length} characters, ${Buffer.byteLength(text)} bytes`);
   }
   const refused = [
     'a'.repeat(KIB_16 + 1),
@@ -200,51 +212,61 @@ test('message text is 1 byte to 16 KiB of UTF-8: empty is 400, one byte over is 
   ];
   for (const text of refused) {
     assert.ok(Buffer.byteLength(text) > KIB_16);
-    const sent = await send(server, owner, workspaceId, text);
-    assert.is(sent.status, 413, `${text.length} characters, ${Buffer.byteLength(text)} bytes`);
-    assert.is(problemOf(sent).code, 'payload_too_large');
+    const sent = await refusedText(text);
+    assert.is(
+      sent.code,
+      'payload_too_large',
+      `${text.length} characters, ${Buffer.byteLength(text)} bytes`,
+    );
   }
-  const stored = await read(server, owner, workspaceId);
+  const stored = await read(door, owner, workspaceId);
   assert.equal(
-    stored.body.messages.map((m) => m.text),
+    stored.messages.map((m) => m.text),
     accepted,
     'the accepted ones, whole, and none of the refused',
   );
 });
 
 test('read_messages refuses an `after` that is not a message of the workspace with 400', async ({
-  server,
+  door,
 }) => {
-  const { workspaceId, agents } = await room(server, 1);
-  const [owner] = agents as [Agent];
-  const other = await newWorkspace(server, owner);
-  const elsewhere = await send(server, owner, other, 'in the other workspace');
-  await send(server, owner, workspaceId, 'here');
-  for (const after of [randomUUID(), elsewhere.body.message_id]) {
-    const answer = await read(server, owner, workspaceId, `?after=${after}`);
-    assert.is(answer.status, 400, after);
-    assert.is(problemOf(answer).code, 'invalid_input');
-    assert.is(problemOf(answer).field, 'after');
+  const { workspaceId, agents } = await room(door, 1);
+  const [owner] = agents as [DirectAgent];
+  const other = await workspaceOf(door, owner);
+  const elsewhere = await send(door, owner, other, 'in the other workspace');
+  await send(door, owner, workspaceId, 'here');
+  for (const after of [randomUUID(), elsewhere.message_id]) {
+    const answer = await door.refusal(
+      'read_messages',
+      { workspace_id: workspaceId, after },
+      owner.api_token,
+    );
+    assert.is(answer.code, 'invalid_input', after);
+    assert.is(answer.extra.field, 'after');
   }
-  const malformed = await read(server, owner, workspaceId, '?after=not-a-uuid');
-  assert.is(malformed.status, 400);
+  const malformed = await door.refusal(
+    'read_messages',
+    { workspace_id: workspaceId, after: 'not-a-uuid' },
+    owner.api_token,
+  );
+  assert.is(malformed.code, 'invalid_input');
 });
 
 test('20 messages sent at once by two members get distinct, increasing order, and read_messages returns each once', async ({
-  server,
+  door,
 }) => {
-  const { workspaceId, agents } = await room(server, 3);
-  const [owner, one, two] = agents as [Agent, Agent, Agent];
+  const { workspaceId, agents } = await room(door, 3);
+  const [owner, one, two] = agents as [DirectAgent, DirectAgent, DirectAgent];
   const answers = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => send(server, i % 2 ? one : two, workspaceId, `m${i}`)),
+    Array.from({ length: 20 }, (_, i) =>
+      outcome(send(door, i % 2 ? one : two, workspaceId, `m${i}`)),
+    ),
   );
-  assert.equal(
-    answers.map((a) => a.status),
-    Array<number>(20).fill(201),
-  );
-  const sentIds = answers.map((a) => a.body.message_id);
-  const all = await read(server, owner, workspaceId, '?limit=500');
-  const readIds = all.body.messages.map((m) => m.message_id);
+  const sent = answers.flatMap((a) => ('answer' in a ? [a.answer] : []));
+  assert.is(sent.length, 20, 'every one is taken');
+  const sentIds = sent.map((a) => a.message_id);
+  const all = await read(door, owner, workspaceId, { limit: 500 });
+  const readIds = all.messages.map((m) => m.message_id);
   assert.is(readIds.length, 20);
   assert.equal([...readIds].sort(), [...sentIds].sort(), 'each message once');
 
@@ -252,24 +274,22 @@ test('20 messages sent at once by two members get distinct, increasing order, an
   const paged: string[] = [];
   let after: string | null = null;
   do {
-    const page: JsonAnswer<MessagePage> = await read(
-      server,
-      owner,
-      workspaceId,
-      `?limit=3${after ? `&after=${after}` : ''}`,
-    );
-    paged.push(...page.body.messages.map((m) => m.message_id));
-    after = page.body.next_after;
+    const page: Awaited<ReturnType<typeof read>> = await read(door, owner, workspaceId, {
+      limit: 3,
+      ...(after ? { after } : {}),
+    });
+    paged.push(...page.messages.map((m) => m.message_id));
+    after = page.next_after;
   } while (after);
   assert.equal(paged, readIds);
 
   // The order is the one the owner heard them in: one order for everyone.
-  const heard = ofType(await newChanges(server, owner), 'message.sent');
+  const heard = ofType(await newChanges(door, owner), 'message.sent');
   assert.equal(
     heard.map((c) => c.data.message_id),
     readIds,
   );
-  const sentAt = all.body.messages.map((m) => Date.parse(m.sent_at));
+  const sentAt = all.messages.map((m) => Date.parse(m.sent_at));
   assert.equal(
     sentAt,
     [...sentAt].sort((a, b) => a - b),

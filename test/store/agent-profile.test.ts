@@ -1,5 +1,4 @@
 import * as assert from 'uvu/assert';
-import { MAX_PROFILE_LISTINGS } from '../../protocol/store.ts';
 import { callTool, toolProblem } from '../helpers/clients.ts';
 import { agreeAll, dealRoom, rate, reputationOf } from '../helpers/deals.ts';
 import { callJson as call } from '../helpers/http.ts';
@@ -11,7 +10,8 @@ import { problemOf, type Agent } from '../helpers/wire-types.ts';
 /**
  * The public agent profile (GET /agents/<agent_id>, get_agent_profile): name, since, the
  * agent's listings as the store shows them, and its reputation in brief, checked against the
- * full reputation record.
+ * full reputation record, at the HTTP and MCP doors. An empty profile and the bound on its
+ * listings, through the direct door: agent-profile-rules.test.ts.
  */
 const test = storeSuite('the public agent profile');
 
@@ -80,38 +80,6 @@ test('the profile shows name, since, listings as the store does, and the mean sc
   const overMcp = await callTool(client, 'get_agent_profile', { agent_id: seller.agent_id });
   assert.not.ok(overMcp.isError, JSON.stringify(overMcp));
   assert.equal(overMcp.structuredContent, signedIn.body);
-});
-
-test('an agent with no listings and no ratings has an empty profile with a null average', async ({
-  server,
-}) => {
-  const fresh = await server.signUp();
-  const profile = await profileOf(server, fresh.agent_id);
-  assert.is(profile.status, 200, JSON.stringify(profile.body));
-  assert.equal(profile.body.listings, []);
-  assert.is(profile.body.reputation.average_score, null);
-  assert.is(profile.body.reputation.scored_ratings, 0);
-  assert.equal(profile.body.reputation.counts, (await reputationOf(server, fresh)).counts);
-});
-
-test('a profile shows the newest listings up to its bound, and says there are more', async ({
-  server,
-}) => {
-  const prolific = await server.signUp();
-  const ids: string[] = [];
-  for (let i = 0; i <= MAX_PROFILE_LISTINGS; i++) {
-    const posted = await postListing(server, prolific, repairIn(`Town ${i}`));
-    assert.is(posted.status, 201, JSON.stringify(posted.body));
-    ids.push(posted.body.listing_id);
-  }
-  const profile = await profileOf(server, prolific.agent_id);
-  assert.is(profile.status, 200, JSON.stringify(profile.body));
-  assert.is(profile.body.listings_truncated, true);
-  assert.equal(
-    profile.body.listings.map((listing) => listing.listing_id),
-    ids.slice(1).reverse(),
-    'the newest first, the oldest left out',
-  );
 });
 
 test('an agent that is not signed up answers the 404 get_reputation answers; an id that is no uuid, 400', async (context) => {

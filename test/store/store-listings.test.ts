@@ -18,7 +18,8 @@ import { newWorkspace } from '../helpers/workspaces.ts';
 /**
  * Listings end to end, through the real doors: posted (the author's public listings workspace
  * is made on the first), replaced, edited as files and deleted; bad listings refused each with
- * its own code, leaving the store and the files as they were; and the matches a listing names.
+ * its own code, leaving the store and the files as they were. The matches a listing names,
+ * through the direct door: store-listings-rules.test.ts.
  */
 const test = storeSuite('store listings through HTTP');
 
@@ -326,30 +327,6 @@ test('bad listings answer each its own code and leave the store and the files as
     dimensions: { topic: 'setup', delivery: 'remote' },
   });
   assert.is(byOperator.status, 201, JSON.stringify(byOperator.body));
-});
-
-test('a can listing names the needs it fits in matches: same convention and place', async ({
-  server,
-}) => {
-  const buyer = await server.signUp();
-  const seller = await server.signUp();
-  const need = await postListing(server, buyer, needIn('Berlin'));
-  assert.is(need.status, 201, JSON.stringify(need.body));
-
-  const berlin = await postListing(server, seller, repairIn('Berlin'));
-  assert.is(berlin.status, 201, JSON.stringify(berlin.body));
-  const match = berlin.body.matches.find((l) => l.listing_id === need.body.listing_id);
-  assert.ok(match, 'the Berlin need is named');
-  assert.is(match.kind, 'need');
-  assert.is(match.agent_written.name, 'Someone to fix my bicycle in Berlin');
-  assert.ok(
-    berlin.body.matches.every((l) => l.kind === 'need' && l.convention === 'local-services'),
-    'only needs on local-services',
-  );
-
-  const munich = await postListing(server, seller, repairIn('Munich'));
-  assert.is(munich.status, 201, JSON.stringify(munich.body));
-  assert.not.ok(ids(munich.body.matches).includes(need.body.listing_id), 'not in Munich');
 });
 
 test.run();
