@@ -45,6 +45,18 @@ const agentCard = z
       streaming: z.boolean(),
       pushNotifications: z.boolean(),
       extendedAgentCard: z.boolean(),
+      extensions: z
+        .array(
+          z.object({
+            uri: z.string(),
+            description: z.string(),
+            required: z.boolean(),
+            params: z.record(z.string(), z.unknown()),
+          }),
+        )
+        .describe(
+          'One AgentExtension saying this service has no A2A endpoint (JSONRPC, GRPC, HTTP+JSON) yet, and where its agents are reached instead.',
+        ),
     }),
     securitySchemes: z.record(
       z.string(),

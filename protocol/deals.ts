@@ -123,7 +123,8 @@ export const getDeal = defineOperation({
   summary: 'A deal, by its file or its deal_id: parties, agreements, status, deliveries, ratings.',
   description: [
     'The deal of the markdown file at `path` in `workspace_id`, or the deal `deal_id` (as',
-    'list_deals, agree and the `deal.*` changes name it): send one form, never both. You must be',
+    'list_deals, agree and the `deal.*` changes name it): send one form, never both (both, or',
+    'neither, is `400 invalid_input`: query parameters have no schema in common to say it). You must be',
     'able to read the deal\u2019s workspace, or be a party of the deal: a party that left it keeps',
     'reading the deal, not the files. A `deal_id` you may not see answers the same',
     '`404 not_found` as one that does not exist. `parties` are those of the file as it is now (or of what was agreed), each with',

@@ -10,7 +10,7 @@ export type JsonSchema = Record<string, unknown> & { $defs?: Record<string, Json
  */
 export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   let json = openAnyValue(z.toJSONSchema(schema, { io, unrepresentable: 'any' })) as JsonSchema;
-  if (io === 'input') json = boundIntegers(json) as JsonSchema;
+  if (io === 'input') json = refuseNul(boundIntegers(json)) as JsonSchema;
   json = portablePatterns(json) as JsonSchema;
   delete json.$schema;
   const ref = json.$ref;
@@ -50,6 +50,30 @@ function isEmptyObject(value: unknown): boolean {
     !Array.isArray(value) &&
     Object.keys(value).length === 0
   );
+}
+
+/** Text without NUL (U+0000), which no input holds (protocol/input-guard.ts). */
+const NO_NUL = '^[^\\x00]*$';
+
+/**
+ * Every string an operation takes, and every key of a record it takes, is refused with NUL in it
+ * (protocol/input-guard.ts, on every door): the schemas say so, as a `pattern` on each string
+ * that has none (one that has a pattern excludes NUL itself) and `propertyNames` on each record.
+ */
+function refuseNul(node: unknown, namesFields = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => refuseNul(item));
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    out[key] = refuseNul(value, !namesFields && (key === 'properties' || key === '$defs'));
+  }
+  if (namesFields) return out;
+  const free = !('enum' in out) && !('const' in out) && !('format' in out);
+  if (out.type === 'string' && out.pattern === undefined && free) out.pattern = NO_NUL;
+  if (out.type === 'object' && out.additionalProperties !== false && !('propertyNames' in out)) {
+    out.propertyNames = { pattern: NO_NUL };
+  }
+  return out;
 }
 
 /**
@@ -97,7 +121,10 @@ function portablePatterns(node: unknown, namesFields = false): unknown {
     out[key] = portablePatterns(value, field);
   }
   if (namesFields || typeof out.pattern !== 'string') return out;
-  const pattern = out.pattern.replace(/(?<!\\)((?:\\\\)*)\\u00([0-9a-fA-F]{2})/g, '$1\\x$2');
+  const pattern = spellControls(out.pattern).replace(
+    /(?<!\\)((?:\\\\)*)\\u00([0-9a-fA-F]{2})/g,
+    '$1\\x$2',
+  );
   if (!NON_PORTABLE_PATTERN.test(pattern)) return { ...out, pattern };
   if (typeof out.description !== 'string') {
     throw new Error(
@@ -106,5 +133,34 @@ function portablePatterns(node: unknown, namesFields = false): unknown {
   }
   delete out.pattern;
   out.description = `${out.description} The service checks this rule itself (as the JavaScript pattern \`${pattern}\`, whose Unicode classes other regex dialects lack, so this schema states it in words only).`;
+  return out;
+}
+
+/** Unicode's control characters (`\p{Cc}`): exactly C0, DEL and C1, which every dialect spells. */
+const CONTROLS = '\\x00-\\x1f\\x7f-\\x9f';
+
+/**
+ * `\p{Cc}` written as the ranges it names (inside a class as they are, outside as a class of
+ * them), so that a rule against control characters stays in the schema for every dialect.
+ */
+function spellControls(pattern: string): string {
+  let inClass = false;
+  let out = '';
+  for (let index = 0; index < pattern.length; index++) {
+    const char = pattern[index] as string;
+    if (char === '\\') {
+      if (pattern.startsWith('\\p{Cc}', index)) {
+        out += inClass ? CONTROLS : `[${CONTROLS}]`;
+        index += '\\p{Cc}'.length - 1;
+      } else {
+        out += pattern.slice(index, index + 2);
+        index++;
+      }
+      continue;
+    }
+    if (char === '[') inClass = true;
+    else if (char === ']') inClass = false;
+    out += char;
+  }
   return out;
 }

@@ -1,5 +1,12 @@
+import {
+  JSONRPCMessageSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { DOCUMENTS } from './documents.ts';
 import { readFile } from './files/files.ts';
+import { FILE_PATH_PATTERN } from './files/path-pattern.ts';
+import { MAX_PATH_BYTES } from './files/path.ts';
 import type { JsonSchema } from './json-schema.ts';
 import {
   AZURE_STORAGE_VERSION,
@@ -134,7 +141,9 @@ const JSON_RPC_MESSAGE: JsonSchema = {
   required: ['jsonrpc'],
   properties: {
     jsonrpc: { const: '2.0' },
-    id: { type: ['string', 'integer'] },
+    // JSON-RPC answers a request whose id could not be read with `"id": null`, and a refused
+    // message with the id it sent, a number the SDK's schema refuses (2.5) included.
+    id: { type: ['string', 'number', 'null'] },
     method: { type: 'string' },
     params: { type: 'object' },
     result: { type: 'object' },
@@ -145,17 +154,27 @@ const JSON_RPC_MESSAGE: JsonSchema = {
     },
   },
 };
-const JSON_RPC_BODY: JsonSchema = {
+/**
+ * A message the door takes (server/mcp/json-rpc.ts checks each with the MCP SDK's own schema):
+ * that schema itself, so that the description refuses what the door refuses (a request with a
+ * `result`, a message without `method` or `result`/`error`).
+ */
+const JSON_RPC_SENT_MESSAGE: JsonSchema = (() => {
+  const schema = z.toJSONSchema(JSONRPCMessageSchema, { io: 'input', unrepresentable: 'any' });
+  delete schema.$schema;
+  return schema as JsonSchema;
+})();
+const jsonRpcBody = (message: string): JsonSchema => ({
   oneOf: [
-    { $ref: '#/components/schemas/JsonRpcMessage' },
+    { $ref: `#/components/schemas/${message}` },
     {
       type: 'array',
       minItems: 1,
       maxItems: 100,
-      items: { $ref: '#/components/schemas/JsonRpcMessage' },
+      items: { $ref: `#/components/schemas/${message}` },
     },
   ],
-};
+});
 const JSON_RPC_REFUSAL = {
   'application/json': { schema: { $ref: '#/components/schemas/JsonRpcMessage' } },
 };
@@ -200,15 +219,19 @@ const mcp: PathItem = {
         required: false,
         description:
           'The MCP protocol version the client speaks, after `initialize`; one the server does not know is refused with 400.',
-        schema: { type: 'string' },
+        // The versions the MCP SDK's transport takes (it refuses any other, an empty one too).
+        schema: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] },
       },
       MCP_SESSION_ID,
     ],
-    requestBody: { required: true, content: { 'application/json': { schema: JSON_RPC_BODY } } },
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: jsonRpcBody('JsonRpcSentMessage') } },
+    },
     responses: {
       200: {
         description: 'The JSON-RPC response, or the batch of responses.',
-        content: { 'application/json': { schema: JSON_RPC_BODY } },
+        content: { 'application/json': { schema: jsonRpcBody('JsonRpcMessage') } },
       },
       202: {
         description: 'The body held only notifications or responses: accepted, nothing to answer.',
@@ -286,8 +309,13 @@ const BLOB_PATH = {
   in: 'path',
   required: true,
   description:
-    'The file path (the blob name): one or more segments separated by `/`, each percent-encoded on its own.',
-  schema: { type: 'string' },
+    'The file path (the blob name): one or more segments separated by `/`, each percent-encoded on its own; held to the file-path rules of the operations (no empty, `.` or `..` segment, no control character...), or refused with `InvalidResourceName`.',
+  schema: {
+    type: 'string',
+    pattern: FILE_PATH_PATTERN.source,
+    minLength: 1,
+    maxLength: MAX_PATH_BYTES,
+  },
 };
 const AZURE_HEADERS = {
   'x-ms-request-id': header('This answer, for support.'),
@@ -380,6 +408,15 @@ const blobFile: PathItem = {
   },
 };
 
+blobFile.delete = {
+  operationId: 'storage_link_delete_blob',
+  summary: 'Delete Blob: a link never deletes.',
+  description:
+    'Any link, read or write, is refused with `403 AuthorizationPermissionMismatch` (nothing is removed): delete files with `delete_file` and a token.',
+  security: [],
+  responses: { default: AZURE_ERROR },
+};
+
 const blobContainer: PathItem = {
   summary: 'A workspace as an Azure container, through a storage link.',
   parameters: [WORKSPACE_ID, ...SAS_QUERY, CLIENT_REQUEST_ID],
@@ -421,7 +458,10 @@ const blobContainer: PathItem = {
 };
 
 /** Schemas the path items above refer to, for `components.schemas`. */
-export const DOOR_SCHEMAS: Record<string, JsonSchema> = { JsonRpcMessage: JSON_RPC_MESSAGE };
+export const DOOR_SCHEMAS: Record<string, JsonSchema> = {
+  JsonRpcMessage: JSON_RPC_MESSAGE,
+  JsonRpcSentMessage: JSON_RPC_SENT_MESSAGE,
+};
 
 /** The path items of everything but the operations (the receipt keys are one: get_service_keys). */
 export function doorPaths(): Record<string, PathItem> {

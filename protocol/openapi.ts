@@ -5,6 +5,8 @@ import { DOWNLOADS, type ReferenceDocument } from './documents.ts';
 import { DOOR_SCHEMAS, doorPaths } from './openapi-doors.ts';
 import {
   commonErrors,
+  IDEMPOTENCY_KEY_PATTERN,
+  jsonBodyLimit,
   pathParameters,
   restParameter,
   takesIdempotencyKey,
@@ -44,8 +46,14 @@ const IDEMPOTENCY_KEY = {
   in: 'header',
   required: false,
   description:
-    "Runs this write at most once: the same key (1 to 255 printable ASCII characters; a random UUID is best) with the same request replays the first answer, with `Idempotent-Replayed: true`, for 24 hours; with another request it is refused (`422 idempotency_key_reused`), and while the first is still running `409 idempotency_key_in_use`. Keys are your own: another agent's same key is another key.",
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
+    "Runs this write at most once: the same key (1 to 255 printable ASCII characters, no space; a random UUID is best) with the same request replays the first answer, with `Idempotent-Replayed: true`, for 24 hours; with another request it is refused (`422 idempotency_key_reused`), and while the first is still running `409 idempotency_key_in_use`. Keys are your own: another agent's same key is another key.",
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source },
+};
+
+/** Request headers whose form is fixed, as the routes that read them check it. */
+const HEADER_SCHEMAS: Record<string, JsonSchema> = {
+  // Base64 of the 16 bytes of an MD5, as actors/files/content-md5.ts reads it.
+  'content-md5': { type: 'string', pattern: '^[A-Za-z0-9+/]{22}==$' },
 };
 
 function header(description: string): Record<string, unknown> {
@@ -123,7 +131,7 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
       in: 'header',
       required: false,
       description,
-      schema: { type: 'string' },
+      schema: HEADER_SCHEMAS[name] ?? { type: 'string' },
     });
   }
   if (takesIdempotencyKey(operation)) parameters.push(IDEMPOTENCY_KEY);
@@ -193,6 +201,7 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
     const bodyRequired = [...required].filter((name) => !pathNames.includes(name));
     entry.requestBody = {
       required: true,
+      description: `At most ${jsonBodyLimit(operation)} bytes of JSON; a longer body is refused with \`413 payload_too_large\` before it is read.`,
       content: {
         'application/json': {
           schema: {
@@ -200,6 +209,7 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
             properties: bodyProperties,
             ...(bodyRequired.length > 0 ? { required: bodyRequired } : {}),
             additionalProperties: false,
+            ...wholeBodyRules(input),
           },
         },
       },
@@ -216,6 +226,18 @@ function operationEntry(operation: Operation, components: Record<string, JsonSch
   if (operation.auth === 'optional') entry.security = [{}, { bearer: [] }];
   if (operation.auth === 'none') entry.security = [];
   return entry;
+}
+
+/** The keywords of an input's object schema that its fields and their list do not carry. */
+const FIELD_KEYWORDS = new Set(['type', 'properties', 'required', 'additionalProperties']);
+
+/**
+ * The rules an input states about the body as a whole (`.meta({ anyOf, dependentRequired })` on
+ * its object: which fields go together, which one of several must be sent), kept on the
+ * request body's schema so that a client sees them.
+ */
+function wholeBodyRules(input: JsonSchema): JsonSchema {
+  return Object.fromEntries(Object.entries(input).filter(([key]) => !FIELD_KEYWORDS.has(key)));
 }
 
 /** A file served as it is (protocol/documents.ts, DOWNLOADS). */

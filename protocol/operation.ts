@@ -117,6 +117,12 @@ export function restParameter(path: string): string | undefined {
 }
 
 /**
+ * An `Idempotency-Key` the HTTP door takes: 1 to 255 printable ASCII characters, no space. One
+ * declaration for the check (server/http/idempotency.ts) and the description (OpenAPI's `pattern`).
+ */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/**
  * Whether the HTTP door runs the operation at most once per `Idempotency-Key`: `POST` and `PUT`
  * writes whose answer is kept (not a byte reply). A byte body counts by its sha256, known once
  * it has streamed (`write_file`). `DELETE` takes none: a repeat answers 404. One that mints a

@@ -60,6 +60,21 @@ export const dealReceiptSchema = z
 
 export type DealReceipt = z.infer<typeof dealReceiptSchema>;
 
+/** The receipt of a payment's request, its final transfer, or an off-chain confirmation (/pay/protocol). */
+export const paymentReceiptSchema = z
+  .looseObject({
+    receipt_id: z.uuid(),
+    workspace_id: z.uuid(),
+    action: z.enum(['payment_requested', 'payment_final', 'offchain_payment_confirmed']),
+    deal_id: z.uuid(),
+    at: z.iso.datetime(),
+    kid,
+    prev_hash: prevHash,
+    signature,
+  })
+  .describe('A payment receipt; its other members depend on `action` (see /pay/protocol).')
+  .meta({ id: 'PaymentReceipt' });
+
 /**
  * A receipt of any kind as an answer embeds it (an agreement's, a payment's): its members by
  * kind are the schemas above and the layer protocols; each use says where it is chained.

@@ -271,6 +271,27 @@ const watchView = z
   })
   .meta({ id: 'Watch' });
 
+/**
+ * What a watch must name, said in JSON Schema for the description (actors/store/watch-handlers.ts
+ * refuses the same with `invalid_input`): `axis` and `value` together; at least one of
+ * `convention`, `kind`, `axis`, `q` (`match_my_listings`, if sent, false), or
+ * `match_my_listings: true` alone.
+ */
+const WATCH_RULES = {
+  dependentRequired: { axis: ['value'], value: ['axis'] },
+  anyOf: [
+    ...['convention', 'kind', 'axis', 'q'].map((criterion) => ({
+      required: [criterion],
+      properties: { match_my_listings: { const: false } },
+    })),
+    {
+      required: ['match_my_listings'],
+      properties: { match_my_listings: { const: true } },
+      propertyNames: { enum: ['match_my_listings'] },
+    },
+  ],
+};
+
 const watchListings = defineOperation({
   name: 'watch_listings',
   method: 'POST',
@@ -291,17 +312,19 @@ const watchListings = defineOperation({
     'they are when each listing comes (ones you post later count, deleted ones stop counting);',
     'a listing on no convention fits none. Each such change names this watch’s `watch_id`.',
   ].join(' '),
-  input: z.strictObject({
-    convention: z.string().min(1).max(64).optional(),
-    kind: kind.optional(),
-    axis: z.enum(['place', 'price']).optional(),
-    value: z.string().min(1).max(200).optional().describe('The axis value, with `axis`.'),
-    q: z.string().min(1).max(200).optional(),
-    match_my_listings: z
-      .boolean()
-      .optional()
-      .describe('true: hear of listings that fit your own listings; takes no other criterion.'),
-  }),
+  input: z
+    .strictObject({
+      convention: z.string().min(1).max(64).optional(),
+      kind: kind.optional(),
+      axis: z.enum(['place', 'price']).optional(),
+      value: z.string().min(1).max(200).optional().describe('The axis value, with `axis`.'),
+      q: z.string().min(1).max(200).optional(),
+      match_my_listings: z
+        .boolean()
+        .optional()
+        .describe('true: hear of listings that fit your own listings; takes no other criterion.'),
+    })
+    .meta(WATCH_RULES),
   output: watchView,
   errors: ['limit_reached'],
 });

@@ -1,5 +1,5 @@
 import { MAX_FILE_BYTES, type DealReceipt } from '../../protocol/files/files.ts';
-import { parseFilePath } from '../../protocol/files/path.ts';
+import { parseFileName, parseFilePath } from '../../protocol/files/path.ts';
 import { writeDateCondition } from '../../protocol/conditional-dates.ts';
 import { reply } from '../../protocol/binding.ts';
 import { BlobNotFoundError } from '../../storage/blobs/errors.ts';
@@ -17,7 +17,7 @@ import { assertMayChange, readable } from '../workspaces/access.ts';
 
 export const writeFile: Handler<'write_file'> = async (call, input) => {
   const { services, principal, signal } = call;
-  const path = parseFilePath(input.path);
+  const { path, asSent } = parseFileName(input.path);
   const workspace = await readable(services, principal, input.workspace_id);
   assertMayChange(workspace, principal, 'write to');
   const contentMd5 = call.headers['content-md5'];
@@ -25,6 +25,7 @@ export const writeFile: Handler<'write_file'> = async (call, input) => {
   const { receipt } = await saveFile(services, principal, workspace, path, call.body, {
     maxBytes: MAX_FILE_BYTES,
     signal,
+    pathAsSent: asSent,
     ...(contentMd5 !== undefined && { statedMd5s: [contentMd5] }),
     ...(precondition && { precondition }),
   });
@@ -44,6 +45,9 @@ export const readFile: Handler<'read_file'> = async ({ services, principal }, in
   const bytes: FileBytes = {
     contentMd5: wanted.contentMd5,
     metadata: wanted.metadata,
+    contentSettings: wanted.contentSettings,
+    // The REST and MCP doors serve the path's type (HTML as text: ./content-type.ts); the
+    // storage-link door answers the type a save named (server/storage-link/blob-properties.ts).
     contentType: contentTypeOf(path),
     size: wanted.size,
     etag: wanted.sha256,
@@ -93,7 +97,8 @@ export const listFiles: Handler<'list_files'> = async ({ services, principal }, 
       readFiles(
         services.db(),
         workspace.workspaceId,
-        input.prefix ?? '',
+        // Compared as paths are: by their NFC key.
+        (input.prefix ?? '').normalize('NFC'),
         after ?? null,
         fetch,
         outsider,
@@ -103,7 +108,8 @@ export const listFiles: Handler<'list_files'> = async ({ services, principal }, 
   );
   return {
     files: rows.map((row) => ({
-      path: row.path,
+      // The spelling the file was saved under; the cursor keeps its key.
+      path: row.pathAsSaved,
       size: row.size,
       sha256: row.sha256,
       version: row.version,

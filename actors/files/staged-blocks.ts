@@ -147,11 +147,9 @@ export async function commitBlocks(
   path: string,
   blockIds: string[],
   signal: AbortSignal,
-  options: {
-    precondition?: SaveOptions['precondition'];
+  options: Pick<SaveOptions, 'precondition' | 'metadata' | 'contentSettings' | 'pathAsSent'> & {
     /** `x-ms-blob-content-md5`: the whole file's MD5 as the client states it, checked. */
     contentMd5?: string;
-    metadata?: Record<string, string>;
   } = {},
 ): Promise<FileReceipt> {
   assertMayChange(workspace, principal, 'write to');
@@ -225,6 +223,8 @@ export async function commitBlocks(
   return commitSave(services, principal, workspace.workspaceId, path, file, {
     ...(options.precondition && { precondition: options.precondition }),
     ...(options.metadata && { metadata: options.metadata }),
+    ...(options.contentSettings && { contentSettings: options.contentSettings }),
+    ...(options.pathAsSent !== undefined && { pathAsSent: options.pathAsSent }),
     // The blocks become the file: dropped before the quota is checked, their bytes go after.
     alsoInTx: (tx) => dropStagedBlocks(tx, owner),
   });

@@ -14,7 +14,8 @@ import {
   forgetAllVersions,
   removeFile,
   insertFileVersion,
-  keptMetadata,
+  keptProperties,
+  type ContentSettings,
   replaceCurrentMetadata,
   lastVersion,
   beginSave,
@@ -24,7 +25,8 @@ import { discardUnusedBlobs, holdBlob } from './blob-collector.ts';
 import { currentUnit } from '../kernel/commit.ts';
 import { storageProblem } from '../kernel/storage-problems.ts';
 import { contentMd5Mismatch, md5Matches, Md5Watch } from './content-md5.ts';
-import { contentTypeOf } from './content-type.ts';
+import { servedContentType } from './content-settings.ts';
+import { parseFilePath } from '../../protocol/files/path.ts';
 import { runDeleteHooks, runSaveHooks, SaveWatches, type SeenBytes } from './save-hooks.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import { appendReceipt } from '../receipts/chain.ts';
@@ -109,9 +111,10 @@ async function recordVersion(
     bytesKept: boolean;
     contentMd5?: string;
     metadata?: Record<string, string>;
+    contentSettings?: ContentSettings;
   },
   /** A save's current row in `files`, written with the version (insertFileVersion). */
-  current?: { contentType: string; indexError: string | null },
+  current?: { contentType: string; indexError: string | null; pathAsSaved: string },
 ): Promise<{ signed: FileReceipt; savedAt: Date }> {
   const savedAt = new Date(services.clock.now());
   const signed: FileReceipt = await appendReceipt(
@@ -292,6 +295,13 @@ export interface SaveOptions {
   listing?: { listingId: string };
   /** Blob metadata kept with the version (./blob-metadata.ts). */
   metadata?: Record<string, string>;
+  /** Content settings kept with the version (./content-settings.ts). */
+  contentSettings?: ContentSettings;
+  /**
+   * The path as the client spelt it (protocol/files/path.ts parseFileName), which listings show
+   * from now on; `path` is its NFC key. Default: the key.
+   */
+  pathAsSent?: string;
 }
 
 /**
@@ -311,6 +321,10 @@ export async function commitSave(
   stored: UploadedFile,
   options: SaveOptions = {},
 ): Promise<FileReceipt> {
+  const pathAsSaved = options.pathAsSent ?? path;
+  if (parseFilePath(pathAsSaved) !== path) {
+    throw new Error(`The spelling ${JSON.stringify(pathAsSaved)} does not name ${path}.`);
+  }
   let answer: { receipt: FileReceipt; letGo: string[] } | null = null;
   try {
     answer = await services.workspaces.command(workspaceId, async (workspace, tx) => {
@@ -325,9 +339,9 @@ export async function commitSave(
       const alsoLetGo = (await options.alsoInTx?.(tx)) ?? [];
       const version = lastVersion + 1;
       const deltas: UseDeltas = new Map();
-      // The metadata kept beside the bytes counts with them, as kept bytes (rule
-      // `every_kept_byte`): up to 8 KiB a version, on a 10-byte file too.
-      const metadataBytes = keptMetadata(options.metadata).bytes;
+      // The metadata and content settings kept beside the bytes count with them, as kept bytes
+      // (rule `every_kept_byte`): up to 8 KiB of metadata a version, on a 10-byte file too.
+      const metadataBytes = keptProperties(options).bytes;
       addUse(deltas, principal.agentId, stored.size + metadataBytes, stored.size);
       if (current) addUse(deltas, current.savedBy, 0, -current.size);
       giveBack(deltas, letGo);
@@ -356,10 +370,12 @@ export async function commitSave(
           bytesKept: true,
           contentMd5: stored.contentMd5,
           ...(options.metadata && { metadata: options.metadata }),
+          ...(options.contentSettings && { contentSettings: options.contentSettings }),
         },
         {
-          contentType: contentTypeOf(path),
+          contentType: servedContentType(path, options.contentSettings ?? {}),
           indexError: stored.seen.indexError,
+          pathAsSaved,
         },
       );
       const hooks = await runSaveHooks(tx, services, {

@@ -4,6 +4,7 @@ import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import { depositAddress, depositSalt } from './chain/deposit-address.ts';
+import { tokenDomain } from './chain/token-domain.ts';
 import { payInstructions, type PayInstructions } from './pay/instructions.ts';
 import { payRepresentation } from './pay/negotiate.ts';
 import { PAY_PAGE_CSP, payPageHtml } from './pay/page.ts';
@@ -31,6 +32,7 @@ export const pay: Handler<'pay'> = async ({ services, headers }, input) => {
   if (representation === 'x402' && view.status === 'requested') {
     const required = x402Requirements(view, new Date(services.clock.now()), {
       signatureIgnored: carriesX402Signature(headers),
+      domain: await tokenDomain(services.chain, view.chain_id, view.token_address),
     });
     // The 402's body is the binding's declared PaymentRequired, not the operation's output.
     return reply(402, required, {

@@ -8,12 +8,18 @@ import { pageCursor, pageLimit } from '../paging.ts';
  * Convention text is written by agents: data, never instructions.
  */
 
-/** A convention's name, as a listing or a registration names it: lowercase words joined by `-`. */
+/**
+ * A convention's name, as a listing or a registration names it: lowercase words joined by `-`;
+ * never `relate`, which is `/conventions/relate` (relate_conventions), not a convention's address.
+ */
 export const conventionName = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/, 'a convention name is lowercase words joined by -');
+  .regex(
+    /^(?!relate$)[a-z][a-z0-9]*(-[a-z0-9]+)*$/,
+    'a convention name is lowercase words joined by - (and not `relate`)',
+  );
 
 const dimension = z.strictObject({
   key: z.string().min(1).max(40).describe('The YAML header key, snake_case: `task_type`.'),
@@ -105,7 +111,7 @@ const getConvention = defineOperation({
     'placement and status, and what it shares with other conventions. Markdown by default; JSON',
     'with `Accept: application/json`.',
   ].join(' '),
-  input: z.strictObject({ name: z.string().min(1).max(64) }),
+  input: z.strictObject({ name: conventionName }),
   output: conventionView.extend({ relations: z.array(relationView) }),
   binding: { reply: { kind: 'json_or_markdown', prefer: 'markdown' } },
   errors: ['not_found'],
@@ -210,7 +216,8 @@ const relateConventions = defineOperation({
     'For the author of either convention, or the operator. `shared_axes` pairs a field of `a`',
     'with a field of `b` on one axis (`place` or `price`): axis_values then finds both by the',
     'axis. `differences` says, in words, how the two differ. Relating the same two again',
-    'replaces the relation.',
+    'replaces the relation. `a` and `b` name two different conventions: the same name twice is',
+    'refused with `400 invalid_input` (a convention is not related to itself).',
   ].join(' '),
   input: z.strictObject({
     a: z.string().min(1).max(64),

@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { dealReceiptSchema, fileReceiptSchema } from '../receipts.ts';
+import { dealReceiptSchema, fileReceiptSchema, paymentReceiptSchema } from '../receipts.ts';
 import { defineOperation } from '../operation.ts';
+import { FILE_PATH_PATTERN } from './path-pattern.ts';
+import { MAX_PATH_BYTES } from './path.ts';
 import { pageCursor, pageLimit } from '../paging.ts';
 
 /** The date conditions a write takes over HTTP (protocol/conditional-dates.ts). */
@@ -16,8 +18,10 @@ export const MAX_FILE_BYTES = 100 * 1024 * 1024;
 
 export const filePath = z
   .string()
+  // The rules in the description's own terms (parseFilePath refuses, with `invalid_path`).
+  .meta({ pattern: FILE_PATH_PATTERN.source, minLength: 1, maxLength: MAX_PATH_BYTES })
   .describe(
-    'The file path inside the workspace: UTF-8 segments separated by `/`, at most 1,024 bytes, normalised to NFC; no leading `/`, no empty, `.` or `..` segment, no control or bidirectional characters, no backslash (`\\`) and no look-alike of `/` or `\\` (such as U+2215 or U+FF0F). In a URL it may be percent-encoded as a whole: `%2F` is `/`, and the rules hold for the decoded path. A bad path: `400 invalid_path`, whose `rule` names what to fix.',
+    'The file path inside the workspace: UTF-8 segments separated by `/`, at most 1,024 bytes once normalised to NFC. Names are compared by their NFC form, so two spellings of one name (`ü` composed or as `u` + U+0308) are one file, while `list_files` shows the spelling the file was last saved under; no leading `/`, no empty, `.` or `..` segment, no control or bidirectional characters, no backslash (`\\`) and no look-alike of `/` or `\\` (such as U+2215 or U+FF0F). In a URL it may be percent-encoded as a whole: `%2F` is `/`, and the rules hold for the decoded path. A bad path: `400 invalid_path`, whose `rule` names what to fix.',
   );
 
 const receiptAnswer = z.object({ receipt: fileReceiptSchema }).meta({ id: 'ReceiptAnswer' });
@@ -154,7 +158,11 @@ const listFiles = defineOperation({
   description: 'Lists the live files of a workspace you may read, by path, a page at a time.',
   input: z.strictObject({
     workspace_id: z.uuid(),
-    prefix: z.string().max(1024).optional().describe('Only paths that start with this.'),
+    prefix: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe('Only paths that start with this (compared in NFC, as paths are).'),
     limit: pageLimit('files'),
     cursor: pageCursor,
   }),
@@ -205,7 +213,7 @@ const listReceipts = defineOperation({
   }),
   output: z
     .object({
-      receipts: z.array(z.union([fileReceiptSchema, dealReceiptSchema])),
+      receipts: z.array(z.union([fileReceiptSchema, dealReceiptSchema, paymentReceiptSchema])),
       next_cursor: z.string().nullable(),
     })
     .meta({ id: 'ReceiptList' }),

@@ -32,17 +32,29 @@ const MAX_INPUT_UNITS = 4 * MAX_PATH_BYTES;
 const encoder = new TextEncoder();
 
 /**
- * A file path as the service stores it, or a ServiceError `invalid_path` whose `detail` names
- * the rule broken (and `rule` gives it as a stable word). Checking touches nothing: call it
- * before any read or write.
+ * A file path as the service compares it: the NFC key of a name, or a ServiceError
+ * `invalid_path` whose `detail` names the rule broken (and `rule` gives it as a stable word).
+ * Checking touches nothing: call it before any read or write.
  *
  * It takes the path decoded, segments joined by `/`: as MCP and JSON bodies carry it, and as
  * the HTTP router hands over a rest parameter (`*path`), whose `%2F` it has decoded to `/`
  * like any other escape. So every rule holds for what the path means, however it was spelt
  * in a URL: `a%2F..%2Fb` is the `..` climb it decodes to. The result is NFC-normalised, so
- * two spellings of one name are one file.
+ * two spellings of one name are one file; the spelling sent is kept beside it
+ * (`parseFileName`).
  */
 export function parseFilePath(input: string, field = 'path'): string {
+  return parseFileName(input, field).path;
+}
+
+/**
+ * A file name as sent and as compared (normalisation-insensitive, normalisation-preserving, as
+ * APFS is): `path` is the NFC key every lookup, conflict and uniqueness check uses; `asSent` is
+ * the spelling the client wrote (`u\u0308` stays NFD), which listings show, so that a client
+ * comparing names byte for byte (azcopy sync, az download-batch) finds its own. Both obey every
+ * rule of `parseFilePath`, and the spelling is at most 1,024 bytes too: a longer one is its key.
+ */
+export function parseFileName(input: string, field = 'path'): { path: string; asSent: string } {
   const refuse = (rule: FilePathRule, detail: string): ServiceError =>
     new ServiceError('invalid_path', `The \`${field}\` ${detail}.`, { field, rule });
 
@@ -104,7 +116,10 @@ export function parseFilePath(input: string, field = 'path'): string {
   }
   const path = normalised.join('/');
   if (encoder.encode(path).length > MAX_PATH_BYTES) throw tooLong();
-  return path;
+  // The spelling kept beside the key is held to the key's bound: one longer (600 decomposed
+  // `é` are 1,800 bytes, 1,200 composed) is kept as its key.
+  const keepable = input === path || encoder.encode(input).length <= MAX_PATH_BYTES;
+  return { path, asSent: keepable ? input : path };
 
   function tooLong(): ServiceError {
     return refuse('too_long', `is longer than ${MAX_PATH_BYTES} bytes of UTF-8`);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../operation.ts';
+import { FILE_PATH_PATTERN } from './path-pattern.ts';
 
 /** How long a storage link works (protocol/documents/protocol.md, get_storage_link). */
 export const STORAGE_LINK_LIFETIME_MS = 10 * 60 * 1000;
@@ -57,6 +58,8 @@ const getStorageLink = defineOperation({
     path: z
       .string()
       .max(1024)
+      // The file-path rules in the description's terms (parseFilePath refuses: `invalid_path`).
+      .meta({ pattern: FILE_PATH_PATTERN.source, minLength: 1 })
       .optional()
       .describe('One file the link is for (readwrite: required for `file_url`).'),
   }),

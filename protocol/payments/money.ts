@@ -16,6 +16,13 @@ export const MAX_USDC_UNITS = 10n ** 18n - 1n;
 /** The written form of an amount; zero, which it also matches, is refused apart. */
 const USDC_PATTERN = /^(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$/;
 
+/**
+ * The written form of an amount greater than zero: USDC_PATTERN, less `0` and `0.0…`. One regular
+ * expression (a lookahead every JSON Schema dialect reads), so that the OpenAPI description's
+ * `pattern` refuses zero as the service does.
+ */
+const POSITIVE_USDC_PATTERN = /^(?!0(\.0+)?$)(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$/;
+
 const RULE =
   'a decimal string of USDC with at most 6 decimals, greater than 0 and at most 999999999999.999999, such as "12.50", "0.000001" or "1000"';
 
@@ -86,8 +93,7 @@ export function formatUsdc(units: bigint): string {
 /** The `amount_usdc` of an operation's input: checked again, to micro-USDC, by `parseUsdc`. */
 export const usdcAmount = z
   .string()
-  .regex(USDC_PATTERN, `an amount is ${RULE}`)
-  .refine((text) => /[1-9]/.test(text), 'an amount is greater than 0')
+  .regex(POSITIVE_USDC_PATTERN, `an amount is ${RULE}`)
   .describe(
     'The amount in USDC as a decimal string, never a JSON number: digits, optionally a "." and 1 to 6 decimals (USDC has 6); greater than 0 and at most 999999999999.999999; no sign, exponent, whitespace or leading zero. Examples: "12.50", "0.000001", "1000". Not accepted: 12.5 (a number), "012", "+1", "1e3", "1.", ".5", "0", "1.0000001".',
   );

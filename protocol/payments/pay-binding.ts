@@ -21,7 +21,13 @@ const paymentRequired = z
         asset: z.string().describe('The token contract.'),
         payTo: z.string(),
         maxTimeoutSeconds: z.number().int(),
-        extra: z.record(z.string(), z.unknown()),
+        extra: z.looseObject({
+          name: z
+            .string()
+            .optional()
+            .describe("The token's EIP-712 domain name, as its contract states it."),
+          version: z.string().optional().describe("The token's EIP-712 domain version."),
+        }),
       }),
     ),
     extensions: z.record(z.string(), z.unknown()),

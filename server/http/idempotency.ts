@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { ByteBody } from '../../protocol/binding.ts';
 import { ServiceError } from '../../protocol/errors.ts';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../protocol/operation.ts';
 import { onceByKey } from '../../actors/kernel/idempotency.ts';
 import type { Principal } from '../../actors/kernel/principal.ts';
 import type { Services } from '../../actors/kernel/services.ts';
@@ -47,7 +48,7 @@ function open(stored: string, key: string, scope: string): EngineResponse {
 
 /** The refusal of a key that is not 1 to 255 printable ASCII characters. */
 function checkKey(key: string): void {
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+  if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
     throw new ServiceError(
       'invalid_input',
       'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces; a random UUID is best.',

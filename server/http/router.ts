@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { parseFilePath } from '../../protocol/files/path.ts';
+import { parseFileName } from '../../protocol/files/path.ts';
 import { pathParameters, restParameter } from '../../protocol/operation.ts';
 
 /** An operation's route, compiled: its path as a regular expression with named groups. */
@@ -19,9 +19,10 @@ export interface Match<T> {
 
 /**
  * Matches a method and a percent-encoded path to a target. Static segments win over
- * parameters (so `/changes/wait` is never read as `/changes/:id`), and single parameters over
- * a rest parameter. A path that exists under another method answers 405 with the methods it
- * takes.
+ * parameters, under every method (so `/changes/wait` is never read as `/changes/:id`, and a GET
+ * of `/payments/offchain`, a POST route, is 405 rather than `get_payment`), and single
+ * parameters over a rest parameter. A path that exists under another method answers 405 with
+ * the methods it takes.
  *
  * A HEAD is answered by the path's GET route (RFC 9110 §9.3.2): the same target, whose answer
  * the engine sends without its body. So every GET route takes HEAD too, and is listed with it
@@ -59,8 +60,6 @@ export class Router<T> {
       )
       .join('/');
     this.routes.push({ method, pattern: new RegExp(`^${source}$`), names, rest, target });
-    // Fewer parameters first: static beats dynamic; a rest parameter comes after all others.
-    const weight = (route: Route<T>) => route.names.length + (route.rest ? 1000 : 0);
     this.routes.sort((a, b) => weight(a) - weight(b));
   }
 
@@ -70,9 +69,15 @@ export class Router<T> {
       this.exact.get(method)?.get(path) ?? (head ? this.exact.get('GET')?.get(path) : undefined);
     if (exact !== undefined) return { target: exact, params: NO_PARAMS };
     const allowed = new Set<string>();
+    // Only the most specific routes that match a path are its routes, under every method:
+    // `/payments/offchain` (a POST) is never read as `/payments/:payment_id` (a GET), so its
+    // `Allow` names only what is served there.
+    let specific = Infinity;
     for (const route of this.routes) {
+      if (weight(route) > specific) break;
       const found = route.pattern.exec(path);
       if (!found) continue;
+      specific = weight(route);
       if (route.method !== method && !(head && route.method === 'GET')) {
         allowed.add(route.method);
         if (route.method === 'GET') allowed.add('HEAD');
@@ -93,6 +98,11 @@ export class Router<T> {
     }
     throw routeNotFound(method, path);
   }
+}
+
+/** Fewer parameters first: static beats dynamic; a rest parameter comes after all others. */
+function weight(route: Route<unknown>): number {
+  return route.names.length + (route.rest ? 1000 : 0);
 }
 
 /** The parameters of a path that has none: one frozen object, not one per request. */
@@ -133,8 +143,9 @@ export function decodeSegment(segment: string): string {
 
 /**
  * A rest parameter as the file path it names: decoded whole (`%2F` becomes `/`), then checked
- * and NFC-normalised by the one file-path parser every door uses.
+ * by the one file-path parser every door uses, and handed over as spelt (the handler keeps the
+ * spelling and compares its NFC key: protocol/files/path.ts parseFileName).
  */
 export function decodeRest(name: string, raw: string): string {
-  return parseFilePath(decodeSegment(raw), name);
+  return parseFileName(decodeSegment(raw), name).asSent;
 }

@@ -1,3 +1,5 @@
+import type { ContentSettings } from '../../actors/files/version-properties.ts';
+
 /**
  * The few XML documents of the Azure Blob REST API that storage links speak: errors, the
  * List Blobs answer, and the Put Block List body. Small and strict on purpose: we write only
@@ -51,7 +53,10 @@ interface ListedBlob {
   name: string;
   size: number;
   etag: string;
+  /** The type served: the one the save named, else the path's. */
   contentType: string;
+  /** The other content settings the save named (actors/files/content-settings.ts). */
+  contentSettings: Omit<ContentSettings, 'contentType'>;
   modifiedAt: Date;
   /** Base64 of the MD5 of the bytes, or null when not known. */
   contentMd5: string | null;
@@ -85,9 +90,13 @@ export function enumerationResultsXml(listing: BlobListing): string {
         `<Etag>${escapeXml(blob.etag)}</Etag>` +
         `<Content-Length>${blob.size}</Content-Length>` +
         `<Content-Type>${escapeXml(blob.contentType)}</Content-Type>` +
+        optional('Content-Encoding', blob.contentSettings.contentEncoding) +
+        optional('Content-Language', blob.contentSettings.contentLanguage) +
         (blob.contentMd5 === null
           ? ''
           : `<Content-MD5>${escapeXml(blob.contentMd5)}</Content-MD5>`) +
+        optional('Cache-Control', blob.contentSettings.cacheControl) +
+        optional('Content-Disposition', blob.contentSettings.contentDisposition) +
         '<BlobType>BlockBlob</BlobType><LeaseStatus>unlocked</LeaseStatus>' +
         '<LeaseState>available</LeaseState><ServerEncrypted>true</ServerEncrypted>' +
         '<AccessTier>Hot</AccessTier><AccessTierInferred>true</AccessTierInferred>' +

@@ -1,5 +1,10 @@
 import type { FileBytes } from '../../actors/files/version-properties.ts';
 import { metadataFromHeaders, metadataHeaders } from '../../actors/files/blob-metadata.ts';
+import {
+  contentSettingHeaders,
+  contentSettingsFromHeaders,
+} from '../../actors/files/content-settings.ts';
+import type { ContentSettings } from '../../actors/files/version-properties.ts';
 import { md5Mismatch } from '../../actors/files/staged-blocks.ts';
 import { replaceMetadata, type SaveOptions } from '../../actors/files/versions.ts';
 import type { Principal } from '../../actors/kernel/principal.ts';
@@ -10,8 +15,9 @@ import type { EngineRequest, EngineResponse } from '../http/engine.ts';
 
 /**
  * What storage links keep beside a blob's bytes and answer with it: its MD5 (`Content-MD5`,
- * `x-ms-blob-content-md5`) and its metadata (`x-ms-meta-*`), per version
- * (actors/files/content-md5.ts, actors/files/blob-metadata.ts).
+ * `x-ms-blob-content-md5`), its metadata (`x-ms-meta-*`) and its content settings
+ * (`x-ms-blob-content-type` and siblings, answered as `Content-Type` and siblings), per version
+ * (actors/files/content-md5.ts, actors/files/blob-metadata.ts, actors/files/content-settings.ts).
  */
 
 /** The MD5s a Put Blob states: the transactional `Content-MD5` and the blob's own. */
@@ -24,6 +30,11 @@ export function statedMd5s(request: EngineRequest): string[] {
 /** The metadata of a Put Blob, Put Block List or Set Blob Metadata (refused as Azure does). */
 export function requestMetadata(request: EngineRequest): Record<string, string> {
   return metadataFromHeaders(request.headers);
+}
+
+/** The content settings of a Put Blob or Put Block List. */
+export function requestContentSettings(request: EngineRequest): ContentSettings {
+  return contentSettingsFromHeaders(request.headers);
 }
 
 /** Runs a save, answering a wrong MD5 as Azure does (400 Md5Mismatch). */
@@ -44,12 +55,14 @@ export function fileBytes(result: unknown): FileBytes {
 }
 
 /**
- * A blob's properties as Get Blob and Get Blob Properties answer them. `Content-MD5` is the
+ * A blob's properties as Get Blob and Get Blob Properties answer them, `Content-Type` (the type
+ * its save named, else the path's) among them. `Content-MD5` is the
  * whole blob's: the byte reply drops it from a partial 206 (whose body it is not), while
  * `x-ms-blob-content-md5` always names the whole.
  */
-export function propertyHeaders(bytes: FileBytes): Record<string, string> {
+export function propertyHeaders(path: string, bytes: FileBytes): Record<string, string> {
   return {
+    ...contentSettingHeaders(path, bytes),
     ...(bytes.contentMd5 !== null && {
       'content-md5': bytes.contentMd5,
       'x-ms-blob-content-md5': bytes.contentMd5,

@@ -21,7 +21,8 @@ import {
 } from '../../protocol/files/storage-links.ts';
 import { byteResponse } from '../http/byte-reply.ts';
 import type { EngineRequest, EngineResponse } from '../http/engine.ts';
-import { decodeRest, decodeSegment } from '../http/router.ts';
+import { decodeSegment } from '../http/router.ts';
+import { parseFileName } from '../../protocol/files/path.ts';
 import { run } from '../invoke.ts';
 import { errorXml, parseBlockList } from './azure-xml.ts';
 import { listBlobs } from './list-blobs.ts';
@@ -29,6 +30,7 @@ import {
   asAzureMd5,
   fileBytes,
   propertyHeaders,
+  requestContentSettings,
   requestMetadata,
   setBlobMetadata,
   statedMd5s,
@@ -36,6 +38,7 @@ import {
 import {
   asRefusal,
   copyFromUrlRefused,
+  verbRefused,
   fileLinkOnContainer,
   makerStopped,
   need,
@@ -67,6 +70,13 @@ export { STORAGE_LINK_PREFIX };
  * `x-ms-request-id`, `x-ms-version` and echoes `x-ms-client-request-id`.
  */
 
+/**
+ * The methods a link serves, on a container (List Blobs, its properties) and on a blob (DELETE
+ * is refused by its permission, as Azure refuses a delete a SAS does not allow); any other is
+ * 405 UnsupportedHttpVerb with Allow, before the link is read.
+ */
+const CONTAINER_METHODS = ['GET', 'HEAD', 'OPTIONS'];
+const BLOB_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BLOCK_LIST_MAX_BYTES = 8 * 1024 * 1024;
 
@@ -79,8 +89,10 @@ interface LinkRequest {
   request: EngineRequest;
   query: URLSearchParams;
   workspaceId: string;
-  /** The file, decoded; undefined for the container. */
+  /** The file, decoded, as its NFC key; undefined for the container. */
   path: string | undefined;
+  /** The file's name as the client spelt it, which a save keeps (listings show it). */
+  pathAsSent: string | undefined;
 }
 
 export function createStorageLinkDoor(
@@ -99,7 +111,13 @@ export function createStorageLinkDoor(
     try {
       Object.assign(headers, admitted());
       if (request.method === 'OPTIONS') return preflight(request, headers);
-      const response = await serve(services, parse(request), log);
+      const call = parse(request);
+      const allowed = call.path === undefined ? CONTAINER_METHODS : BLOB_METHODS;
+      if (!allowed.includes(request.method)) {
+        headers.allow = allowed.join(', ');
+        throw verbRefused(request);
+      }
+      const response = await serve(services, call, log);
       Object.assign(response.headers, headers);
       return response;
     } catch (error) {
@@ -126,11 +144,13 @@ function parse(request: EngineRequest): LinkRequest {
   const slash = rest.indexOf('/');
   const container = slash < 0 ? rest : rest.slice(0, slash);
   const blob = slash < 0 ? '' : rest.slice(slash + 1);
+  const name = blob === '' ? undefined : blobName(blob);
   return {
     request,
     query: new URLSearchParams(request.query),
     workspaceId: decodeSegment(container).toLowerCase(),
-    path: blob === '' ? undefined : blobPath(blob),
+    path: name?.path,
+    pathAsSent: name?.asSent,
   };
 }
 
@@ -166,6 +186,7 @@ async function serve(
     throw unsupported(request);
   }
   const path = call.path;
+  const pathAsSent = call.pathAsSent ?? path;
   if (method === 'PUT') {
     need(link.canWrite, 'write');
     const workspace = await readableByLink(services, principal, call.workspaceId);
@@ -204,7 +225,13 @@ async function serve(
         path,
         ids,
         request.signal,
-        { precondition: writeCondition(request), metadata, ...(contentMd5 && { contentMd5 }) },
+        {
+          precondition: writeCondition(request),
+          metadata,
+          contentSettings: requestContentSettings(request),
+          pathAsSent,
+          ...(contentMd5 && { contentMd5 }),
+        },
       );
       return saved(receipt);
     }
@@ -237,6 +264,8 @@ async function serve(
         statedMd5s: statedMd5s(request),
         ...(condition && { precondition: condition }),
         metadata,
+        contentSettings: requestContentSettings(request),
+        pathAsSent,
       }),
     );
     return saved(receipt, stored.contentMd5);
@@ -254,7 +283,7 @@ async function serve(
         { signal: request.signal },
       ),
     );
-    return readBlob(request, reply, log);
+    return readBlob(request, path, reply, log);
   }
   if (method === 'DELETE') need(false, 'delete');
   throw unsupported(request);
@@ -353,6 +382,7 @@ function saved(
 
 async function readBlob(
   request: EngineRequest,
+  path: string,
   reply: FileBytes,
   log: (error: unknown) => void,
 ): Promise<EngineResponse> {
@@ -375,19 +405,27 @@ async function readBlob(
   const ranged: EngineRequest = Object.create(request, {
     headers: { value: { ...request.headers, ...(range !== undefined && { range }) } },
   });
+  const { 'content-type': contentType, ...properties } = propertyHeaders(path, reply);
   const response = await byteResponse(
     ranged,
     200,
-    reply,
+    { ...reply, contentType: contentType ?? reply.contentType },
     {
       'x-ms-blob-type': 'BlockBlob',
       'x-ms-server-encrypted': 'true',
       'x-ms-lease-state': 'available',
       'x-ms-lease-status': 'unlocked',
-      ...propertyHeaders(reply),
+      ...properties,
+      // The type is the one the saver named, `text/html` included, and this is the service's
+      // own origin: a browser shown the blob runs nothing and guesses no other type.
+      'content-security-policy': 'sandbox',
+      'x-content-type-options': 'nosniff',
     },
     log,
   );
+  // Azure names the failed condition on a 304 too; the SDKs raise ResourceNotModifiedError
+  // from it (without it, a generic error).
+  if (response.status === 304) response.headers['x-ms-error-code'] = 'ConditionNotMet';
   return response;
 }
 
@@ -406,8 +444,9 @@ function preflight(request: EngineRequest, headers: Record<string, string>): Eng
 
 /**
  * The blob name as a file path, decoded and checked as the router does a rest parameter: azcopy
- * and the Go SDK send nested names as `dir%2Ffile`, which is `dir/file`.
+ * and the Go SDK send nested names as `dir%2Ffile`, which is `dir/file`. Answers its NFC key
+ * and the spelling sent, which a save keeps.
  */
-function blobPath(raw: string): string {
-  return decodeRest('path', raw);
+function blobName(raw: string): { path: string; asSent: string } {
+  return parseFileName(decodeSegment(raw), 'path');
 }

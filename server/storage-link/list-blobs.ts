@@ -1,10 +1,11 @@
 import type { Principal } from '../../actors/kernel/principal.ts';
 import type { Services } from '../../actors/kernel/services.ts';
-import { contentTypeOf } from '../../actors/files/content-type.ts';
+import { servedContentType } from '../../actors/files/content-settings.ts';
 import { LinkRefused } from '../../actors/files/storage-links.ts';
 import { versionProperties } from '../../actors/files/version-properties.ts';
 import { OPERATIONS } from '../../protocol/operations.ts';
 import { MAX_PAGE_LIMIT } from '../../protocol/paging.ts';
+import { parseFilePath } from '../../protocol/files/path.ts';
 import { STORAGE_LINK_PREFIX } from '../../protocol/files/storage-links.ts';
 import type { EngineRequest, EngineResponse } from '../http/engine.ts';
 import { run } from '../invoke.ts';
@@ -13,7 +14,8 @@ import { enumerationResultsXml } from './azure-xml.ts';
 /**
  * List Blobs on a container link (`?restype=container&comp=list`): list_files as the link's
  * agent, in Azure's `EnumerationResults`. `marker` is list_files' cursor; `delimiter` folds
- * names into `BlobPrefix` entries within the page. Every blob has its `Content-MD5`;
+ * names into `BlobPrefix` entries within the page. Names are spelt as they were saved
+ * (list_files shows them so). Every blob has its `Content-MD5` and content settings;
  * `include=metadata` adds its `<Metadata>`.
  */
 export async function listBlobs(
@@ -51,19 +53,26 @@ export async function listBlobs(
     files: { path: string; size: number; sha256: string; saved_at: string; version: number }[];
     next_cursor: string | null;
   };
-  const properties = await versionProperties(services, call.workspaceId, page.files);
+  // list_files shows each name as it was saved; its properties are under its NFC key.
+  const listed = page.files.map((file) => ({ ...file, key: parseFilePath(file.path) }));
+  const properties = await versionProperties(
+    services,
+    call.workspaceId,
+    listed.map((file) => ({ path: file.key, version: file.version })),
+  );
   const blobs = [];
   const prefixes = new Set<string>();
-  for (const file of page.files) {
-    const cut = delimiter ? file.path.indexOf(delimiter, prefix.length) : -1;
+  for (const file of listed) {
+    const cut = delimiter ? file.path.indexOf(delimiter, prefixEnd(file.path, prefix)) : -1;
     if (delimiter && cut >= 0) prefixes.add(file.path.slice(0, cut + delimiter.length));
     else {
-      const { contentMd5, metadata } = properties(file.path, file.version);
+      const { contentMd5, metadata, contentSettings } = properties(file.key, file.version);
       blobs.push({
         name: file.path,
         size: file.size,
         etag: `"${file.sha256}"`,
-        contentType: contentTypeOf(file.path),
+        contentType: servedContentType(file.key, contentSettings),
+        contentSettings,
         modifiedAt: new Date(file.saved_at),
         contentMd5,
         ...(withMetadata && { metadata }),
@@ -86,4 +95,18 @@ export async function listBlobs(
       nextMarker: page.next_cursor ?? '',
     }),
   };
+}
+
+/**
+ * Where the prefix ends in a listed name: the prefix matched the name's NFC key, and the name
+ * may spell it otherwise (NFD is longer), so find the shortest start of the name that is the
+ * prefix in NFC.
+ */
+function prefixEnd(name: string, prefix: string): number {
+  if (name.startsWith(prefix)) return prefix.length;
+  const wanted = prefix.normalize('NFC');
+  for (let end = 0; end <= name.length; end += 1) {
+    if (name.slice(0, end).normalize('NFC') === wanted) return end;
+  }
+  return prefix.length;
 }

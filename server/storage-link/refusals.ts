@@ -30,6 +30,15 @@ export function unsupported(request: EngineRequest): LinkRefused {
   );
 }
 
+/** A method no storage link serves at that place: 405, as Azure answers UnsupportedHttpVerb. */
+export function verbRefused(request: EngineRequest): LinkRefused {
+  return new LinkRefused(
+    405,
+    'UnsupportedHttpVerb',
+    `Storage links take GET, HEAD and PUT (and DELETE, which a link's permission refuses); not ${request.method}${described(request)}.`,
+  );
+}
+
 /**
  * A copy from a URL (`x-ms-copy-source`: Copy Blob, Copy Blob From URL, Put Blob From URL, Put
  * Block From URL) is refused before anything is read or stored: served as a plain Put it would

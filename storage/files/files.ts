@@ -21,7 +21,10 @@ export type VersionIsIndexedSql = (version: {
 
 /** A live path's current version. */
 export interface CurrentFile {
+  /** The NFC key every lookup compares (protocol/files/path.ts parseFileName). */
   path: string;
+  /** The spelling the current version was saved under (migration 043), which listings show. */
+  pathAsSaved: string;
   version: number;
   sha256: string;
   size: number;
@@ -39,6 +42,7 @@ export interface FileRow extends CurrentFile {
 
 interface RawFile extends Record<string, unknown> {
   path: string;
+  path_as_saved: string | null;
   version: number;
   sha256: string;
   size: number;
@@ -50,6 +54,7 @@ interface RawFile extends Record<string, unknown> {
 
 const toCurrentFile = (raw: RawFile): CurrentFile => ({
   path: raw.path,
+  pathAsSaved: raw.path_as_saved ?? raw.path,
   version: raw.version,
   sha256: raw.sha256,
   size: raw.size,
@@ -59,8 +64,8 @@ const toCurrentFile = (raw: RawFile): CurrentFile => ({
   indexError: raw.index_error,
 });
 
-const fileColumns = `f.path, f.version, f.sha256, f.size, f.content_type, f.saved_at, f.saved_by,
-  f.index_error`;
+const fileColumns = `f.path, f.path_as_saved, f.version, f.sha256, f.size, f.content_type,
+  f.saved_at, f.saved_by, f.index_error`;
 
 /** The current version of a live path, or null. */
 export async function findFile(
@@ -111,7 +116,8 @@ export async function beginSave(
     let_go: RawLetGo[] | null;
   }>(
     `with let_go as (
-       update file_versions v set bytes_kept = false, metadata = null, metadata_bytes = 0
+       update file_versions v set bytes_kept = false, metadata = null, content_settings = null,
+         metadata_bytes = 0
        from file_versions counted
        where v.workspace_id = $1 and v.path = $2 and v.bytes_kept
          and counted.workspace_id = v.workspace_id and counted.path = v.path
@@ -143,13 +149,36 @@ export async function beginSave(
   };
 }
 
-/** What Azure clients keep beside a version's bytes (migration 019). */
+/** What Azure clients keep beside a version's bytes (migrations 019 and 043). */
 export interface VersionProperties {
   /** Base64 of the MD5 of the bytes; null for versions saved before it was kept. */
   contentMd5: string | null;
   /** The `x-ms-meta-*` pairs sent with the save, names as sent. */
   metadata: Record<string, string>;
+  /** The content headers sent with the save ({} for none). */
+  contentSettings: ContentSettings;
 }
+
+/**
+ * The content headers an Azure client sets on a blob (`x-ms-blob-content-type` and its four
+ * siblings), as sent; one not sent is absent (the type is then inferred from the path).
+ */
+export interface ContentSettings {
+  contentType?: string;
+  contentEncoding?: string;
+  contentLanguage?: string;
+  contentDisposition?: string;
+  cacheControl?: string;
+}
+
+/** The settings in the order they are written, so that their JSON is the same every time. */
+export const CONTENT_SETTINGS = [
+  'contentType',
+  'contentEncoding',
+  'contentLanguage',
+  'contentDisposition',
+  'cacheControl',
+] as const satisfies readonly (keyof ContentSettings)[];
 
 /** A version whose bytes are kept (a save), with its properties. */
 export interface KeptVersion extends VersionProperties {
@@ -166,6 +195,7 @@ interface RawKept extends Record<string, unknown> {
   saved_at: Date;
   content_md5: string | null;
   metadata: Record<string, string> | null;
+  content_settings: ContentSettings | null;
 }
 
 const toKept = (row: RawKept): KeptVersion => ({
@@ -175,6 +205,7 @@ const toKept = (row: RawKept): KeptVersion => ({
   savedAt: row.saved_at,
   contentMd5: row.content_md5,
   metadata: row.metadata ?? {},
+  contentSettings: row.content_settings ?? {},
 });
 
 /**
@@ -189,12 +220,13 @@ export async function findKeptVersion(
 ): Promise<KeptVersion | null> {
   const [row] = await db.query<RawKept>(
     version === null
-      ? `select v.version, v.sha256, v.size, v.saved_at, v.content_md5, v.metadata
+      ? `select v.version, v.sha256, v.size, v.saved_at, v.content_md5, v.metadata,
+           v.content_settings
          from files f join file_versions v
            on v.workspace_id = f.workspace_id and v.path = f.path and v.version = f.version
          where f.workspace_id = $1 and f.path = $2`
-      : `select version, sha256, size, saved_at, content_md5, metadata from file_versions
-         where workspace_id = $1 and path = $2 and version = $3 and action = 'save' and bytes_kept`,
+      : `select version, sha256, size, saved_at, content_md5, metadata, content_settings
+         from file_versions where workspace_id = $1 and path = $2 and version = $3 and action = 'save' and bytes_kept`,
     version === null ? [workspaceId, path] : [workspaceId, path, version],
   );
   return row ? toKept(row) : null;
@@ -212,8 +244,9 @@ export async function readVersionProperties(
     version: number;
     content_md5: string | null;
     metadata: Record<string, string> | null;
+    content_settings: ContentSettings | null;
   }>(
-    `select v.path, v.version, v.content_md5, v.metadata
+    `select v.path, v.version, v.content_md5, v.metadata, v.content_settings
      from file_versions v
      join unnest($2::text[], $3::int4[]) as wanted (path, version)
        on wanted.path = v.path and wanted.version = v.version
@@ -223,29 +256,44 @@ export async function readVersionProperties(
   return new Map(
     rows.map((row) => [
       `${row.version}:${row.path}`,
-      { contentMd5: row.content_md5, metadata: row.metadata ?? {} },
+      {
+        contentMd5: row.content_md5,
+        metadata: row.metadata ?? {},
+        contentSettings: row.content_settings ?? {},
+      },
     ]),
   );
 }
 
 /**
- * Metadata as it is kept beside a version (null for none), and the bytes it counts against the
- * version's author (rule `every_kept_byte`): the JSON written, kept in `metadata_bytes`
- * (migration 042) so that what is given back is what was counted.
+ * The properties kept beside a version as they are written (null for none), and the bytes they
+ * count against the version's author (rule `every_kept_byte`): the JSON written of both, kept in
+ * `metadata_bytes` (migrations 042, 043) so that what is given back is what was counted.
  */
-export function keptMetadata(metadata: Record<string, string> | null | undefined): {
-  json: string | null;
-  bytes: number;
-} {
-  if (!metadata || Object.keys(metadata).length === 0) return { json: null, bytes: 0 };
-  const json = JSON.stringify(metadata);
-  return { json, bytes: Buffer.byteLength(json, 'utf8') };
+export function keptProperties(
+  properties: Partial<Pick<VersionProperties, 'metadata' | 'contentSettings'>>,
+): { metadataJson: string | null; settingsJson: string | null; bytes: number } {
+  const { metadata, contentSettings } = properties;
+  const metadataJson =
+    metadata && Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null;
+  const settings: ContentSettings = {};
+  for (const name of CONTENT_SETTINGS) {
+    const value = contentSettings?.[name];
+    if (value !== undefined) settings[name] = value;
+  }
+  const settingsJson = Object.keys(settings).length > 0 ? JSON.stringify(settings) : null;
+  const bytes = [metadataJson, settingsJson].reduce(
+    (sum, json) => sum + (json === null ? 0 : Buffer.byteLength(json, 'utf8')),
+    0,
+  );
+  return { metadataJson, settingsJson, bytes };
 }
 
 /**
  * Replaces the metadata of the current version of a live path (Azure's Set Blob Metadata: the
- * bytes, and so the version and its receipt, stay as they are); null when the path is gone,
- * else who saved the version and how many bytes of metadata it keeps more (or fewer) than before.
+ * bytes, and so the version and its receipt, stay as they are; so do its content settings);
+ * null when the path is gone, else who saved the version and how many bytes it keeps beside
+ * them more (or fewer) than before.
  */
 export async function replaceCurrentMetadata(
   tx: Queryable,
@@ -253,7 +301,9 @@ export async function replaceCurrentMetadata(
   path: string,
   metadata: Record<string, string>,
 ): Promise<{ agentId: string; addedBytes: number } | null> {
-  const kept = keptMetadata(metadata);
+  const current = await findKeptVersion(tx, workspaceId, path, null);
+  if (!current) return null;
+  const kept = keptProperties({ metadata, contentSettings: current.contentSettings });
   const [row] = await tx.query<{ agent_id: string; added: number }>(
     `update file_versions v set metadata = $3::text::jsonb, metadata_bytes = $4
      from files f, file_versions before
@@ -262,7 +312,7 @@ export async function replaceCurrentMetadata(
        and before.workspace_id = v.workspace_id and before.path = v.path
        and before.version = v.version
      returning v.agent_id, ($4 - before.metadata_bytes)::int8 as added`,
-    [workspaceId, path, kept.json, kept.bytes],
+    [workspaceId, path, kept.metadataJson, kept.bytes],
   );
   return row ? { agentId: row.agent_id, addedBytes: Number(row.added) } : null;
 }
@@ -290,26 +340,32 @@ export async function insertFileVersion(
     agentId: string;
     savedAt: Date;
     receipt: unknown;
-    /** Saves only: base64 of the MD5 of the bytes, and the metadata sent with them. */
+    /** Saves only: base64 of the MD5 of the bytes, and the properties sent with them. */
     contentMd5?: string | null;
     metadata?: Record<string, string> | null;
+    contentSettings?: ContentSettings;
   },
   /**
    * A save's row in `files` (the path's current version, saved by `version.agentId`), written in
    * the same statement; a delete passes none.
    */
-  current?: { contentType: string; indexError: string | null },
+  current?: { contentType: string; indexError: string | null; pathAsSaved: string },
 ): Promise<void> {
-  const metadata = keptMetadata(version.metadata);
+  const kept = keptProperties({
+    metadata: version.metadata ?? {},
+    contentSettings: version.contentSettings ?? {},
+  });
   const insertVersion = `insert into file_versions (workspace_id, path, version, action, sha256,
-       size, bytes_kept, agent_id, saved_at, receipt, content_md5, metadata, metadata_bytes)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12::text::jsonb, $13)`;
+       size, bytes_kept, agent_id, saved_at, receipt, content_md5, metadata, metadata_bytes,
+       content_settings)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12::text::jsonb, $13,
+       $14::text::jsonb)`;
   await tx.query(
     current
       ? `with saved as (${insertVersion})
          insert into files (workspace_id, path, version, sha256, size, content_type, saved_at,
-           saved_by, index_error)
-         values ($1, $2, $3, $5, $6, $14, $9, $8, $15)
+           saved_by, index_error, path_as_saved)
+         values ($1, $2, $3, $5, $6, $15, $9, $8, $16, nullif($17, $2))
          ${UPSERT_FILE}`
       : insertVersion,
     [
@@ -324,9 +380,10 @@ export async function insertFileVersion(
       version.savedAt,
       JSON.stringify(version.receipt),
       version.contentMd5 ?? null,
-      metadata.json,
-      metadata.bytes,
-      ...(current ? [current.contentType, current.indexError] : []),
+      kept.metadataJson,
+      kept.bytes,
+      kept.settingsJson,
+      ...(current ? [current.contentType, current.indexError, current.pathAsSaved] : []),
     ],
   );
 }
@@ -334,7 +391,7 @@ export async function insertFileVersion(
 const UPSERT_FILE = `on conflict (workspace_id, path) do update set version = excluded.version,
        sha256 = excluded.sha256, size = excluded.size, content_type = excluded.content_type,
        saved_at = excluded.saved_at, saved_by = excluded.saved_by,
-       index_error = excluded.index_error`;
+       index_error = excluded.index_error, path_as_saved = excluded.path_as_saved`;
 
 /**
  * A version whose bytes were let go: whose quota gets back its bytes and the metadata kept
@@ -372,7 +429,8 @@ export async function forgetAllVersions(
   path: string,
 ): Promise<LetGoVersion[]> {
   const rows = await tx.query<RawLetGo>(
-    `update file_versions v set bytes_kept = false, metadata = null, metadata_bytes = 0
+    `update file_versions v set bytes_kept = false, metadata = null, content_settings = null,
+       metadata_bytes = 0
      from file_versions counted
      where v.workspace_id = $1 and v.path = $2 and v.bytes_kept
        and counted.workspace_id = v.workspace_id and counted.path = v.path

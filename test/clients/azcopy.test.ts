@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -170,6 +170,46 @@ test('azcopy copies one file to a file link and back, as /protocol shows it', as
   const back = join(scratch, 'back.parquet');
   await azcopy(scratch, binary, 'copy', fileUrl, back, '--from-to', 'BlobLocal');
   assert.ok(readFileSync(back).equals(bytes));
+});
+
+/** azcopy's count of files it sent, from its closing summary. */
+function transfers(summary: string): number {
+  const count = /Total Number of Copy Transfers: (\d+)/.exec(summary)?.[1];
+  if (count === undefined) throw new Error(`azcopy printed no transfer count:\n${summary}`);
+  return Number(count);
+}
+
+test('azcopy sync of a decomposed (NFD) name converges: the second and third runs send nothing', async ({
+  server,
+  azcopy: binary,
+  scratch,
+}) => {
+  const owner = await server.signUp();
+  const id = await newWorkspace(server, owner);
+  const link = await storageLink(server, owner, id, 'readwrite');
+  const container = `${link.container_url}?${link.sas_token}`;
+  const source = join(scratch, 'sync-nfd');
+  const nfd = 'u\u0308-nfd.txt';
+  plant(source, {
+    [nfd]: Buffer.from('decomposed name\n'),
+    'dir/caf\u00e9.txt': Buffer.from('composed name\n'),
+  });
+  // Written an hour ago: azcopy sends a file whose local time is after the blob's Last-Modified,
+  // which has whole seconds only, so a file written in the second it was sent would go again.
+  const anHourAgo = new Date(Date.now() - 3_600_000);
+  for (const path of [nfd, 'dir/caf\u00e9.txt'])
+    utimesSync(join(source, path), anHourAgo, anHourAgo);
+  const sync = async () =>
+    transfers(
+      (await azcopy(scratch, binary, 'sync', source, container, '--from-to', 'LocalBlob')).stdout,
+    );
+
+  assert.is(await sync(), 2);
+  // Listed as it was saved: the NFD name stays NFD, so azcopy finds its own name there.
+  const stored = await filesOf(server, owner, id);
+  assert.equal(stored.map((file) => file.path).sort(), ['dir/caf\u00e9.txt', nfd]);
+  assert.is(await sync(), 0, 'the second sync sends nothing');
+  assert.is(await sync(), 0, 'the third sync sends nothing');
 });
 
 test('azcopy with a read link uploads nothing and the workspace stays as it was', async ({

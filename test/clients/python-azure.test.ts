@@ -89,4 +89,85 @@ test('uploads and downloads with validate_content, and reads back the MD5 and me
   ]);
 });
 
+const SETTINGS_SCRIPT = `
+import json, sys
+from azure.core import MatchConditions
+from azure.core.exceptions import HttpResponseError
+from azure.storage.blob import ContainerClient, ContentSettings
+
+url = sys.argv[1]
+container = ContainerClient.from_container_url(url)
+# Past 8 bytes the upload goes as Put Block and Put Block List.
+in_blocks = ContainerClient.from_container_url(url, max_single_put_size=8, max_block_size=8)
+settings = ContentSettings(content_type="text/x-custom", content_language="de",
+    content_disposition="attachment", cache_control="no-cache", content_encoding="identity")
+blob = container.get_blob_client("py/settings.txt")
+blob.upload_blob(b"settings kept\\n", content_settings=settings)
+in_blocks.get_blob_client("py/blocks.txt").upload_blob(b"settings kept in blocks\\n",
+    content_settings=settings)
+container.get_blob_client("u\\u0308-nfd.txt").upload_blob(b"decomposed\\n")
+
+def shown(cs):
+    return {"content_type": cs.content_type, "content_language": cs.content_language,
+            "content_disposition": cs.content_disposition, "cache_control": cs.cache_control,
+            "content_encoding": cs.content_encoding}
+
+props = blob.get_blob_properties()
+try:
+    blob.download_blob(etag=props.etag, match_condition=MatchConditions.IfModified).readall()
+    not_modified = "downloaded"
+except HttpResponseError as error:
+    not_modified = " ".join([type(error).__name__, str(error.status_code), getattr(error.error_code, "value", str(error.error_code))])
+print(json.dumps({
+    "properties": shown(props.content_settings),
+    "downloaded": shown(blob.download_blob().properties.content_settings),
+    "listed": {item.name: shown(item.content_settings) for item in container.list_blobs()},
+    "not_modified": not_modified,
+}))
+`;
+
+test('keeps content settings and names as sent, and names the failed condition on a 304', async ({
+  server,
+  dir,
+}) => {
+  const owner = await server.signUp();
+  const id = await newWorkspace(server, owner);
+  const link = await storageLink(server, owner, id, 'readwrite');
+  const script = join(dir, 'content_settings.py');
+  writeFileSync(script, SETTINGS_SCRIPT);
+  const answer = JSON.parse(
+    await python(script, `${link.container_url as string}?${link.sas_token as string}`),
+  ) as {
+    properties: Record<string, string | null>;
+    downloaded: Record<string, string | null>;
+    listed: Record<string, Record<string, string | null>>;
+    not_modified: string;
+  };
+  const sent = {
+    content_type: 'text/x-custom',
+    content_language: 'de',
+    content_disposition: 'attachment',
+    cache_control: 'no-cache',
+    content_encoding: 'identity',
+  };
+  assert.equal(answer.properties, sent, 'get_blob_properties');
+  assert.equal(answer.downloaded, sent, 'download_blob');
+  assert.equal(answer.listed, {
+    'py/blocks.txt': sent,
+    'py/settings.txt': sent,
+    // Listed as uploaded (NFD), with the type inferred from the path: none was sent.
+    'u\u0308-nfd.txt': {
+      content_type: 'text/plain; charset=utf-8',
+      content_language: null,
+      content_disposition: null,
+      cache_control: null,
+      content_encoding: null,
+    },
+  });
+  // The SDK maps the error code, not the status: Azure's ConditionNotMet on a 304 is its
+  // ResourceModifiedError (12.15 maps no 304 to ResourceNotModifiedError); without the code it
+  // raised a bare HttpResponseError.
+  assert.is(answer.not_modified, 'ResourceModifiedError 304 ConditionNotMet');
+});
+
 test.run();

@@ -211,6 +211,34 @@ test('a link does not delete, and a container link reads a file', async ({ serve
   assert.is(await got.response.text(), 'still here');
 });
 
+test('a method no link serves answers 405 UnsupportedHttpVerb with Allow, on a blob and on a container, before the link is read', async ({
+  server,
+}) => {
+  const owner = await server.signUp();
+  const id = await newWorkspace(server, owner);
+  await saveFile(server, owner, id, 'kept.txt', 'still here');
+  const container = await storageLink(server, owner, id, 'readwrite');
+  const places = [
+    [
+      `${container.container_url}/kept.txt?${container.sas_token}`,
+      'DELETE, GET, HEAD, OPTIONS, PUT',
+    ],
+    [`${container.container_url}?${container.sas_token}&restype=container`, 'GET, HEAD, OPTIONS'],
+    // A signature that does not hold is not read first: the method is refused all the same.
+    [`${container.container_url}/kept.txt?sig=x`, 'DELETE, GET, HEAD, OPTIONS, PUT'],
+  ] as const;
+  for (const [url, allow] of places) {
+    for (const method of ['PATCH', 'POST']) {
+      const sent = await sendToLink(url, { method });
+      await expectRefusal(sent, 405, 'UnsupportedHttpVerb', `${method} ${url}`);
+      const allowed = String(sent.response.headers.get('allow')).split(', ').sort().join(', ');
+      assert.is(allowed, allow, `${method} ${url}`);
+    }
+  }
+  const got = await sendToLink(`${container.container_url}/kept.txt?${container.sas_token}`);
+  assert.is(await got.response.text(), 'still here');
+});
+
 test('a file link used for List Blobs answers 403 AuthorizationResourceTypeMismatch', async ({
   server,
 }) => {
@@ -285,7 +313,7 @@ test('every refusal echoes x-ms-client-request-id and carries x-ms-request-id', 
     [
       'a verb links do not take',
       () => sendToLink(link, { method: 'POST', body: 'x' }),
-      400,
+      405,
       'UnsupportedHttpVerb',
     ],
     ['over the quota', () => putBlock(link, blockId(1), Buffer.alloc(QUOTA)), 507, 'QuotaExceeded'],

@@ -1,3 +1,4 @@
+import { assertDescribedAnswer } from './response-schemas.ts';
 import type { TestServer } from './server.ts';
 import type { Problem } from './wire-types.ts';
 
@@ -43,9 +44,20 @@ export async function request<T = Record<string, unknown>>(
     ...(body === undefined ? {} : { body }),
   });
   const text = await response.text();
+  const parsed: unknown = text ? JSON.parse(text) : {};
+  // Every answer read here is held to the description (./response-schemas.ts).
+  if (text) {
+    assertDescribedAnswer(
+      method,
+      path,
+      response.status,
+      response.headers.get('content-type'),
+      parsed,
+    );
+  }
   return {
     status: response.status,
-    body: (text ? JSON.parse(text) : {}) as T & Partial<Problem>,
+    body: parsed as T & Partial<Problem>,
     headers: response.headers,
   };
 }

@@ -1,7 +1,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../protocol/errors.ts';
-import { MAX_PATH_BYTES, parseFilePath, type FilePathRule } from '../../protocol/files/path.ts';
+import {
+  MAX_PATH_BYTES,
+  parseFileName,
+  parseFilePath,
+  type FilePathRule,
+} from '../../protocol/files/path.ts';
 import { Router } from '../../server/http/router.ts';
 
 const test = suite('file paths');
@@ -118,6 +123,23 @@ test('decomposed and composed spellings of one name become the same NFC path', (
   assert.is(parseFilePath('\u212b'), '\u00c5'); // the angstrom sign is canonically Å
 });
 
+test('a name keeps its spelling as sent beside its NFC key, within the same 1,024 bytes', () => {
+  assert.equal(parseFileName('u\u0308-nfd.txt'), {
+    path: '\u00fc-nfd.txt',
+    asSent: 'u\u0308-nfd.txt',
+  });
+  assert.equal(parseFileName('dir/caf\u00e9.md'), {
+    path: 'dir/caf\u00e9.md',
+    asSent: 'dir/caf\u00e9.md',
+  });
+  // 500 decomposed é are 1,500 bytes as sent, 1,000 composed: the file is kept, under its key.
+  assert.equal(parseFileName(long(500, 'e\u0301')), {
+    path: long(500, '\u00e9'),
+    asSent: long(500, '\u00e9'),
+  });
+  assert.is(parseFileName(long(340, 'e\u0301')).asSent, long(340, 'e\u0301'));
+});
+
 test('NFC keeps compatibility forms apart: a ligature stays a ligature', () => {
   assert.is(parseFilePath('\ufb01le.md'), '\ufb01le.md');
 });
@@ -172,7 +194,10 @@ test('through the router, an encoded path gets the verdict of the path it decode
   for (const path of raw) {
     let routed: string;
     try {
-      routed = `ok: ${router.match('PUT', `/workspaces/w/files/${path}`).params.path}`;
+      // The router hands over the spelling; the handler compares its key.
+      const spelt = router.match('PUT', `/workspaces/w/files/${path}`).params.path ?? '';
+      assert.is(spelt, parseFileName(spelt).asSent, path);
+      routed = `ok: ${parseFilePath(spelt)}`;
     } catch (error) {
       assert.instance(error, ServiceError, path);
       assert.is((error as ServiceError).code, 'invalid_path', path);

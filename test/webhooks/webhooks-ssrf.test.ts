@@ -76,9 +76,6 @@ const REFUSED_URLS = [
   // Names: resolved first, then every address checked.
   'http://localhost/hooks',
   'https://localhost:8443/hooks',
-  // Spellings the URL parser turns into loopback.
-  'http://2130706433/hooks',
-  'http://0x7f.1/hooks',
   // Issue 32 §5: IPv6 forms carrying IPv4, and documentation ranges.
   'http://[::127.0.0.1]/hooks',
   'http://[::ffff:0:7f00:1]/hooks',
@@ -98,6 +95,22 @@ test('set_webhook refuses loopback, private, link-local, metadata and CGNAT addr
     assert.is(refused.status, 422, `${url}: ${JSON.stringify(refused.body)}`);
     assert.is(refused.body.code, 'webhook_url_refused', url);
     assert.match(String(refused.body.detail), /non-public address/);
+  }
+  const none = await request(server, 'GET', '/whoami/webhook', { token: agent.api_token });
+  assert.is(none.status, 404);
+});
+
+test('spellings the URL parser would turn into loopback are not URLs set_webhook takes: 400, and nothing written', async ({
+  server,
+}) => {
+  const agent = await server.signUp();
+  for (const url of ['http://2130706433/hooks', 'http://0x7f.1/hooks', 'http://127.1/hooks']) {
+    const refused = await request(server, 'PUT', '/whoami/webhook', {
+      token: agent.api_token,
+      body: { url },
+    });
+    assert.is(refused.status, 400, `${url}: ${JSON.stringify(refused.body)}`);
+    assert.is(refused.body.code, 'invalid_input', url);
   }
   const none = await request(server, 'GET', '/whoami/webhook', { token: agent.api_token });
   assert.is(none.status, 404);

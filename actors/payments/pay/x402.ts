@@ -16,6 +16,7 @@
  * answers 402 when asked with `?x402=1` (the instructions carry that `x402_url`) and to a retry
  * that carries `PAYMENT-SIGNATURE` or `X-PAYMENT`.
  */
+import type { TokenDomain } from '../chain/token-domain.ts';
 import { eip681Link } from './eip681.ts';
 import { payUrl, type PayView } from './view.ts';
 
@@ -46,8 +47,8 @@ export interface X402PaymentRequired {
 
 /**
  * The EIP-712 domain (name, version) of USDC's EIP-3009 on the chains it is usually paid on, for
- * clients that read `extra`. A token not listed here (a test token) gets no name and version:
- * better none than a wrong domain.
+ * when the token's own could not be read from the chain (../chain/token-domain.ts). A token
+ * neither read nor listed here gets no name and version: better none than a wrong domain.
  */
 const USDC_DOMAINS: Readonly<Record<string, { name: string; version: string }>> = {
   '1:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48': { name: 'USD Coin', version: '2' },
@@ -70,6 +71,12 @@ function secondsLeft(expiresAt: string, now: Date): number {
 export interface X402Options {
   /** The request carried a signed payment (`PAYMENT-SIGNATURE` / `X-PAYMENT`) that was ignored. */
   signatureIgnored?: boolean;
+  /**
+   * The token's EIP-712 domain as its contract states it (../chain/token-domain.ts), which x402's
+   * `exact` scheme signs over: `extra.name` and `extra.version`. Null or absent: the known USDC
+   * deployments' domain, or none.
+   */
+  domain?: TokenDomain | null;
 }
 
 /** The `PaymentRequired` object for this payment (answer it with status 402 while `requested`). */
@@ -78,7 +85,8 @@ export function x402Requirements(
   now: Date,
   options: X402Options = {},
 ): X402PaymentRequired {
-  const domain = USDC_DOMAINS[`${view.chain_id}:${view.token_address.toLowerCase()}`];
+  const domain =
+    options.domain ?? USDC_DOMAINS[`${view.chain_id}:${view.token_address.toLowerCase()}`];
   const eip681 = eip681Link(view);
   return {
     x402Version: X402_VERSION,
@@ -100,7 +108,7 @@ export function x402Requirements(
         payTo: view.pay_to,
         maxTimeoutSeconds: secondsLeft(view.expires_at, now),
         extra: {
-          ...(domain ?? {}),
+          ...(domain ? { name: domain.name, version: domain.version } : {}),
           settlement: 'direct-transfer',
           facilitator: null,
           report_url: view.report_url,
