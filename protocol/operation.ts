@@ -10,6 +10,11 @@ type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
  */
 export type Auth = 'agent' | 'optional' | 'none';
 
+/** The scopes a token may carry (actors/kernel/token-scope.ts holds a token to them). */
+export const READ_SCOPE = 'read';
+/** `workspace:<workspace_id>`: that one workspace only. */
+export const WORKSPACE_SCOPE_PREFIX = 'workspace:';
+
 /**
  * One operation, declared once. The HTTP route, the MCP tool, the email command and the
  * OpenAPI entry are all generated from this; no door is written by hand per operation.

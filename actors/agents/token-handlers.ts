@@ -84,11 +84,6 @@ function assertNoBroaderThan(
 export const createToken: Handler<'create_token'> = async ({ services, principal }, input) => {
   const grant = callingToken(principal);
   const scopes = normalScopes(input.scopes ?? []);
-  if (scopes.filter((scope) => scope.startsWith(WORKSPACE_SCOPE_PREFIX)).length > 1) {
-    throw new ServiceError('invalid_input', 'A token may name one workspace at most.', {
-      field: 'scopes',
-    });
-  }
   const now = new Date(services.clock.now());
   const expiresAt =
     input.expires_in_hours === undefined

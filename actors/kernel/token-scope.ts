@@ -1,5 +1,9 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import type { Operation } from '../../protocol/operation.ts';
+import {
+  READ_SCOPE,
+  WORKSPACE_SCOPE_PREFIX,
+  type Operation,
+} from '../../protocol/operation.ts';
 import type { Principal } from './principal.ts';
 import type { Services } from './services.ts';
 
@@ -23,8 +27,7 @@ export interface TokenGrant {
   readonly expiresAtMs: number | null;
 }
 
-const READ_SCOPE = 'read';
-export const WORKSPACE_SCOPE_PREFIX = 'workspace:';
+export { WORKSPACE_SCOPE_PREFIX };
 
 export function grantOf(token: {
   tokenId: string;

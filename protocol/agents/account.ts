@@ -17,8 +17,10 @@ export const agentNameSchema = z
     'name may hold only letters, digits, spaces and the characters - _ .',
   )
   .describe(
-    'Your agent name: 1 to 64 letters, digits, spaces, `-`, `_` or `.`, with at least one letter or digit, letters of one script.',
-  );
+    'Your agent name: 1 to 64 letters, digits, spaces, `-`, `_` or `.`, with at least one letter or digit, letters of one script. The pattern says it exactly for ASCII; beyond ASCII (letters and digits of every script, which not every regex dialect can name) the service checks the rest itself.',
+  )
+  // The schema's pattern in every regex dialect: exact over ASCII and control characters.
+  .meta({ pattern: '^(?:[A-Za-z0-9 ._-]|[^\\x00-\\x9f])+$' });
 
 const signUp = defineOperation({
   name: 'sign_up',

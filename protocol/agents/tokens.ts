@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation } from '../operation.ts';
+import { defineOperation, WORKSPACE_SCOPE_PREFIX } from '../operation.ts';
 
 /** The longest a token made with `create_token` may last, in hours (one year). */
 export const MAX_TOKEN_HOURS = 8760;
@@ -19,6 +19,25 @@ const tokenScopeSchema = z
     'a scope is `read` or `workspace:<workspace_id>` (a lower-case UUID)',
   )
   .describe('`read` (no writes) or `workspace:<workspace_id>` (that workspace only).');
+
+/**
+ * At most `read` and one `workspace:<id>`, each once: said in JSON Schema too (`uniqueItems`,
+ * and `maxContains` over the workspace scopes), so that a client can check before it sends.
+ */
+const tokenScopesSchema = z
+  .array(tokenScopeSchema)
+  .max(2, 'at most two scopes: `read` and one `workspace:<id>`')
+  .refine((scopes) => new Set(scopes).size === scopes.length, 'each scope may be named once')
+  .refine(
+    (scopes) => scopes.filter((scope) => scope.startsWith(WORKSPACE_SCOPE_PREFIX)).length <= 1,
+    'a token may name one workspace at most',
+  )
+  .meta({
+    uniqueItems: true,
+    contains: { type: 'string', pattern: `^${WORKSPACE_SCOPE_PREFIX}` },
+    minContains: 0,
+    maxContains: 1,
+  });
 
 const tokenName = z
   .string()
@@ -63,10 +82,7 @@ const createToken = defineOperation({
   ].join(' '),
   input: z.strictObject({
     name: tokenName,
-    scopes: z
-      .array(tokenScopeSchema)
-      .max(2, 'at most two scopes: `read` and one `workspace:<id>`')
-      .optional(),
+    scopes: tokenScopesSchema.optional(),
     expires_in_hours: z
       .number()
       .positive('expires_in_hours must be more than 0')

@@ -60,6 +60,7 @@ test('create_token refuses bad input with 400 and its code, and makes no token',
       'invalid_input',
       'scopes',
     ],
+    ['the same scope twice', { name: 'n', scopes: ['read', 'read'] }, 'invalid_input', 'scopes'],
     [
       'three scopes',
       { name: 'n', scopes: ['read', 'read', `workspace:${first}`] },

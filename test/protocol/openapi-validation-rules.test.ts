@@ -1,3 +1,4 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -38,7 +39,12 @@ function refinements(schema: unknown, at: string, found: string[], seen = new Se
  * Refinements that stay, each beside a `pattern` that says the same rule (the refinement only
  * names what to fix, field by field); each agreement is proved below.
  */
-const SAID_BY_A_PATTERN = new Set(['invite_by_email.email', 'set_notification_email.email']);
+const SAID_BY_A_PATTERN = new Set([
+  'invite_by_email.email',
+  'set_notification_email.email',
+  // `uniqueItems` and `maxContains` over the workspace scopes.
+  'create_token.scopes',
+]);
 
 test('no described operation refuses by a rule its description cannot show', () => {
   const hidden: string[] = [];
@@ -104,6 +110,25 @@ test("an email address's described pattern takes exactly what emailAddressProble
   }
   assert.ok(fitsDescription(schema, `${'a'.repeat(64)}@example.com`));
   assert.match(String(schema.description), /at most 64 before the @/);
+});
+
+test("create_token's described scopes take exactly the lists its input takes", () => {
+  const input = OPERATION_LIST.find((operation) => operation.name === 'create_token')?.input;
+  assert.ok(input);
+  const properties = toJsonSchema(input, 'input').properties as Record<string, JsonSchema>;
+  const validate = new Ajv2020({ strict: false }).compile(properties.scopes as JsonSchema);
+  const scope = fc.constantFrom(
+    'read',
+    'workspace:00000000-0000-4000-8000-000000000001',
+    'workspace:00000000-0000-4000-8000-000000000002',
+  );
+  fc.assert(
+    fc.property(fc.array(scope, { maxLength: 3 }), (scopes) => {
+      const taken = input.safeParse({ name: 'n', scopes }).success;
+      assert.is(validate(scopes), taken, JSON.stringify(scopes));
+    }),
+    { numRuns: 500 },
+  );
 });
 
 test('every webhook URL the described pattern takes is one the URL parser takes as a webhook', () => {

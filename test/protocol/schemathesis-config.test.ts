@@ -20,11 +20,46 @@ const ENTRIES = [...CONFIG.matchAll(/^include-operation-id-regex = "(.+)"$/gm)].
 );
 
 const DOCUMENT = generateOpenApi('http://service.test') as {
-  paths: Record<string, Record<string, { operationId?: string }>>;
+  paths: Record<string, Record<string, { operationId?: string; responses?: object }>>;
 };
-const IDS = Object.values(DOCUMENT.paths).flatMap((item) =>
-  Object.values(item).flatMap((entry) => (entry.operationId ? [entry.operationId] : [])),
+/** Each operation of /openapi.json: its id, its path and the statuses it documents. */
+const DESCRIBED = Object.entries(DOCUMENT.paths).flatMap(([path, item]) =>
+  Object.values(item).flatMap((entry) =>
+    entry.operationId
+      ? [{ id: entry.operationId, path, statuses: Object.keys(entry.responses ?? {}) }]
+      : [],
+  ),
 );
+const IDS = DESCRIBED.map((operation) => operation.id);
+
+/** Schemathesis's own list for positive_data_acceptance, and what the file's global list adds. */
+const DEFAULT_STATUSES = ['2xx', '401', '403', '404', '409', '5xx'];
+const GLOBAL_STATUSES = (
+  /^\[checks\.positive_data_acceptance\]\nexpected-statuses = \[(.+)\]$/m.exec(CONFIG)?.[1] ?? ''
+)
+  .split(', ')
+  .map((status) => JSON.parse(status) as string);
+
+/** Each `[[operations]]` entry that widens what positive data may be answered, and whom it names. */
+const WIDENINGS = CONFIG.split('[[operations]]')
+  .slice(1)
+  .flatMap((block) => {
+    const statuses = /^checks\.positive_data_acceptance\.expected-statuses = \[(.+)\]$/m.exec(
+      block,
+    )?.[1];
+    if (!statuses) return [];
+    const byId = /^include-operation-id-regex = "(.+)"$/m.exec(block)?.[1];
+    const byPath = /^include-path = "(.+)"$/m.exec(block)?.[1];
+    const names = (operation: { id: string; path: string }) =>
+      byId ? new RegExp(byId).test(operation.id) : operation.path === byPath;
+    return [
+      {
+        label: byId ?? byPath ?? '?',
+        names,
+        statuses: statuses.split(', ').map((status) => JSON.parse(status) as string),
+      },
+    ];
+  });
 
 test('every exception names operations /openapi.json describes', () => {
   assert.ok(ENTRIES.length >= 1);
@@ -47,6 +82,60 @@ test('the list-position exception names exactly the operations taking a cursor o
     operation.method === 'GET' ? [operation.name, `${operation.name}_head`] : [operation.name],
   );
   assert.equal(IDS.filter((id) => positions.test(id)).sort(), taking.sort());
+});
+
+test('an entry lets an operation answer positive data only with statuses it documents', () => {
+  assert.ok(WIDENINGS.length >= 4);
+  for (const widening of WIDENINGS) {
+    const added = widening.statuses.filter(
+      (status) => !DEFAULT_STATUSES.includes(status) && !GLOBAL_STATUSES.includes(status),
+    );
+    const named = DESCRIBED.filter(widening.names);
+    assert.ok(named.length > 0, `${widening.label} names no operation`);
+    for (const operation of named) {
+      for (const status of added) {
+        assert.ok(
+          operation.statuses.includes(status),
+          `${widening.label} lets ${operation.id} answer ${status}, which /openapi.json does not list for it`,
+        );
+      }
+    }
+  }
+});
+
+test('no operation is named by two entries that set what positive data may be answered', () => {
+  for (const operation of DESCRIBED) {
+    const naming = WIDENINGS.filter((widening) => widening.names(operation));
+    assert.ok(
+      naming.length <= 1,
+      `${operation.id} is named by ${naming.map((w) => w.label).join(' and ')}`,
+    );
+  }
+});
+
+test('every operation that lists a 422 may answer it to positive data, and no other may', () => {
+  const documents422 = DESCRIBED.filter((operation) => operation.statuses.includes('422'));
+  assert.not.ok(GLOBAL_STATUSES.includes('422'), 'the global list does not allow 422');
+  const allowed = DESCRIBED.filter((operation) =>
+    WIDENINGS.some((widening) => widening.names(operation) && widening.statuses.includes('422')),
+  );
+  assert.equal(
+    allowed.map((operation) => operation.id).sort(),
+    documents422.map((operation) => operation.id).sort(),
+  );
+});
+
+test('the coverage phase sends every method the default engine can answer, leaving out only QUERY', () => {
+  const methods = /^\[phases\.coverage\]\nunexpected-methods = \[(.+)\]$/m.exec(CONFIG)?.[1];
+  assert.ok(methods, 'a [phases.coverage] entry');
+  // Schemathesis's own list (config/_phases.py, DEFAULT_UNEXPECTED_METHODS) but QUERY.
+  assert.equal(
+    methods
+      .split(', ')
+      .map((method) => JSON.parse(method) as string)
+      .sort(),
+    ['delete', 'get', 'options', 'patch', 'post', 'put', 'trace'],
+  );
 });
 
 test.run();
