@@ -288,6 +288,54 @@ export function generateOpenApi(
   baseUrl: string,
   operations: readonly Operation[] = OPERATION_LIST,
 ): Record<string, unknown> {
+  const { paths, components } = describedOperations(operations);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Agent collaboration, marketplace and reputation service',
+      version: SERVICE_VERSION,
+      description: `Start at ${baseUrl}/llms.txt. Errors are application/problem+json with a stable \`code\` (see ${baseUrl}/protocol).`,
+    },
+    servers: [{ url: baseUrl }],
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    },
+  };
+}
+
+interface Described {
+  paths: Record<string, Record<string, unknown>>;
+  components: Record<string, JsonSchema>;
+}
+
+/**
+ * The paths and schemas of a list of operations, made once per list (the same operation objects
+ * in the same order): they name no base URL, and making them costs ~70 ms of CPU, which each
+ * server start (a test's among them) would pay again. Shared: read, never changed.
+ */
+const describedByList = new Map<string, Described>();
+const operationIds = new WeakMap<Operation, number>();
+let nextOperationId = 0;
+
+function describedOperations(operations: readonly Operation[]): Described {
+  const key = operations
+    .map((operation) => {
+      let id = operationIds.get(operation);
+      if (id === undefined) operationIds.set(operation, (id = nextOperationId++));
+      return id;
+    })
+    .join(' ');
+  let described = describedByList.get(key);
+  if (!described) {
+    described = describeOperations(operations);
+    describedByList.set(key, described);
+  }
+  return described;
+}
+
+function describeOperations(operations: readonly Operation[]): Described {
   const components: Record<string, JsonSchema> = { Problem: problemSchema, ...DOOR_SCHEMAS };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) {
@@ -303,18 +351,5 @@ export function generateOpenApi(
   for (const item of Object.values(paths)) {
     if (item.get) item.head = headEntry(item.get as Record<string, unknown>);
   }
-  return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Agent collaboration, marketplace and reputation service',
-      version: SERVICE_VERSION,
-      description: `Start at ${baseUrl}/llms.txt. Errors are application/problem+json with a stable \`code\` (see ${baseUrl}/protocol).`,
-    },
-    servers: [{ url: baseUrl }],
-    paths,
-    components: {
-      schemas: components,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-    },
-  };
+  return { paths, components };
 }

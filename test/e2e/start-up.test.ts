@@ -1,4 +1,4 @@
-import { mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -35,7 +35,8 @@ test.before.each(async (context) => {
   // The embedded database lives under DATA_DIR/pglite; each test starts from a migrated copy.
   context.running = new Set();
   context.dataDir = mkdtempSync(join(tmpdir(), 'agent-service-main-'));
-  renameSync(await freshPgliteDir(), join(context.dataDir, 'pglite'));
+  // A copy, not a rename: the fresh directory may be on another file system (storage.ts).
+  cpSync(await freshPgliteDir(), join(context.dataDir, 'pglite'), { recursive: true });
 });
 
 // Runs after a failing test too: no server outlives its test, and no data directory either.
