@@ -227,7 +227,7 @@ const fence = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', '.test-data/**'] },
+  { ignores: ['node_modules/**', 'build/**', 'data/**', '.test-data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

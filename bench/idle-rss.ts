@@ -1,13 +1,13 @@
 /**
  * Idle memory of the real service on PGlite: started on a new DATA_DIR, then again on the same
- * data (the baseline: a restart never ran initdb), each time as `node --import tsx
- * server/main.ts` with PORT=0, read once /health answers 200 and the process has settled.
+ * data (the baseline: a restart never ran initdb), each time as `npm start` runs it (`node
+ * build/server/main.js`, built first by deploy/build.mjs) with PORT=0, read once /health answers 200 and the process has settled.
  * Prints the resident set (VmRSS) and its peak (VmHWM) from /proc/<pid>/status.
  *
  * Each figure line names its start first and gives the idle MB first (bench/idle-rss-section.ts
  * reads them). Linux only: /proc.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { pgliteImagePath } from '../storage/pglite/image.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+// What `npm start` runs is the built JavaScript: brought up to date first, as it does.
+execFileSync(process.execPath, [`${ROOT}deploy/build.mjs`], { stdio: 'inherit' });
 /** After /health first answers: lets start-up's garbage be collected and timers settle. */
 const SETTLE_MS = 2000;
 const START_LIMIT_MS = 120_000;
@@ -68,15 +71,11 @@ async function healthy(baseUrl: string): Promise<void> {
 
 async function measure(dataDir: string): Promise<Figures> {
   const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'],
-    {
-      cwd: ROOT,
-      env: { ...process.env, PORT: '0', SMTP_PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', 'build/server/main.js'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', SMTP_PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   try {
     await healthy(await listening(child));
     const readyMs = performance.now() - started;

@@ -6,7 +6,7 @@
  * (10,000 idle sockets under 100 MB; /health under 200 ms). Never fails: when the file
  * descriptor limit is too low for both ends of every socket, it says so and measures fewer.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,9 @@ import { io, type Socket } from 'socket.io-client';
 
 const WANTED = Number(process.env.IDLE_SOCKETS ?? 10_000);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+// What `npm start` runs is the built JavaScript: brought up to date first, as it does.
+execFileSync(process.execPath, [`${ROOT}deploy/build.mjs`], { stdio: 'inherit' });
 
 /** Both ends of every socket live on this machine; this process holds the client ends. */
 function socketsAllowed(): { count: number; why?: string } {
@@ -122,23 +125,19 @@ function listening(child: ChildProcess): Promise<string> {
 
 async function service(count: number): Promise<Figures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agent-service-idle-sockets-'));
-  const child = spawn(
-    process.execPath,
-    ['--max-semi-space-size=32', '--import', 'tsx', 'server/main.ts'],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: '0',
-        SMTP_PORT: 'off',
-        DATA_DIR: dataDir,
-        DATABASE_URL: '',
-        SOCKETS_PER_AGENT: String(count + 1),
-        RATE_LIMIT_PER_MINUTE: '0',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', 'build/server/main.js'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: '0',
+      SMTP_PORT: 'off',
+      DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      SOCKETS_PER_AGENT: String(count + 1),
+      RATE_LIMIT_PER_MINUTE: '0',
     },
-  );
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   try {
     const baseUrl = await listening(child);
     const signUp = await fetch(`${baseUrl}/agents`, {

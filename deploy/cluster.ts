@@ -6,15 +6,16 @@
  * - PostgreSQL: a fresh database in the server `databaseUrl` names (dropped at stop), or a
  *   throw-away PostgreSQL 15 from /usr/lib/postgresql/15/bin in a temporary directory.
  * - S3: s3rver (MinIO cannot be installed here), in this process, with its bucket made.
- * - Service processes: `node --import tsx server/main.ts`, each on a port of its own kept across
- *   restarts, so haproxy finds a restarted process where it was.
+ * - Service processes: `node build/server/main.js` as `npm start` runs it (built first, once:
+ *   deploy/build.mjs), each on a port of its own kept across restarts, so haproxy finds a
+ *   restarted process where it was.
  * - haproxy: the settings every haproxy config of ours uses (docs/deployment.md), generated here,
  *   checked with `haproxy -c`, with a stats page the cluster reads to know what haproxy sees.
  *
  * Every child is stopped by `stop()` on every path, and killed outright if this process exits
  * before that.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -26,7 +27,15 @@ import { newToken } from '../actors/kernel/tokens.ts';
 import { ephemeralPortRange } from '../server/listen-error.ts';
 
 const root = join(import.meta.dirname, '..');
-const serviceMain = join(root, 'server/main.ts');
+const serviceMain = join(root, 'build/server/main.js');
+
+/** Brings build/ up to date, once per process that starts a cluster. */
+let built = false;
+function buildOnce(): void {
+  if (!built)
+    execFileSync(process.execPath, [join(root, 'deploy/build.mjs')], { stdio: 'inherit' });
+  built = true;
+}
 const POSTGRES_BIN = '/usr/lib/postgresql/15/bin';
 const HAPROXY = '/usr/sbin/haproxy';
 const BUCKET = 'agent-service';
@@ -595,11 +604,12 @@ function serviceProcess(
   let stopping = false;
 
   const launch = async () => {
+    buildOnce();
     if (child && child.exitCode === null && child.signalCode === null)
       throw new Error(`${name} still runs (pid ${child.pid})`);
     sentSignal = null;
     const started = track(
-      spawn(process.execPath, ['--import', 'tsx', serviceMain], {
+      spawn(process.execPath, ['--max-semi-space-size=32', serviceMain], {
         cwd: root,
         env: { ...process.env, ...env },
         stdio: ['ignore', 'ignore', 'pipe'],

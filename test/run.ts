@@ -8,6 +8,7 @@
  * and fail the run when REQUIRE_CLIENTS=1. A file in which no test ends for TEST_STALL_SECONDS
  * (600) fails, naming what it waited on, and the run goes on (./runner/parent.ts).
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -50,6 +51,10 @@ try {
 }
 const weight = (file: TestFile) => lastSeconds[file.name] ?? statSync(file.path).size / 1000;
 files.sort((a, b) => weight(b) - weight(a));
+
+// Suites that start the service as `npm start` does run the built JavaScript
+// (test/helpers/service-process.ts): bring it up to date first, once for every worker.
+execFileSync(process.execPath, [join(root, '../deploy/build.mjs')], { stdio: 'inherit' });
 
 const workers = Math.max(1, Number(process.env.TEST_WORKERS) || availableParallelism());
 const stallSeconds = Number(process.env.TEST_STALL_SECONDS) || 600;

@@ -14,6 +14,15 @@ import type { HeaderReading } from './yaml-header.ts';
 /** How long the thread may spend on one header before it is replaced. */
 const HEADER_DEADLINE_MS = 2000;
 
+/**
+ * The worker's code: built JavaScript when this file is (deploy/build.mjs, what `npm start`
+ * runs); from source, a boot file that registers tsx in the thread first (worker threads do not
+ * inherit the main thread's loader on Node 20).
+ */
+const WORKER_ENTRY = import.meta.url.endsWith('.js')
+  ? './header-worker.js'
+  : './header-worker-boot.mjs';
+
 interface Job {
   request: Omit<HeaderThreadRequest, 'id'>;
   deadlineMs: number | null;
@@ -64,7 +73,7 @@ class HeaderThread {
   }
 
   private start(): Worker {
-    const worker = new Worker(new URL('./header-worker-boot.mjs', import.meta.url));
+    const worker = new Worker(new URL(WORKER_ENTRY, import.meta.url));
     this.worker = worker;
     this.ready = false;
     worker.on('message', (reply: HeaderThreadReply) => {

@@ -8,7 +8,7 @@ import { freshDatabaseUrl, TEST_DATABASE_URL } from './storage.ts';
 const root = join(import.meta.dirname, '../..');
 /** How long a service process may take to listen (or to exit, refusing) before it is killed. */
 const START_DEADLINE_S = 180;
-const main = join(root, 'server/main.ts');
+const main = join(root, 'build/server/main.js');
 
 export interface ServiceProcess {
   pid: number;
@@ -26,11 +26,11 @@ export interface ServiceProcess {
 }
 
 /**
- * Runs the service as `npm start` does: node itself runs server/main.ts with tsx as a loader,
- * so the pid held is the server's own and a signal sent to it reaches the server. (The tsx
- * CLI would run the server in a child process of its own, which a SIGKILL leaves running.)
- * On port 0, with `env` on top of the test's own; `DATA_DIR` is a new temporary directory
- * unless `env` names one.
+ * Runs the service as `npm start` does: node itself runs the built JavaScript
+ * (build/server/main.js, which test/run.ts brings up to date before any test, as `npm start`
+ * does), so the pid held is the server's own and a signal sent to it reaches the server. On
+ * port 0, with `env` on top of the test's own; `DATA_DIR` is a new temporary directory unless
+ * `env` names one.
  */
 /** The data directory (file blobs) of the processes started on each database. */
 const dataDirsByDatabase = new Map<string, string>();
@@ -58,7 +58,7 @@ export async function startServiceProcess(
     databaseUrl = databasesByDataDir.get(dataDir) ?? (await freshDatabaseUrl());
     databasesByDataDir.set(dataDir, databaseUrl);
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', main], {
     cwd: root,
     env: {
       ...process.env,
