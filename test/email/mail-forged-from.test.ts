@@ -7,7 +7,12 @@ import { resolveBinding } from '../../protocol/binding.ts';
 import type { Operation } from '../../protocol/operation.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { startDnsStub, type DnsStub } from '../helpers/dns-stub.ts';
-import { sendToService, type OutgoingMail } from '../helpers/mail-client.ts';
+import {
+  openMailSession,
+  sendToService,
+  type MailSession,
+  type OutgoingMail,
+} from '../helpers/mail-client.ts';
 import { validInput } from '../helpers/operation-inputs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -20,6 +25,8 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
  */
 interface Context {
   server: TestServer;
+  /** One SMTP connection for the unsigned messages (the door greets each new one 100 ms late). */
+  mail: MailSession;
   dns: DnsStub;
   privateKey: string;
   agent: { agentId: string; privateAddress: string };
@@ -44,9 +51,11 @@ test.before(async (context) => {
     mailDnsServers: [context.dns.server],
     mailDnsTimeoutMs: 1000,
   });
-  context.agent = await signUpByMail(context.server);
+  context.mail = openMailSession(context.server.smtpPort!);
+  context.agent = await signUpByMail(context);
 });
-test.after(async ({ server, dns }) => {
+test.after(async ({ server, dns, mail }) => {
+  mail.close();
   await server.close();
   await dns.close();
 });
@@ -78,17 +87,23 @@ async function answersTo(server: TestServer, messageId: string): Promise<Answer[
 /** When each message was sent (its answers are queued after). */
 const sentAt = new Map<string, Date>();
 
-async function send(server: TestServer, mail: Omit<OutgoingMail, 'messageId'>): Promise<string> {
+/** Sends `mail` (a DKIM-signed one on a connection of its own, signed by nodemailer's). */
+async function send(
+  { server, mail: session }: Pick<Context, 'server' | 'mail'>,
+  mail: Omit<OutgoingMail, 'messageId'>,
+): Promise<string> {
   const messageId = `<${randomUUID()}@alice.example>`;
   sentAt.set(messageId, new Date(server.services.clock.now()));
-  await sendToService(server.smtpPort!, { ...mail, messageId });
+  if (mail.dkim) await sendToService(server.smtpPort!, { ...mail, messageId });
+  else await session.send({ ...mail, messageId });
   return messageId;
 }
 
 /** Signs up by mail through the door (the join address needs no alignment: a code answers). */
-async function signUpByMail(server: TestServer): Promise<Context['agent']> {
+async function signUpByMail(context: Pick<Context, 'server' | 'mail'>): Promise<Context['agent']> {
+  const { server } = context;
   const join = `join@${DOMAIN}`;
-  const start = await send(server, {
+  const start = await send(context, {
     from: OWNER,
     to: join,
     subject: 'sign-up',
@@ -97,7 +112,7 @@ async function signUpByMail(server: TestServer): Promise<Context['agent']> {
   const [codeMail] = await answersTo(server, start);
   const code = /\b(\d{6})\b/.exec(codeMail?.text ?? '')?.[1];
   assert.ok(code, 'a code came back');
-  const reply = await send(server, { from: OWNER, to: join, subject: 'Re: sign-up', text: code });
+  const reply = await send(context, { from: OWNER, to: join, subject: 'Re: sign-up', text: code });
   const [done] = await answersTo(server, reply);
   const privateAddress = /private_address: (\S+)/.exec(done?.text ?? '')?.[1];
   const agentId = /agent_id: (\S+)/.exec(done?.text ?? '')?.[1];
@@ -115,7 +130,7 @@ const READS = COMMANDS.filter((operation) => operation.readOnly === true);
 
 /** Sends `operation` from OWNER, unsigned (as anyone can), with a body its schema takes. */
 function forged(context: Context, operation: Operation) {
-  return send(context.server, {
+  return send(context, {
     from: OWNER,
     to: context.agent.privateAddress,
     subject: operation.name,
@@ -184,7 +199,7 @@ test('every read from unaligned mail answers the confirmed address only', async 
   }
   assert.equal(wrong, []);
   // The same From from another address is still no one's: nothing runs, nothing answers.
-  const stranger = await send(server, {
+  const stranger = await send(context, {
     from: 'mallory@evil.example',
     to: context.agent.privateAddress,
     subject: 'whoami',
@@ -195,7 +210,7 @@ test('every read from unaligned mail answers the confirmed address only', async 
 
 test('the same command DKIM-signed by the sign-up domain (DMARC pass) runs at once', async (context) => {
   const { server, privateKey } = context;
-  const messageId = await send(server, {
+  const messageId = await send(context, {
     from: OWNER,
     to: context.agent.privateAddress,
     subject: 'create_workspace',

@@ -19,7 +19,14 @@ import { readChainCursor } from '../../storage/payments/chain-cursor.ts';
  * already used) is refused; a reorg sends the payment back to requested; an RPC that hangs
  * leaves it unknown, never failed; a restart resumes from the cursor.
  */
-type Ctx = { chain: TestChain };
+/**
+ * One chain, and one server on it for the tests that need no setting of their own (a server
+ * start is most of a test's time): each makes a deal of its own, and no test's transfer pays a
+ * payment another left requested, since each pays a deposit address of its own, or the payee
+ * address with a hash it reports first. The tests that need other RPCs or a restart start
+ * their own.
+ */
+type Ctx = { chain: TestChain; server: TestServer };
 const test = suite<Ctx>('payments checked on a local chain');
 
 const AMOUNT = 12_500_000n;
@@ -135,16 +142,18 @@ test.before(async (context) => {
   const { payer, stranger } = roles(context.chain);
   await context.chain.mint(payer.address, 100n * AMOUNT);
   await context.chain.mint(stranger.address, 100n * AMOUNT);
+  context.server = await serverOn(context.chain);
 });
 
-test.after(async ({ chain }) => {
+test.after(async ({ chain, server }) => {
+  await server.close();
   await chain.stop();
 });
 
 test('a transfer to a deposit address is found by the watcher alone, then confirmed, then final', async ({
   chain,
+  server,
 }) => {
-  const server = await serverOn(chain);
   const watcher = startPaymentWatcher(server.services, (m) => console.log(m), { poll: false });
   try {
     const keys = roles(chain);
@@ -175,14 +184,13 @@ test('a transfer to a deposit address is found by the watcher alone, then confir
     assert.is((await getPayment(server, other.payment_id, deal.payee)).status, 'requested');
   } finally {
     await watcher.stop();
-    await server.close();
   }
 });
 
 test('one block of many transfers: each payment is credited once, by its first transfer in the block', async ({
   chain,
+  server,
 }) => {
-  const server = await serverOn(chain);
   const watcher = startPaymentWatcher(server.services, (m) => console.log(m), { poll: false });
   const request = chain.publicClient.request as (args: {
     method: string;
@@ -237,94 +245,84 @@ test('one block of many transfers: each payment is credited once, by its first t
   } finally {
     await request({ method: 'evm_setAutomine', params: [true] });
     await watcher.stop();
-    await server.close();
   }
 });
 
 test('a payer’s reported hash is seen at once; an unconfirmed transfer stays seen', async ({
   chain,
+  server,
 }) => {
-  const server = await serverOn(chain);
-  try {
-    const keys = roles(chain);
-    const deal = await parties(server, chain, keys.payer, keys.payee);
-    const payment = await requestPayment(server, deal);
-    const sent = await chain.transfer(keys.payer, keys.payee.address, AMOUNT);
-    const answer = await reportTx(server, payment.payment_id, sent.hash, deal.payer);
-    assert.is(answer.status, 200);
-    assert.is(((await answer.json()) as Payment).status, 'seen');
-    const again = await reportTx(server, payment.payment_id, sent.hash, deal.payer);
-    assert.is(again.status, 200, 'reporting it again changes nothing');
-    const watcher = startPaymentWatcher(server.services, (m) => console.log(m), { poll: false });
-    await watcher.tick();
-    await watcher.stop();
-    assert.is((await getPayment(server, payment.payment_id, deal.payer)).status, 'seen');
-    // The payee may not report; a stranger gets the 404 of a missing payment.
-    assert.is((await reportTx(server, payment.payment_id, sent.hash, deal.payee)).status, 403);
-    const stranger = await server.signUp();
-    assert.is((await reportTx(server, payment.payment_id, sent.hash, stranger)).status, 404);
-  } finally {
-    await server.close();
-  }
+  const keys = roles(chain);
+  const deal = await parties(server, chain, keys.payer, keys.payee);
+  const payment = await requestPayment(server, deal);
+  const sent = await chain.transfer(keys.payer, keys.payee.address, AMOUNT);
+  const answer = await reportTx(server, payment.payment_id, sent.hash, deal.payer);
+  assert.is(answer.status, 200);
+  assert.is(((await answer.json()) as Payment).status, 'seen');
+  const again = await reportTx(server, payment.payment_id, sent.hash, deal.payer);
+  assert.is(again.status, 200, 'reporting it again changes nothing');
+  const watcher = startPaymentWatcher(server.services, (m) => console.log(m), { poll: false });
+  await watcher.tick();
+  await watcher.stop();
+  assert.is((await getPayment(server, payment.payment_id, deal.payer)).status, 'seen');
+  // The payee may not report; a stranger gets the 404 of a missing payment.
+  assert.is((await reportTx(server, payment.payment_id, sent.hash, deal.payee)).status, 403);
+  const stranger = await server.signUp();
+  assert.is((await reportTx(server, payment.payment_id, sent.hash, stranger)).status, 404);
 });
 
 test('what does not pay is refused with its reason, and a used hash pays once', async ({
   chain,
+  server,
 }) => {
-  const server = await serverOn(chain);
-  try {
-    const keys = roles(chain);
-    const deal = await parties(server, chain, keys.payer, keys.payee);
-    const one = await requestPayment(server, deal);
-    const two = await requestPayment(server, deal);
-    const refused = async (hash: string, reason: string) => {
-      const answer = await reportTx(server, one.payment_id, hash, deal.payer);
-      assert.is(answer.status, 422);
-      const problem = (await answer.json()) as { code: string; reason: string };
-      assert.is(problem.code, 'tx_not_matching');
-      assert.is(problem.reason, reason);
-    };
-    await refused(
-      (await chain.transfer(keys.payer, keys.stranger.address, AMOUNT)).hash,
-      'wrong_recipient',
-    );
-    await refused(
-      (await chain.transfer(keys.payer, keys.payee.address, AMOUNT - 1n)).hash,
-      'short_amount',
-    );
-    await refused(
-      (await chain.transfer(keys.stranger, keys.payee.address, AMOUNT)).hash,
-      'wrong_sender',
-    );
-    assert.is((await getPayment(server, one.payment_id, deal.payer)).status, 'requested');
+  const keys = roles(chain);
+  const deal = await parties(server, chain, keys.payer, keys.payee);
+  const one = await requestPayment(server, deal);
+  const two = await requestPayment(server, deal);
+  const refused = async (hash: string, reason: string) => {
+    const answer = await reportTx(server, one.payment_id, hash, deal.payer);
+    assert.is(answer.status, 422);
+    const problem = (await answer.json()) as { code: string; reason: string };
+    assert.is(problem.code, 'tx_not_matching');
+    assert.is(problem.reason, reason);
+  };
+  await refused(
+    (await chain.transfer(keys.payer, keys.stranger.address, AMOUNT)).hash,
+    'wrong_recipient',
+  );
+  await refused(
+    (await chain.transfer(keys.payer, keys.payee.address, AMOUNT - 1n)).hash,
+    'short_amount',
+  );
+  await refused(
+    (await chain.transfer(keys.stranger, keys.payee.address, AMOUNT)).hash,
+    'wrong_sender',
+  );
+  assert.is((await getPayment(server, one.payment_id, deal.payer)).status, 'requested');
 
-    // One transfer reported for two payments at once: exactly one credit.
-    const sent = await chain.transfer(keys.payer, keys.payee.address, AMOUNT);
-    const answers = await Promise.all([
-      reportTx(server, one.payment_id, sent.hash, deal.payer),
-      reportTx(server, two.payment_id, sent.hash, deal.payer),
-    ]);
-    assert.equal(answers.map((a) => a.status).sort(), [200, 409]);
-    const statuses = await Promise.all(
-      [one, two].map(async (p) => (await getPayment(server, p.payment_id, deal.payer)).status),
-    );
-    assert.equal(statuses.sort(), ['requested', 'seen']);
-    // And reported again later for the other one: still 409.
-    const requested = statuses[0] === 'requested' ? one : two;
-    const later = await reportTx(server, requested.payment_id, sent.hash, deal.payer);
-    const paid =
-      (await getPayment(server, one.payment_id, deal.payer)).status === 'seen' ? two : one;
-    const again = await reportTx(server, paid.payment_id, sent.hash, deal.payer);
-    assert.ok([later.status, again.status].includes(409), `${later.status} ${again.status}`);
-  } finally {
-    await server.close();
-  }
+  // One transfer reported for two payments at once: exactly one credit.
+  const sent = await chain.transfer(keys.payer, keys.payee.address, AMOUNT);
+  const answers = await Promise.all([
+    reportTx(server, one.payment_id, sent.hash, deal.payer),
+    reportTx(server, two.payment_id, sent.hash, deal.payer),
+  ]);
+  assert.equal(answers.map((a) => a.status).sort(), [200, 409]);
+  const statuses = await Promise.all(
+    [one, two].map(async (p) => (await getPayment(server, p.payment_id, deal.payer)).status),
+  );
+  assert.equal(statuses.sort(), ['requested', 'seen']);
+  // And reported again later for the other one: still 409.
+  const requested = statuses[0] === 'requested' ? one : two;
+  const later = await reportTx(server, requested.payment_id, sent.hash, deal.payer);
+  const paid = (await getPayment(server, one.payment_id, deal.payer)).status === 'seen' ? two : one;
+  const again = await reportTx(server, paid.payment_id, sent.hash, deal.payer);
+  assert.ok([later.status, again.status].includes(409), `${later.status} ${again.status}`);
 });
 
 test('a reorg sends the payment back to requested, the dropped hash in its history', async ({
   chain,
+  server,
 }) => {
-  const server = await serverOn(chain);
   const watcher = startPaymentWatcher(server.services, (m) => console.log(m), { poll: false });
   try {
     const keys = roles(chain);
@@ -344,7 +342,6 @@ test('a reorg sends the payment back to requested, the dropped hash in its histo
     assert.is(await creditOfPayment(server.services.driver, payment.payment_id), null, 'released');
   } finally {
     await watcher.stop();
-    await server.close();
   }
 });
 
@@ -374,51 +371,49 @@ test('an RPC that never answers leaves the payment unknown, never failed or conf
 
 test('the public report credits only a transfer that pays, and never replaces the payer’s report', async ({
   chain,
+  server,
 }) => {
-  const server = await serverOn(chain);
-  try {
-    const keys = roles(chain);
-    const deal = await parties(server, chain, keys.payer, keys.payee);
-    const payment = await requestPayment(server, deal);
-    const publicReport = (hash: string, id = payment.payment_id) =>
-      server.post(`/pay/${id}/tx`, { tx_hash: hash });
-    const never = `0x${'12'.repeat(32)}`;
-    const mine = await reportTx(server, payment.payment_id, never, deal.payer);
-    assert.is(((await mine.json()) as Payment).check?.tx_hash, never);
+  const keys = roles(chain);
+  const deal = await parties(server, chain, keys.payer, keys.payee);
+  const payment = await requestPayment(server, deal);
+  const publicReport = (hash: string, id = payment.payment_id) =>
+    server.post(`/pay/${id}/tx`, { tx_hash: hash });
+  const never = `0x${'12'.repeat(32)}`;
+  const mine = await reportTx(server, payment.payment_id, never, deal.payer);
+  assert.is(((await mine.json()) as Payment).check?.tx_hash, never);
 
-    const strangers = `0x${'34'.repeat(32)}`;
-    const told = await publicReport(strangers);
-    assert.is(told.status, 200);
-    const answer = (await told.json()) as Payment & { reported_tx_hash: string };
-    assert.is(answer.check?.result, 'unknown');
-    assert.is(answer.check?.tx_hash, strangers, 'the caller hears about its own hash');
-    assert.is(answer.reported_tx_hash, never);
-    assert.not.ok('payer_agent_id' in answer, 'the public answer names no party');
-    const kept = (await getPayment(server, payment.payment_id, deal.payer)) as Payment & {
-      reported_tx_hash: string;
-    };
-    assert.is(kept.reported_tx_hash, never, 'a stranger’s hash is not kept');
-    assert.is(kept.check?.tx_hash, never);
+  const strangers = `0x${'34'.repeat(32)}`;
+  const told = await publicReport(strangers);
+  assert.is(told.status, 200);
+  const answer = (await told.json()) as Payment & { reported_tx_hash: string };
+  assert.is(answer.check?.result, 'unknown');
+  assert.is(answer.check?.tx_hash, strangers, 'the caller hears about its own hash');
+  assert.is(answer.reported_tx_hash, never);
+  assert.not.ok('payer_agent_id' in answer, 'the public answer names no party');
+  const kept = (await getPayment(server, payment.payment_id, deal.payer)) as Payment & {
+    reported_tx_hash: string;
+  };
+  assert.is(kept.reported_tx_hash, never, 'a stranger’s hash is not kept');
+  assert.is(kept.check?.tx_hash, never);
 
-    const foreign = await chain.transfer(keys.stranger, keys.payee.address, AMOUNT);
-    const refused = await publicReport(foreign.hash);
-    assert.is(refused.status, 422);
-    assert.is(((await refused.json()) as { reason: string }).reason, 'wrong_sender');
+  const foreign = await chain.transfer(keys.stranger, keys.payee.address, AMOUNT);
+  const refused = await publicReport(foreign.hash);
+  assert.is(refused.status, 422);
+  assert.is(((await refused.json()) as { reason: string }).reason, 'wrong_sender');
 
-    const missing = await publicReport(never, '00000000-0000-4000-8000-000000000000');
-    assert.is(missing.status, 404);
+  const missing = await publicReport(never, '00000000-0000-4000-8000-000000000000');
+  assert.is(missing.status, 404);
 
-    const paid = await chain.transfer(keys.stranger, payment.deposit_address as Address, AMOUNT);
-    const credited = await publicReport(paid.hash);
-    assert.is(credited.status, 200);
-    assert.is(((await credited.json()) as Payment).status, 'seen');
-  } finally {
-    await server.close();
-  }
+  const paid = await chain.transfer(keys.stranger, payment.deposit_address as Address, AMOUNT);
+  const credited = await publicReport(paid.hash);
+  assert.is(credited.status, 200);
+  assert.is(((await credited.json()) as Payment).status, 'seen');
 });
 
-test('another token’s Transfer to the deposit address is never credited', async ({ chain }) => {
-  const server = await serverOn(chain);
+test('another token’s Transfer to the deposit address is never credited', async ({
+  chain,
+  server,
+}) => {
   const watcher = startPaymentWatcher(server.services, (m) => console.log(m), { poll: false });
   try {
     const keys = roles(chain);
@@ -459,7 +454,6 @@ test('another token’s Transfer to the deposit address is never credited', asyn
     assert.is(((await answer.json()) as { reason: string }).reason, 'wrong_token');
   } finally {
     await watcher.stop();
-    await server.close();
   }
 });
 
@@ -493,8 +487,7 @@ test('an RPC that answers nonsense: the watcher credits nothing and says unknown
   }
 });
 
-test('one watcher at a time: a held lease makes the others wait', async ({ chain }) => {
-  const server = await serverOn(chain);
+test('one watcher at a time: a held lease makes the others wait', async ({ server }) => {
   const watcher = startPaymentWatcher(server.services, (m) => console.log(m), { poll: false });
   try {
     assert.is(await watcher.tick(), true);
@@ -511,7 +504,6 @@ test('one watcher at a time: a held lease makes the others wait', async ({ chain
     assert.is(await watcher.tick(), true, 'it ran out');
   } finally {
     await watcher.stop();
-    await server.close();
   }
 });
 

@@ -34,6 +34,9 @@ import type { Agent } from '../helpers/wire-types.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '../..');
+/** `npm run sweep` (tsx deploy/sweep.ts) on node with tsx's loader: npx would add ~0.3 s a run. */
+const sweep = (args: readonly string[], env: NodeJS.ProcessEnv) =>
+  run(process.execPath, ['--import', 'tsx', 'deploy/sweep.ts', ...args], { cwd: root, env });
 /** Anvil's development key of account 9: public, funded with test ether. */
 const BYSTANDER_KEY = '0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6';
 
@@ -138,9 +141,10 @@ test('with only a chain configured, USDC an unknown wallet sends to the deposit 
 
     // Anyone with gas sweeps: the factory is deployed on the way, the payee gets the money.
     const before = await chain.balanceOf(payeeKey.address);
-    const swept = await run('npx', ['tsx', 'deploy/sweep.ts', payment.pay_url], {
-      cwd: root,
-      env: { ...process.env, SWEEP_PRIVATE_KEY: BYSTANDER_KEY, CHAIN_RPC_URL: chain.url },
+    const swept = await sweep([payment.pay_url], {
+      ...process.env,
+      SWEEP_PRIVATE_KEY: BYSTANDER_KEY,
+      CHAIN_RPC_URL: chain.url,
     });
     assert.match(swept.stdout, `deployed the ForwarderFactory at ${DETERMINISTIC_FACTORY}`);
     assert.match(
@@ -176,10 +180,7 @@ test('a sweep refuses, in one line, without a key or with a pay URL it cannot re
     ],
   ] as const) {
     try {
-      await run('npx', ['tsx', 'deploy/sweep.ts', ...args], {
-        cwd: root,
-        env: { ...process.env, SWEEP_PRIVATE_KEY: '', ...env },
-      });
+      await sweep(args, { ...process.env, SWEEP_PRIVATE_KEY: '', ...env });
       assert.unreachable(`${args.join(' ')} was not refused`);
     } catch (error) {
       const { code, stderr } = error as { code: number; stderr: string };

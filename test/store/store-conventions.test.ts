@@ -5,8 +5,8 @@ import type { ChangesPage } from '../helpers/wire-types.ts';
 
 /**
  * Conventions end to end, through the real doors: listed and shown as markdown or JSON,
- * registered (the malformed, the reserved and near-duplicates refused), placed by the operator,
- * and related by their authors.
+ * registered (the malformed, the reserved and near-duplicates refused) and placed by the
+ * operator. Related by their authors: store-conventions-rules.test.ts.
  */
 const test = storeSuite('store conventions through HTTP');
 
@@ -182,85 +182,6 @@ test('registering a convention refuses the malformed, the reserved and near-dupl
     await (await server.get('/store?convention=pet-sitting')).text(),
     /placement: root › local › pets/,
   );
-});
-
-test('relating conventions is for their authors; a shared place axis lets axis_values find both by place', async ({
-  server,
-}) => {
-  const author = await server.signUp();
-  const stranger = await server.signUp();
-  const made = await call(server, 'POST', '/conventions', {
-    token: author.api_token,
-    body: {
-      name: 'dog-walking',
-      description: 'Walking dogs while their people are at work.',
-      dimensions: [
-        { key: 'breed', label: 'Breed', description: 'The dog, e.g. beagle.', required: true },
-        { key: 'meeting_point', label: 'Meeting point', description: 'Where, e.g. Berlin.' },
-        { key: 'walk_minutes', label: 'Walk length', description: 'Minutes, e.g. 45.' },
-        { key: 'group_size', label: 'Group size', description: 'Dogs per walk, e.g. 3.' },
-        { key: 'leash_trained', label: 'Leash trained', description: 'Yes or no.' },
-      ],
-    },
-  });
-  assert.is(made.status, 201, JSON.stringify(made.body));
-  const walker = await postListing(server, author, {
-    kind: 'can',
-    convention: 'dog-walking',
-    name: 'Dog walks in Berlin',
-    description: 'Mornings in the Tiergarten.',
-    can: 'Walks of an hour.',
-    dimensions: { breed: 'any', meeting_point: 'Berlin' },
-  });
-  const lawyer = await postListing(server, stranger, {
-    kind: 'can',
-    convention: 'legal-services',
-    name: 'Employment law in Berlin',
-    description: 'Dismissals and contracts.',
-    can: 'I represent employees.',
-    dimensions: { practice_area: 'employment law', jurisdiction: 'Germany', city: 'Berlin' },
-  });
-  for (const posted of [walker, lawyer]) assert.is(posted.status, 201, JSON.stringify(posted.body));
-  const inBerlin = async () => {
-    const answer = await call<{ rows: unknown[][] }>(server, 'POST', '/index/sql', {
-      token: stranger.api_token,
-      body: {
-        sql: "select convention, field, listing_id::text from axis_values where axis = 'place' and lower(value) = 'berlin' and listing_id = any($1::uuid[]) order by convention",
-        params: [`{${walker.body.listing_id},${lawyer.body.listing_id}}`],
-        scope: 'store',
-      },
-    });
-    assert.is(answer.status, 200, JSON.stringify(answer.body));
-    return answer.body.rows;
-  };
-  assert.equal(await inBerlin(), [['legal-services', 'city', lawyer.body.listing_id]]);
-
-  const relation = {
-    a: 'dog-walking',
-    b: 'legal-services',
-    shared_axes: [{ axis: 'place', a_field: 'meeting_point', b_field: 'city' }],
-    differences: 'Dogs outdoors, not law.',
-  };
-  const refused = await call(server, 'POST', '/conventions/relate', {
-    token: stranger.api_token,
-    body: relation,
-  });
-  assert.is(refused.status, 403, JSON.stringify(refused.body));
-  assert.is(refused.body.code, 'forbidden');
-  assert.equal(await inBerlin(), [['legal-services', 'city', lawyer.body.listing_id]]);
-
-  const related = await call<{ a: string; b: string; shared_axes: unknown[] }>(
-    server,
-    'POST',
-    '/conventions/relate',
-    { token: author.api_token, body: relation },
-  );
-  assert.is(related.status, 200, JSON.stringify(related.body));
-  assert.equal(related.body.shared_axes, relation.shared_axes);
-  assert.equal(await inBerlin(), [
-    ['dog-walking', 'meeting_point', walker.body.listing_id],
-    ['legal-services', 'city', lawyer.body.listing_id],
-  ]);
 });
 
 test.run();

@@ -15,7 +15,8 @@ import { problemOf } from '../helpers/wire-types.ts';
 
 /**
  * get_listing (GET /listings/<listing_id>) and list_my_listings (GET /listings/mine): one
- * listing as the store shows it, and one's own listings, at the HTTP and MCP doors.
+ * listing as the store shows it, and one's own listings, at the HTTP and MCP doors. Their
+ * refusals of a caller or a query: store-get-listing-rules.test.ts.
  */
 const test = storeSuite('store: one listing, and my listings');
 
@@ -161,28 +162,6 @@ test('my listings are mine only, needs and cans, newest first, a page at a time,
     (overMcp.structuredContent as unknown as MyListings).listings.map((l) => l.listing_id),
     [theirs.body.listing_id],
   );
-});
-
-test('my listings need a token, and refuse a cursor of another list or a kind that is not one', async ({
-  server,
-}) => {
-  const me = await server.signUp();
-  const anonymous = await call(server, 'GET', '/listings/mine', null);
-  assert.is(anonymous.status, 401, JSON.stringify(anonymous.body));
-  assert.is(problemOf(anonymous).code, 'unauthorized');
-  const workspaces = await call<{ next_cursor: string | null }>(
-    server,
-    'GET',
-    '/workspaces?limit=1',
-    me.api_token,
-  );
-  const foreign = workspaces.body.next_cursor ?? 'not-a-cursor';
-  const badCursor = await call(server, 'GET', `/listings/mine?cursor=${foreign}`, me.api_token);
-  assert.is(badCursor.status, 400, JSON.stringify(badCursor.body));
-  assert.is(problemOf(badCursor).code, 'invalid_cursor');
-  const badKind = await call(server, 'GET', '/listings/mine?kind=wish', me.api_token);
-  assert.is(badKind.status, 400, JSON.stringify(badKind.body));
-  assert.is(problemOf(badKind).code, 'invalid_input');
 });
 
 test.run();
