@@ -12,7 +12,8 @@ import * as assert from 'uvu/assert';
  * uWS's own "not compatible" warning and its require stack never reach the output.
  */
 const root = join(import.meta.dirname, '../..');
-const main = join(root, 'server/main.ts');
+// What `npm start` runs: the built JavaScript (test/run.ts builds it before any test).
+const main = join(root, 'build/server/main.js');
 
 const nodes = new Map<string, string>([[realpathSync(process.execPath), 'this Node.js']]);
 const node24 = process.env.NODE24_BIN;
@@ -48,7 +49,7 @@ async function startOutput(node: string): Promise<string> {
   };
   // The engine line is the subject, not the storage: PGlite, whatever the run's database.
   delete env.DATABASE_URL;
-  const child = spawn(node, ['--import', 'tsx', main], { cwd: root, env });
+  const child = spawn(node, ['--max-semi-space-size=32', main], { cwd: root, env });
   let output = '';
   const exited = new Promise<number | string | null>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal)),
@@ -105,7 +106,7 @@ async function uwsRequired(node: string): Promise<{ code: number | null; output:
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', SMTP_PORT: 'off', DATA_DIR: dataDir };
   env.HTTP_ENGINE = 'uws';
   delete env.DATABASE_URL;
-  const child = spawn(node, ['--import', 'tsx', main], { cwd: root, env });
+  const child = spawn(node, ['--max-semi-space-size=32', main], { cwd: root, env });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
