@@ -1,9 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import {
-  READ_SCOPE,
-  WORKSPACE_SCOPE_PREFIX,
-  type Operation,
-} from '../../protocol/operation.ts';
+import { READ_SCOPE, WORKSPACE_SCOPE_PREFIX, type Operation } from '../../protocol/operation.ts';
 import type { Principal } from './principal.ts';
 import type { Services } from './services.ts';
 
