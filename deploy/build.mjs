@@ -112,8 +112,9 @@ let removed = 0;
 for (const folder of FOLDERS) {
   if (stampOf(join(OUT, folder)) === null) continue;
   for (const output of filesUnder(relative(ROOT, join(OUT, folder)))) {
-    if (!wanted.has(join(ROOT, output))) {
-      rmSync(join(ROOT, output));
+    // A `.tmp` is another build's file on its way to its name: not stale.
+    if (!wanted.has(join(ROOT, output)) && !output.endsWith('.tmp')) {
+      rmSync(join(ROOT, output), { force: true });
       removed++;
     }
   }
