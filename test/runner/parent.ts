@@ -2,6 +2,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import type { ToParent, ToWorker } from './messages.ts';
 import type { RunTotals } from './summary.ts';
 
+/** Signals a process gets from its own runtime's fault, never from a test's code or our watchdog. */
+const RUNTIME_CRASHES = new Set<string>(['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGTRAP', 'SIGABRT']);
+
 export interface TestFile {
   path: string;
   /** As uvu names it: the path under test/. */
@@ -30,8 +33,11 @@ export async function runInWorkers(
     seconds: new Map(),
     postgresSkipped: [],
     clientsSkipped: [],
+    ranAgainAfterCrash: [],
   };
   const queue = [...files];
+  /** Files whose worker crashed once (a signal of the runtime, not of a test's own making). */
+  const crashed = new Set<string>();
   const live = workers === 1;
   const print = (text: string) => process.stdout.write(text);
 
@@ -111,6 +117,19 @@ export async function runInWorkers(
         }
       });
       child.on('exit', (code, signal) => {
+        if (current && signal && RUNTIME_CRASHES.has(signal) && !crashed.has(current.name)) {
+          // A crash of the runtime itself (Node 24's V8 has aborted so while PGlite's Wasm was
+          // let go: .ci/run): the file runs once more in a new worker, and that run counts.
+          // The crash stays printed, and the summary names the file.
+          crashed.add(current.name);
+          totals.ranAgainAfterCrash.push(`${current.name} (${signal})`);
+          print(
+            `${live ? '' : output}\n\n${current.name}: its worker process crashed (${signal}): ` +
+              'the file runs once more in a new worker, and that run counts\n',
+          );
+          queue.unshift(current);
+          current = null;
+        }
         if (current) fail(`${current.name}: its worker process ended (${signal ?? code})`);
         // Files left go on in a new worker.
         if (!settled && queue.length > 0) void startWorker().then(finish);

@@ -15,6 +15,8 @@ export interface RunTotals {
   /** Suites skipped for want of DATABASE_URL, and for want of a real client. */
   postgresSkipped: string[];
   clientsSkipped: string[];
+  /** Files run once more because their worker crashed (./parent.ts), with the signal. */
+  ranAgainAfterCrash: string[];
 }
 
 export function printSummary(totals: RunTotals): number {
@@ -25,6 +27,11 @@ export function printSummary(totals: RunTotals): number {
     );
   }
   let failed = totals.total - totals.passed - totals.skipped + totals.extraFailed;
+  if (totals.ranAgainAfterCrash.length > 0) {
+    console.log(
+      `ran once more after their worker crashed: ${totals.ranAgainAfterCrash.join(', ')}`,
+    );
+  }
 
   // Suites that need PostgreSQL never skip silently; under REQUIRE_POSTGRES=1 a skip fails.
   const notRun = totals.postgresSkipped;
