@@ -22,7 +22,8 @@ import { Services } from '../actors/kernel/services.ts';
 import { agentCodec } from '../machines/agent.ts';
 import { notifyActors } from '../storage/kernel/actor-notices.ts';
 import { findAgent, saveAgentState } from '../storage/agents/agents.ts';
-import { appendChanges, notifyChanges, readChanges } from '../storage/kernel/changes.ts';
+import { appendChanges, changeNotifications, readChanges } from '../storage/kernel/changes.ts';
+import { notifyAll } from '../storage/kernel/notifications.ts';
 import type { Driver, Queryable, Row } from '../storage/driver.ts';
 import { insertFeedback } from '../storage/feedback.ts';
 import { openPglite } from '../storage/pglite/driver.ts';
@@ -295,7 +296,12 @@ class RawWriter {
             data: { feedback_id: feedbackId, category: 'other', note: FEEDBACK_NOTE },
           },
         ]);
-        if (notifies) await notifyChanges(tx, this.instance, stored);
+        if (notifies) {
+          await notifyAll(
+            (text, params) => tx.query(text, params),
+            changeNotifications(this.instance, stored),
+          );
+        }
       });
       return true;
     });

@@ -13,10 +13,9 @@ import { execSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { closeTestResources } from '../test/helpers/resources.ts';
-import { startTestServer } from '../test/helpers/server.ts';
 import { startRawSocketIo } from './baselines.ts';
 import { CHAT_MEMBERS, measureChat } from './chat.ts';
-import { closeAll, connectMany, signUpMany, type PushClient } from './clients.ts';
+import { closeAll, connectMany, type PushClient } from './clients.ts';
 import {
   measureCommands,
   type CommandBenchOptions,
@@ -155,33 +154,59 @@ async function files(): Promise<void> {
   });
 }
 
-async function servicePushes(): Promise<void> {
-  const server = await startTestServer({ httpEngine: 'uws', log: serverLog });
-  let clients: PushClient[] = [];
+/**
+ * The service's write-to-push latency on one driver: CLIENTS agents connected, one of them
+ * writing (POST /feedback) and timed until its own socket has the change; on PGlite the
+ * long-poll is timed after it, under the same load. Also counts the write's round trips to
+ * the database (the driver's own count, over the timed writes).
+ */
+async function servicePushesOn(kind: DriverKind): Promise<void> {
+  const crowd = await openCrowd(kind, CLIENTS, benchDatabaseUrl(), log, serverLog);
   try {
-    let started = performance.now();
-    const tokens = await signUpMany(server, CLIENTS, SET_UP_CONCURRENCY);
-    log(`signed up ${tokens.length} agents in ${since(started)}`);
-    started = performance.now();
-    clients = await connectMany(server.baseUrl, tokens, SET_UP_CONCURRENCY, true);
-    results.serviceClients = clients.length;
-    log(`connected ${clients.length} sockets in ${since(started)}`);
-    const [sender] = clients;
-    const [token] = tokens;
+    const [sender] = crowd.clients;
+    const [token] = crowd.tokens;
     if (!sender || !token) throw new Error('no clients connected');
-    await timeSocketPushes(
-      sender,
-      feedbackPoster(server, token),
-      SOCKET_WRITES,
-      results.servicePush,
-    );
+    const samples = kind === 'pglite' ? results.servicePush : results.servicePushPostgres;
+    if (kind === 'pglite') results.serviceClients = crowd.clients.length;
+    else results.servicePostgresClients = crowd.clients.length;
+    const { driver } = crowd.server.services;
+    const before = driver.roundTrips();
+    await timeSocketPushes(sender, feedbackPoster(crowd.server, token), SOCKET_WRITES, samples);
+    const writes = samples.post.length;
+    if (writes > 0) {
+      results.roundTrips.push({
+        driver: kind,
+        write: 'POST /feedback (its write and the push)',
+        perWrite: (driver.roundTrips() - before) / writes,
+      });
+    }
+    if (kind !== 'pglite') return;
     // The sockets stay connected: the long-poll is measured under the same load.
-    const waiter = await server.signUp('bench long-poll');
-    await timeLongPolls(server, waiter.api_token, LONG_POLL_WRITES, results.longPoll);
+    const waiter = await crowd.server.signUp('bench long-poll');
+    await timeLongPolls(crowd.server, waiter.api_token, LONG_POLL_WRITES, results.longPoll);
   } finally {
-    closeAll(clients);
-    await server.close();
+    await crowd.close();
   }
+}
+
+async function servicePushes(): Promise<void> {
+  const pgliteSkipped = crowdSkipReason('pglite', benchDatabaseUrl());
+  if (pgliteSkipped) {
+    results.notes.push(`write-to-push on PGlite: skipped (${pgliteSkipped})`);
+  } else {
+    await section(`write-to-push, service on PGlite, ${CLIENTS} sockets`, () =>
+      servicePushesOn('pglite'),
+    );
+  }
+  const skipped = crowdSkipReason('postgres', benchDatabaseUrl());
+  if (skipped) {
+    results.servicePushPostgresSkipped = skipped;
+    log(`write-to-push on PostgreSQL: skipped (${skipped})`);
+    return;
+  }
+  await section(`write-to-push, service on PostgreSQL, ${CLIENTS} sockets`, () =>
+    servicePushesOn('postgres'),
+  );
 }
 
 async function baselinePushes(): Promise<void> {
@@ -474,7 +499,7 @@ if (wanted('push')) {
 if (wanted('throughput')) await throughput();
 // Early, and short (a few seconds): the later sections can run into BENCH_LIMIT_S.
 if (wanted('files')) await files();
-if (wanted('push')) await section(`write-to-push, service, ${CLIENTS} sockets`, servicePushes);
+if (wanted('push')) await servicePushes();
 if (wanted('commands')) await writePath();
 if (wanted('idle-rss')) await idleMemory();
 if (wanted('store') || wanted('chat')) await storeAndChat();

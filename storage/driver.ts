@@ -46,6 +46,14 @@ export interface Transaction extends Queryable {
    * transaction too, which then rejects (the driver may have had to stop the whole thread).
    */
   savepoint<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * Like `query`, for the transaction's last statement: the driver may send the COMMIT (or
+   * what it needs to learn a COMMIT's outcome) in the same round trip, so a write costs one
+   * round trip fewer. Once it resolved, the handle refuses every call, and the callback must
+   * return at once: on PGlite the transaction has committed by then. In a savepoint, and in a
+   * transaction with a time limit, it is a plain `query` (the COMMIT comes later, on its own).
+   */
+  lastQuery<T extends Row = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
 }
 
 export interface TransactionOptions {
@@ -69,6 +77,13 @@ export interface TransactionOptions {
 
 export interface Driver extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * How many times the service has waited on the database so far: a message to the PGlite
+   * thread and its answer, or a flight of statements to PostgreSQL and their answers
+   * (statements sent together count once). For the bench and for the tests that hold each
+   * kind of write to its round trips.
+   */
+  roundTrips(): number;
   /** Runs `work` in one transaction; commits when it resolves, rolls back when it rejects. */
   transaction<T>(work: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   ACTOR_CHANNEL,
+  actorNotifications,
   notifyActors,
   parseActorNotice,
   TOKEN_NOTICE_KIND,
@@ -8,9 +9,10 @@ import {
 import {
   appendChanges,
   CHANGES_CHANNEL,
-  notifyChanges,
+  changeNotifications,
   type StoredChangeRow,
 } from '../../storage/kernel/changes.ts';
+import { notifyAll } from '../../storage/kernel/notifications.ts';
 import type { Driver, Queryable, Transaction } from '../../storage/driver.ts';
 import type { AccountSection } from './account-sections.ts';
 import type { Capability } from './capability.ts';
@@ -144,13 +146,19 @@ export class Services {
    * transaction and the after-commit steps wait for the unit to commit.
    */
   async commit<R>(work: (tx: Transaction) => Promise<CommitWork<R>>): Promise<R> {
+    // The last statement carries the COMMIT, or on PostgreSQL what the driver asks before it
+    // (Transaction.lastQuery): the change rows, or the notifications when others listen.
+    const notifies = Boolean(this.driver.listen);
     const record = async (tx: Transaction) => {
       const outcome = await work(tx);
       if (this.config.strictProtocol) assertChangesDeclared(outcome.changes);
-      const stored = await appendChanges(tx, outcome.changes ?? []);
-      if (this.driver.listen) {
-        await notifyChanges(tx, this.instance, stored);
-        await notifyActors(tx, this.instance, outcome.notices ?? []);
+      const last: Queryable['query'] = (text, params) => tx.lastQuery(text, params);
+      const stored = await appendChanges(tx, outcome.changes ?? [], notifies ? undefined : last);
+      if (notifies) {
+        await notifyAll(last, [
+          ...changeNotifications(this.instance, stored),
+          ...actorNotifications(this.instance, outcome.notices ?? []),
+        ]);
       }
       return { outcome, stored };
     };

@@ -1,4 +1,5 @@
 import type { Queryable } from '../driver.ts';
+import { notifyAll, type Notification } from './notifications.ts';
 
 /**
  * The channel on which processes sharing a database tell each other that an actor's row moved
@@ -22,12 +23,18 @@ export async function notifyActors(
   sender: string,
   notices: readonly ActorNoticeRow[],
 ): Promise<void> {
-  if (notices.length === 0) return;
-  const payloads = notices.map((n) => `${sender} ${n.kind} ${n.id} ${n.version}`);
-  await tx.query(
-    `select pg_notify('${ACTOR_CHANNEL}', payload) from unnest($1::text[]) as payload`,
-    [payloads],
-  );
+  await notifyAll((text, params) => tx.query(text, params), actorNotifications(sender, notices));
+}
+
+/** The notices as notifications, for notifyAll (notifications.ts). */
+export function actorNotifications(
+  sender: string,
+  notices: readonly ActorNoticeRow[],
+): Notification[] {
+  return notices.map((n) => ({
+    channel: ACTOR_CHANNEL,
+    payload: `${sender} ${n.kind} ${n.id} ${n.version}`,
+  }));
 }
 
 export function parseActorNotice(payload: string): (ActorNoticeRow & { sender: string }) | null {

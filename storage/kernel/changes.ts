@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { encodeCursor, type ChangeEvent, type EventType } from '../../protocol/events.ts';
 import type { Queryable } from '../driver.ts';
+import type { Notification } from './notifications.ts';
 
 /**
  * A change about to be recorded for one agent, inside the transaction of the write. Its type is
@@ -101,13 +102,17 @@ function recorded(
  *
  * Drafts that tell several agents the same thing (same actor and data) share one payload row
  * (migration 029): a listing reaching 1,000 watchers writes its ~1 KB once, not 1,000 times.
+ *
+ * `send` runs the statement: the handle's `query` (the default), or its `lastQuery` when this
+ * is the transaction's last statement (the commit path's, on PGlite: the COMMIT goes with it).
  */
 export async function appendChanges(
   tx: Queryable,
   drafts: readonly ChangeDraft<string>[],
+  send: Queryable['query'] = (text, params) => tx.query(text, params),
 ): Promise<StoredChangeRow[]> {
   if (drafts.length === 0) return [];
-  if (drafts.length === 1) return [await appendOne(tx, drafts[0] as ChangeDraft<string>)];
+  if (drafts.length === 1) return [await appendOne(send, drafts[0] as ChangeDraft<string>)];
   const ordered = [...drafts].sort((a, b) =>
     a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0,
   );
@@ -132,7 +137,7 @@ export async function appendChanges(
     return payload;
   });
   const shared = [...payloads.values()];
-  const rows = await tx.query<NumberedRow>(
+  const rows = (await send(
     `with locked as materialized (
        select agent_id from feed_heads where agent_id = any($1::uuid[])
        order by agent_id for update
@@ -167,7 +172,7 @@ export async function appendChanges(
       shared.map((p) => p.data),
       own,
     ],
-  );
+  )) as NumberedRow[];
   // A missing feed head leaves its agent's changes out: nothing may be half-recorded.
   if (rows.length !== ordered.length) throw new Error('no feed head for some agent');
   const numbered = new Map(rows.map((row) => [row.event_id, row]));
@@ -194,14 +199,17 @@ function merged(shared: string, own: string | null): string {
   return `${shared.slice(0, -1)},${own.slice(1)}`;
 }
 
-async function appendOne(tx: Queryable, draft: ChangeDraft<string>): Promise<StoredChangeRow> {
+async function appendOne(
+  send: Queryable['query'],
+  draft: ChangeDraft<string>,
+): Promise<StoredChangeRow> {
   const eventId = randomUUID();
   const actor = draft.actor ? JSON.stringify(draft.actor) : null;
   const data = JSON.stringify(
     draft.sharedData ? { ...draft.sharedData, ...draft.data } : draft.data,
   );
   // Numbering and inserting in one statement.
-  const [row] = await tx.query<NumberedRow>(
+  const [row] = (await send(
     `with head as (
        update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq
      )
@@ -209,7 +217,7 @@ async function appendOne(tx: Queryable, draft: ChangeDraft<string>): Promise<Sto
      select $1, head.last_seq, $2, $3, $4, $5::text::jsonb, $6::text::jsonb from head
      returning event_id, seq, at`,
     [draft.agentId, eventId, draft.type, draft.workspaceId ?? null, actor, data],
-  );
+  )) as NumberedRow[];
   if (!row) throw new Error(`no feed head for agent ${draft.agentId}`);
   return recorded(draft, eventId, actor, data, row);
 }
@@ -286,21 +294,18 @@ export async function readFeedHead(
 export const CHANGES_CHANNEL = 'agent_changes';
 
 /**
- * Queues one notification per agent with its newest sequence number; PostgreSQL sends them
- * only when the transaction commits. The payload is `<sender> <agent_id> <seq>`.
+ * One notification per agent with its newest sequence number, for notifyAll (notifications.ts).
+ * The payload is `<sender> <agent_id> <seq>`.
  */
-export async function notifyChanges(
-  tx: Queryable,
+export function changeNotifications(
   sender: string,
   stored: readonly StoredChangeRow[],
-): Promise<void> {
+): Notification[] {
   const newest = new Map<string, number>();
   for (const change of stored)
     newest.set(change.agentId, Math.max(newest.get(change.agentId) ?? 0, change.seq));
-  if (newest.size === 0) return;
-  const payloads = [...newest].map(([agentId, seq]) => `${sender} ${agentId} ${seq}`);
-  await tx.query(
-    `select pg_notify('${CHANGES_CHANNEL}', payload) from unnest($1::text[]) as payload`,
-    [payloads],
-  );
+  return [...newest].map(([agentId, seq]) => ({
+    channel: CHANGES_CHANNEL,
+    payload: `${sender} ${agentId} ${seq}`,
+  }));
 }

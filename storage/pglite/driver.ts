@@ -108,9 +108,12 @@ export async function openPglite(
     }
   }
 
+  /** Messages sent to the thread for the service (Driver.roundTrips). */
+  let roundTrips = 0;
   const host: TransactionHost = {
     connect,
     run(target: PgliteThread, statements: Statement[], timeoutMs?: number) {
+      roundTrips++;
       if (!timeoutMs) return target.run(statements);
       const call = target.send(statements);
       let timedOut = false;
@@ -202,7 +205,11 @@ export async function openPglite(
     return result;
   };
   const runAlone = (statement: Statement) =>
-    exclusive(async () => (await connect()).run([statement]));
+    exclusive(async () => {
+      const thread = await connect();
+      roundTrips++;
+      return thread.run([statement]);
+    });
 
   async function transaction<T>(
     work: (tx: Transaction) => Promise<T>,
@@ -223,6 +230,7 @@ export async function openPglite(
 
   return {
     kind: 'pglite',
+    roundTrips: () => roundTrips,
     query: <T extends Row>(text: string, params: readonly unknown[] = []) =>
       misused('query') ?? (runAlone({ text, params }) as Promise<T[]>),
     script: (text) => misused('script') ?? runAlone({ text, script: true }).then(() => undefined),

@@ -48,6 +48,8 @@ export class PgliteTransaction {
   /** Set when a statement timed out or the thread stopped under the transaction: nothing of it can commit. */
   private broken: Error | null = null;
   private ended = false;
+  /** Set when the COMMIT went with the last statement (lastQuery): nothing is left to do. */
+  private committed = false;
   private savepoints = 0;
   private readonly timeoutMs: number | undefined;
 
@@ -59,11 +61,13 @@ export class PgliteTransaction {
     this.timeoutMs = options.timeoutMs && options.timeoutMs > 0 ? options.timeoutMs : undefined;
   }
 
-  /** The handle a callback (or a savepoint's callback) gets. */
-  handle(scope: Scope): Transaction {
+  /** The handle a callback (or a savepoint's callback, `root` false) gets. */
+  handle(scope: Scope, root = true): Transaction {
     return {
       query: <T extends Row>(text: string, params: readonly unknown[] = []) =>
         this.execute(scope, { text, params }) as Promise<T[]>,
+      lastQuery: <T extends Row>(text: string, params: readonly unknown[] = []) =>
+        this.execute(scope, { text, params }, root) as Promise<T[]>,
       script: async (text: string) => {
         await this.execute(scope, { text, script: true });
       },
@@ -85,8 +89,9 @@ export class PgliteTransaction {
       throw failure;
     }
     this.ended = true;
-    // Nothing was ever sent: BEGIN never ran, and there is nothing to commit.
-    if (!this.thread) return;
+    // Nothing was ever sent: BEGIN never ran, and there is nothing to commit. Or the COMMIT
+    // has gone already, with the last statement.
+    if (!this.thread || this.committed) return;
     const thread = await this.thread;
     if (!thread.alive) throw new StorageUnavailableError('the database thread stopped');
     // No timeout on COMMIT: stopping the thread in the middle of it would leave its outcome
@@ -104,7 +109,7 @@ export class PgliteTransaction {
   async rollback(): Promise<void> {
     this.ended = true;
     this.deferred = [];
-    if (!this.thread) return;
+    if (!this.thread || this.committed) return;
     const thread = await this.thread.catch(() => null);
     // A stopped thread took the transaction with it; a canceled statement left it open.
     if (!thread?.alive) return;
@@ -116,17 +121,30 @@ export class PgliteTransaction {
     }
   }
 
-  private async execute(scope: Scope, statement: Statement): Promise<Row[]> {
+  /**
+   * Runs `statement` after the deferred ones. The transaction's `last` statement ends the
+   * handle, and the COMMIT goes with it, unless the transaction has a time limit: stopping the
+   * thread in the middle of a COMMIT would leave its outcome unknown (commit()).
+   */
+  private async execute(scope: Scope, statement: Statement, last = false): Promise<Row[]> {
     if (this.ended) {
       throw new Error('this transaction has ended: its handle cannot be used after its callback');
     }
     if (this.broken) throw scope.fail(this.aftermath(this.broken));
+    const commit = last && this.timeoutMs === undefined;
+    // A failed statement the callback caught has doomed the transaction: it must not commit.
+    if (commit && scope.firstError) throw scope.firstError;
     const statements = [...this.deferred.splice(0), statement];
+    if (commit) statements.push({ text: 'commit', script: true });
+    // From here on the handle is done with, whatever the answer: refused, as after commit().
+    if (last) this.ended = true;
     try {
       this.thread ??= this.host.connect();
       const thread = await this.thread;
       if (!thread.alive) throw new StorageUnavailableError('the database thread stopped');
-      return await this.host.run(thread, statements, this.timeoutMs);
+      const rows = await this.host.run(thread, statements, commit ? undefined : this.timeoutMs);
+      if (commit) this.committed = true;
+      return rows;
     } catch (error) {
       const failure = error as Error;
       const fatal =
@@ -147,7 +165,7 @@ export class PgliteTransaction {
     const scope = new Scope();
     let result: T;
     try {
-      result = await work(this.handle(scope));
+      result = await work(this.handle(scope, false));
     } catch (error) {
       this.undo(name);
       throw scope.rejection(error);

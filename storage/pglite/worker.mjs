@@ -143,9 +143,10 @@ async function runAll(batch) {
       rows = [{ table: { columns, rows: result.rows } }];
       continue;
     }
-    rows = statement.script
-      ? (await statements.script(statement.text), [])
-      : await statements.query(statement.text, statement.params);
+    // A script (BEGIN, COMMIT, SAVEPOINT...) leaves the rows of the statement before it: a
+    // transaction's last statement travels with its COMMIT (transaction.ts, lastQuery).
+    if (statement.script) await statements.script(statement.text);
+    else rows = await statements.query(statement.text, statement.params);
   }
   return rows;
 }

@@ -19,6 +19,12 @@ const OUTCOME_DEADLINE_MS = 10_000;
 export const TRANSACTION_ID_SQL =
   'select pg_current_xact_id_if_assigned()::text as xid, pg_backend_pid() as pid';
 
+/** What TRANSACTION_ID_SQL answers. */
+export interface TransactionIdRow {
+  xid: string | null;
+  pid: number;
+}
+
 type Status = 'committed' | 'aborted' | 'in progress' | null;
 
 /**

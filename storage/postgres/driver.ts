@@ -9,7 +9,7 @@ import {
 } from './errors.ts';
 import { PostgresListener } from './listener.ts';
 import { StallWatch } from './stall.ts';
-import { learnCommitOutcome, TRANSACTION_ID_SQL } from './commit-outcome.ts';
+import { learnCommitOutcome, TRANSACTION_ID_SQL, type TransactionIdRow } from './commit-outcome.ts';
 import { TransactionGuard } from '../transaction-guard.ts';
 
 const PING_DEADLINE_MS = 2000;
@@ -98,6 +98,8 @@ export async function openPostgres(
   // connection was lost with a query on it (it never forgets that query), so `close` waits
   // for our calls itself and then ends at once.
   const inFlight = new Set<Promise<unknown>>();
+  /** Flights of statements awaited (Driver.roundTrips). */
+  let roundTrips = 0;
   const track = <T>(call: Promise<T>): Promise<T> => {
     inFlight.add(call);
     const forget = () => inFlight.delete(call);
@@ -124,6 +126,7 @@ export async function openPostgres(
         refuseEnded(ended);
         let statement: object | null = null;
         const once = async () => {
+          roundTrips++;
           const pending = run.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
             prepare: true,
           });
@@ -143,6 +146,7 @@ export async function openPostgres(
       },
       async script(text: string) {
         refuseEnded(ended);
+        roundTrips++;
         try {
           await run.unsafe(text).simple();
         } catch (error) {
@@ -151,33 +155,73 @@ export async function openPostgres(
       },
     };
   };
-  const inside = (tx: postgres.TransactionSql, ended: Ended, stall: StallWatch): Transaction => ({
-    ...wrap(tx, ended, stall),
-    async queryTable(text, params = []) {
-      refuseEnded(ended);
-      try {
-        const result = await stall.watch(
-          tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: false }).values(),
-        );
-        return {
-          columns: result.columns.map((column) => ({ name: column.name, typeOid: column.type })),
-          rows: [...result] as unknown[][],
-        };
-      } catch (error) {
-        throw translatePostgresError(error);
-      }
-    },
-    async savepoint(work) {
-      refuseEnded(ended);
-      try {
-        return (await tx.savepoint((inner) => work(inside(inner, ended, stall)))) as Awaited<
-          ReturnType<typeof work>
-        >;
-      } catch (error) {
-        throw translatePostgresError(error);
-      }
-    },
-  });
+  /**
+   * A transaction's handle. `learnedId` is the root transaction's: its `lastQuery` asks the
+   * transaction's id (TRANSACTION_ID_SQL) in the same flight as the statement, and hands it
+   * over, so that `attempt` need not ask it in a round trip of its own before COMMIT.
+   */
+  const inside = (
+    tx: postgres.TransactionSql,
+    ended: Ended,
+    stall: StallWatch,
+    learnedId: ((row: TransactionIdRow) => void) | null,
+  ): Transaction => {
+    const own = wrap(tx, ended, stall);
+    return {
+      ...own,
+      lastQuery: learnedId
+        ? async <T extends Row>(text: string, params: readonly unknown[] = []) => {
+            refuseEnded(ended);
+            // From here on the handle is done with, as after its callback.
+            ended.now = true;
+            roundTrips++;
+            const rows = tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+              prepare: true,
+            });
+            const id = tx.unsafe<TransactionIdRow[]>(TRANSACTION_ID_SQL);
+            // The id is asked only when the statement succeeded; its failure then is the
+            // statement's (25P02), and is not waited for.
+            id.catch(() => undefined);
+            try {
+              const answered = [...(await stall.watch(rows))] as unknown as T[];
+              const [row] = await stall.watch(id);
+              if (row) learnedId(row);
+              return answered;
+            } catch (error) {
+              throw translatePostgresError(error);
+            }
+          }
+        : own.query,
+      queryTable: async (text, params = []) => {
+        refuseEnded(ended);
+        roundTrips++;
+        try {
+          const result = await stall.watch(
+            tx
+              .unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: false })
+              .values(),
+          );
+          return {
+            columns: result.columns.map((column) => ({ name: column.name, typeOid: column.type })),
+            rows: [...result] as unknown[][],
+          };
+        } catch (error) {
+          throw translatePostgresError(error);
+        }
+      },
+      savepoint: async (work) => {
+        refuseEnded(ended);
+        roundTrips++;
+        try {
+          return (await tx.savepoint((inner) =>
+            work(inside(inner, ended, stall, null)),
+          )) as Awaited<ReturnType<typeof work>>;
+        } catch (error) {
+          throw translatePostgresError(error);
+        }
+      },
+    };
+  };
   const misused = (method: string): Promise<never> | null => {
     const error = guard.misuse(method);
     return error ? Promise.reject(error) : null;
@@ -221,17 +265,22 @@ export async function openPostgres(
     let committing: { xid: string | null; pid: number; result: T } | null = null;
     const pool = poolFor(options.pool);
     try {
+      // BEGIN, and then COMMIT (or ROLLBACK): postgres.js awaits each on its own.
+      roundTrips += 2;
       const begun = pool.begin(options.readOnly ? 'read only' : '', async (tx) => {
         steps();
         started.now = true;
         let result: T;
+        let learned: TransactionIdRow | null = null;
         try {
           if (options.timeoutMs && options.timeoutMs > 0) {
+            roundTrips++;
             await stall.watch(
               tx.unsafe(`set local statement_timeout = ${Math.ceil(options.timeoutMs)}`),
             );
           }
-          result = await guard.run(() => work(inside(tx, ended, stall)));
+          const handle = inside(tx, ended, stall, (row) => (learned = row));
+          result = await guard.run(() => work(handle));
         } catch (error) {
           callbackFailed.push(error);
           throw error;
@@ -243,7 +292,11 @@ export async function openPostgres(
         // be alive): the caller was told nothing was written, so COMMIT must never be sent.
         if (ended.lost) throw ended.lost;
         if (!options.readOnly) {
-          const [row] = await tx.unsafe<{ xid: string | null; pid: number }[]>(TRANSACTION_ID_SQL);
+          let row: TransactionIdRow | null | undefined = learned;
+          if (!row) {
+            roundTrips++;
+            [row] = await tx.unsafe<TransactionIdRow[]>(TRANSACTION_ID_SQL);
+          }
           committing = { xid: row?.xid ?? null, pid: row?.pid ?? 0, result };
         }
         return result;
@@ -279,6 +332,7 @@ export async function openPostgres(
   }
   return {
     kind: 'postgres',
+    roundTrips: () => roundTrips,
     query: (text, params) => misused('query') ?? track(outside.query(text, params)),
     script: (text) => misused('script') ?? track(outside.script(text)),
     transaction: (work, options) => misused('transaction') ?? track(transaction(work, options)),
@@ -286,6 +340,7 @@ export async function openPostgres(
       const misuse = misused('ping');
       if (misuse) return misuse;
       let timer: NodeJS.Timeout | undefined;
+      roundTrips++;
       try {
         await Promise.race([
           onFreshIfDied(() => sql.unsafe('select 1')),

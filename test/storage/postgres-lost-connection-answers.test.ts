@@ -106,6 +106,10 @@ const WRITE_METHODS: Record<string, WriteMethod> = {
     table: 'held_rows',
     write: inTransaction((tx, id) => tx.queryTable(insert('held_rows'), [id])),
   },
+  'transaction.lastQuery': {
+    table: 'held_rows',
+    write: inTransaction((tx, id) => tx.lastQuery(insert('held_rows'), [id])),
+  },
   'transaction.savepoint': {
     table: 'held_rows',
     write: inTransaction((tx, id) =>
@@ -117,6 +121,7 @@ const WRITE_METHODS: Record<string, WriteMethod> = {
 /** Methods that cannot send a write of the service's: why each is left out. */
 const NOT_WRITES: Record<string, string> = {
   'driver.kind': 'a name',
+  'driver.roundTrips': 'a count',
   'driver.ping': 'select 1',
   'driver.close': 'ends the pools',
   'driver.listen': 'LISTEN on its own connection',

@@ -310,5 +310,110 @@ export function transactionContract(kind: DriverKind): void {
     assert.equal(await stored(driver, id), [id]);
   });
 
+  test('a transaction whose last statement goes by lastQuery commits it, one round trip fewer than by query', async ({
+    driver,
+  }) => {
+    const trips = async (last: 'query' | 'lastQuery') => {
+      const ids = [randomUUID(), randomUUID()];
+      const before = driver.roundTrips();
+      const rows = await driver.transaction(async (tx) => {
+        await write(tx, ids[0] as string);
+        return tx[last]<{ id: string }>(
+          'insert into notes (id, body) values ($1, $2) returning id',
+          [ids[1], 'last'],
+        );
+      });
+      const spent = driver.roundTrips() - before;
+      assert.equal(rows, [{ id: ids[1] }]);
+      assert.equal((await stored(driver, ...ids)).sort(), [...ids].sort());
+      return spent;
+    };
+    const plain = await trips('query');
+    const folded = await trips('lastQuery');
+    assert.is(folded, plain - 1);
+    // PGlite: BEGIN with the first statement, COMMIT with the last.
+    if (driver.kind === 'pglite') assert.is(folded, 2);
+  });
+
+  test('after lastQuery the handle refuses every statement, and what ran stays committed', async ({
+    driver,
+  }) => {
+    const [id, late] = [randomUUID(), randomUUID()];
+    let refused: unknown = null;
+    await driver.transaction(async (tx) => {
+      await tx.lastQuery('insert into notes (id, body) values ($1, $2)', [id, 'x']);
+      refused = await write(tx, late).catch((e: unknown) => e);
+    });
+    assert.instance(refused, Error);
+    assert.match((refused as Error).message, /ended/);
+    assert.equal(await stored(driver, id, late), [id]);
+  });
+
+  test('a lastQuery that fails rolls the whole transaction back and rejects with its error', async ({
+    driver,
+  }) => {
+    const [first, duplicate] = [randomUUID(), randomUUID()];
+    await driver.transaction((tx) => write(tx, duplicate));
+    const error = await driver
+      .transaction(async (tx) => {
+        await write(tx, first);
+        await tx.lastQuery('insert into notes (id, body) values ($1, $2)', [duplicate, 'x']);
+      })
+      .catch((e: unknown) => e);
+    assert.is((error as DatabaseError).sqlState, UNIQUE_VIOLATION);
+    assert.equal(await stored(driver, first), []);
+  });
+
+  test('a lastQuery after a failed statement the callback caught commits nothing', async ({
+    driver,
+  }) => {
+    const [first, duplicate, last] = [randomUUID(), randomUUID(), randomUUID()];
+    await driver.transaction((tx) => write(tx, duplicate));
+    const error = await driver
+      .transaction(async (tx) => {
+        await write(tx, first);
+        await write(tx, duplicate).catch(() => 'swallowed');
+        await tx
+          .lastQuery('insert into notes (id, body) values ($1, $2)', [last, 'x'])
+          .catch(() => 'swallowed too');
+      })
+      .catch((e: unknown) => e);
+    assert.is((error as DatabaseError).sqlState, UNIQUE_VIOLATION);
+    assert.equal(await stored(driver, first, last), []);
+  });
+
+  test('in a savepoint lastQuery is a plain statement: the enclosing transaction goes on and can still roll it back', async ({
+    driver,
+  }) => {
+    const [inner, after] = [randomUUID(), randomUUID()];
+    const error = await driver
+      .transaction(async (tx) => {
+        await tx.savepoint((sp) =>
+          sp.lastQuery('insert into notes (id, body) values ($1, $2)', [inner, 'x']),
+        );
+        await write(tx, after);
+        throw new Error('the enclosing transaction fails after the savepoint');
+      })
+      .catch((e: unknown) => e);
+    assert.match((error as Error).message, /enclosing/);
+    assert.equal(await stored(driver, inner, after), []);
+    await driver.transaction(async (tx) => {
+      await tx.savepoint((sp) =>
+        sp.lastQuery('insert into notes (id, body) values ($1, $2)', [inner, 'x']),
+      );
+      await write(tx, after);
+    });
+    assert.equal((await stored(driver, inner, after)).sort(), [inner, after].sort());
+  });
+
+  test('with a time limit lastQuery commits too', async ({ driver }) => {
+    const id = randomUUID();
+    await driver.transaction(
+      (tx) => tx.lastQuery('insert into notes (id, body) values ($1, $2)', [id, 'x']),
+      { timeoutMs: 5000 },
+    );
+    assert.equal(await stored(driver, id), [id]);
+  });
+
   test.run();
 }
