@@ -123,6 +123,11 @@ export function attachSocketDoor(
         do {
           again = false;
           for (;;) {
+            // Nothing past the feed's newest change known here (this process's commits, and
+            // other processes' by NOTIFY; unknown once word may have been lost): nothing to
+            // read. A storm of reconnecting sockets then costs the database nothing.
+            const head = services.hub.head(agentId);
+            if (head !== undefined && head <= sent) break;
             const { rows, readTo } = await visibleChangesAfter(
               services,
               agentId,

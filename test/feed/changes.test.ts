@@ -145,6 +145,28 @@ test('socket.io replays what is unread, then pushes new changes live', async (co
   assert.is(pushed?.type, 'feedback.received');
 });
 
+test('a socket of an agent that has read everything connects without reading the database, and gets the next change live', async (context) => {
+  const { server } = context;
+  const agent = await server.signUp();
+  const first = open(context, { token: agent.api_token });
+  const [welcome] = await nextChanges(first, 1);
+  await first.emitWithAck('ack', { cursor: welcome?.cursor });
+  first.disconnect();
+  const { driver } = server.services;
+  // What GET /health costs the database alone: it takes its turn after anything asked before.
+  let before = driver.roundTrips();
+  await (await server.get('/health')).arrayBuffer();
+  const healthCost = driver.roundTrips() - before;
+  before = driver.roundTrips();
+  const second = open(context, { token: agent.api_token });
+  await new Promise<void>((resolve) => second.once('connect', () => resolve()));
+  await (await server.get('/health')).arrayBuffer();
+  assert.is(driver.roundTrips() - before, healthCost, 'the connection read nothing');
+  const live = nextChanges(second, 1);
+  await feedback(server, agent.api_token);
+  assert.is((await live)[0]?.type, 'feedback.received');
+});
+
 test('socket.io over HTTP long-polling (no WebSocket) gets the same events', async (context) => {
   const { server } = context;
   const agent = await server.signUp();
