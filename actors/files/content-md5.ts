@@ -3,9 +3,10 @@ import { ServiceError } from '../../protocol/errors.ts';
 
 /**
  * Content-MD5: the MD5 of a file's bytes, in base64, as HTTP (RFC 1864) and Azure Blob clients
- * write it. Every save hashes its bytes as they stream by (beside the blob store's sha256), so
- * every version keeps its MD5 and serves it; a request that states one is checked against it
- * before anything is recorded.
+ * write it. Every save's bytes are hashed as they stream by, by the blob store beside its
+ * sha256 (in a thread of their own: storage/blobs/hashed-writer.ts), so every version keeps its
+ * MD5 and serves it; a request that states one is checked against it before anything is
+ * recorded. Blocks staged for a block list are hashed here, as they arrive (Md5Watch).
  */
 
 /** An MD5 as it goes on the wire: base64 of the 16 bytes. */

@@ -24,7 +24,7 @@ import {
 import { discardUnusedBlobs, holdBlob } from './blob-collector.ts';
 import { currentUnit } from '../kernel/commit.ts';
 import { storageProblem } from '../kernel/storage-problems.ts';
-import { contentMd5Mismatch, md5Matches, Md5Watch } from './content-md5.ts';
+import { contentMd5Mismatch, md5Matches } from './content-md5.ts';
 import { servedContentType } from './content-settings.ts';
 import { parseFilePath } from '../../protocol/files/path.ts';
 import { runDeleteHooks, runSaveHooks, SaveWatches, type SeenBytes } from './save-hooks.ts';
@@ -217,13 +217,11 @@ async function storeFileBytes(
       path,
       principal,
     });
-    const md5 = new Md5Watch();
     let seen = 0;
     const source = (async function* () {
       for await (const chunk of body) {
         seen += chunk.length;
         if (seen <= options.maxBytes) await reservation.grow(seen);
-        md5.see(chunk);
         await watches.see(chunk);
         yield chunk;
       }
@@ -237,7 +235,8 @@ async function storeFileBytes(
       .catch((error: unknown) => {
         throw blobFailure(error, options.maxBytes);
       });
-    const contentMd5 = md5.digest();
+    // The blob store hashed MD5 beside SHA-256, off the main thread (storage/blobs/hashed-writer.ts).
+    const contentMd5 = stored.md5;
     const wrong = options.statedMd5s?.find((stated) => !md5Matches(stated, contentMd5));
     if (wrong !== undefined) throw contentMd5Mismatch(wrong, contentMd5);
     return { ...stored, seen: await watches.finish(stored), contentMd5, reservation };

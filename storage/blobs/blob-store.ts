@@ -28,8 +28,15 @@ export interface PutOptions {
   onHashed?: (blob: StoredBlob) => Promise<void>;
 }
 
-export interface StoredBlob {
+/** A blob's hashes, computed as its bytes stream in. */
+export interface BlobDigests {
+  /** Hex: the blob's key. */
   sha256: Sha256;
+  /** Base64 of the 16 bytes, as Content-MD5 (RFC 1864) carries it. */
+  md5: string;
+}
+
+export interface StoredBlob extends BlobDigests {
   size: number;
 }
 

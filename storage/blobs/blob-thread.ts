@@ -5,7 +5,7 @@
  * stops fails the puts in progress (the store is unavailable); the next put starts a new one.
  */
 import { Worker } from 'node:worker_threads';
-import type { BlobThreadReply, BlobThreadRequest } from './blob-messages.ts';
+import type { BlobHashAlgorithm, BlobThreadReply, BlobThreadRequest } from './blob-messages.ts';
 import { BlobStoreUnavailableError, fileSystemFailure } from './errors.ts';
 
 /** One put's bytes, handed over in order through `ring`. */
@@ -16,7 +16,7 @@ export interface BlobJob {
    * error for a failed write; the job then writes nothing more.
    */
   piece(offset: number, length: number): Promise<void>;
-  /** The hex SHA-256 of every byte handed over; the job ends. */
+  /** The hex digest (of the job's algorithm) of every byte handed over; the job ends. */
   digest(): Promise<string>;
   /** Ends the job; resolves once the thread will touch neither the ring nor the file again. */
   drop(): Promise<void>;
@@ -59,12 +59,12 @@ class BlobThread {
     this.worker.on('exit', stop);
   }
 
-  start(ring: SharedArrayBuffer, fd: number | null): BlobJob {
+  start(ring: SharedArrayBuffer, fd: number | null, algorithm: BlobHashAlgorithm): BlobJob {
     const job = this.nextJob++;
     const waiters: Waiter[] = [];
     if (this.jobs.size === 0) this.worker.ref();
     this.jobs.set(job, waiters);
-    this.send({ job, ring, fd });
+    this.send({ job, ring, fd, algorithm });
     const ask = (request: BlobThreadRequest) =>
       new Promise<string | undefined>((resolve, reject) => {
         if (this.stopped) return reject(stoppedError());
@@ -101,23 +101,34 @@ class BlobThread {
   }
 }
 
-let thread: BlobThread | null = null;
+/**
+ * One thread per algorithm: the SHA-256 thread also writes the file, and MD5 (Content-MD5),
+ * slower than SHA-256 where the CPU has SHA instructions, runs beside it in a thread of its
+ * own, so that neither hash holds the main thread or the other.
+ */
+const threads = new Map<BlobHashAlgorithm, BlobThread>();
 
 /**
- * Starts a job on the blob thread: the bytes the put hands over through `ring` are written to
- * `fd` (none: the put writes them itself) and hashed.
+ * Starts a job on the algorithm's blob thread: the bytes the put hands over through `ring`
+ * are written to `fd` (none: the put writes them itself, or another job does) and hashed.
  */
-export function startBlobJob(ring: SharedArrayBuffer, fd: number | null): BlobJob {
+export function startBlobJob(
+  ring: SharedArrayBuffer,
+  fd: number | null,
+  algorithm: BlobHashAlgorithm = 'sha256',
+): BlobJob {
+  let thread = threads.get(algorithm);
   if (!thread || thread.stopped) {
     const started: BlobThread = new BlobThread(() => {
-      if (thread === started) thread = null;
+      if (threads.get(algorithm) === started) threads.delete(algorithm);
     });
+    threads.set(algorithm, started);
     thread = started;
   }
-  return thread.start(ring, fd);
+  return thread.start(ring, fd, algorithm);
 }
 
-/** Test-only: the blob thread dies as in a crash (if one is running); resolves once it is gone. */
+/** Test-only: the blob threads die as in a crash (those running); resolves once they are gone. */
 export async function crashBlobThread(): Promise<void> {
-  await thread?.crash();
+  await Promise.all([...threads.values()].map((thread) => thread.crash()));
 }

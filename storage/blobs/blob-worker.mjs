@@ -11,7 +11,7 @@
  * storage/pglite/worker.mjs). Keep it free of imports of our .ts files (types excepted).
  */
 import { createHash } from 'node:crypto';
-import { writeSync } from 'node:fs';
+import { write } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 
 /** @typedef {import('./blob-messages.ts').BlobThreadRequest} BlobThreadRequest */
@@ -21,7 +21,9 @@ import { parentPort } from 'node:worker_threads';
  * @property {import('node:crypto').Hash} hash
  * @property {Uint8Array} ring
  * @property {number | null} fd
+ * @property {number} position where the next bytes go in the file
  * @property {BlobThreadReply | null} failed
+ * @property {Promise<unknown>} replied the job's last reply, sent once its write is done
  */
 
 if (!parentPort) throw new Error('blob-worker must run as a worker thread');
@@ -30,47 +32,104 @@ const port = parentPort;
 const jobs = new Map();
 
 /**
- * @param {BlobThreadRequest} request
- * @returns {BlobThreadReply | null}
+ * Writes all of `bytes` at `position` of the file, in libuv's thread pool: a write to a
+ * regular file may be short (a full disk can take part of it), so it goes on until all of it
+ * is written or a write fails. At a position of its own, so writes of one job in flight at
+ * once cannot land out of order.
+ * @param {number} fd
+ * @param {Uint8Array} bytes
+ * @param {number} position
+ * @returns {Promise<void>}
  */
+function writeAll(fd, bytes, position) {
+  return new Promise((resolve, reject) => {
+    /** @param {number} done */
+    const from = (done) => {
+      if (done >= bytes.length) return resolve();
+      write(fd, bytes, done, bytes.length - done, position + done, (error, written) =>
+        error ? reject(error) : from(done + written),
+      );
+    };
+    from(0);
+  });
+}
+
+/**
+ * @param {number} id
+ * @param {unknown} caught
+ * @returns {BlobThreadReply}
+ */
+function failure(id, caught) {
+  const error = /** @type {{ message?: unknown; code?: unknown }} */ (caught);
+  const code = typeof error.code === 'string' ? error.code : undefined;
+  return { job: id, error: { message: String(error.message), code } };
+}
+
+/**
+ * Answers `request` once the job's earlier replies have gone: a job's replies keep the order
+ * of its requests.
+ * @param {Job} job
+ * @param {() => BlobThreadReply | Promise<BlobThreadReply>} reply
+ */
+function after(job, reply) {
+  job.replied = job.replied.then(reply).then((answer) => port.postMessage(answer));
+}
+
+/** @param {BlobThreadRequest} request */
 function handle(request) {
   if ('ring' in request) {
-    const { job, ring, fd } = request;
-    jobs.set(job, { hash: createHash('sha256'), ring: new Uint8Array(ring), fd, failed: null });
-    return null;
+    const { job, ring, fd, algorithm } = request;
+    jobs.set(job, {
+      hash: createHash(algorithm),
+      ring: new Uint8Array(ring),
+      fd,
+      position: 0,
+      failed: null,
+      replied: Promise.resolve(),
+    });
+    return;
   }
   const { job: id } = request;
   const job = jobs.get(id);
-  if ('drop' in request) {
-    jobs.delete(id);
-    return { job: id };
+  if (!job) {
+    port.postMessage(
+      'drop' in request
+        ? { job: id }
+        : { job: id, error: { message: 'no such job', code: undefined } },
+    );
+    return;
   }
-  if (!job) return { job: id, error: { message: 'no such job', code: undefined } };
+  if ('drop' in request) {
+    // Answered after the writes in flight: then nothing writes to the file any more.
+    jobs.delete(id);
+    after(job, () => ({ job: id }));
+    return;
+  }
   if ('digest' in request) {
     jobs.delete(id);
-    return job.failed ?? { job: id, digest: job.hash.digest('hex') };
+    after(job, () => job.failed ?? { job: id, digest: job.hash.digest('hex') });
+    return;
   }
-  if (job.failed) return job.failed;
+  if (job.failed) {
+    after(job, () => job.failed ?? { job: id });
+    return;
+  }
   const bytes = job.ring.subarray(request.offset, request.offset + request.length);
+  // The write goes to the thread pool while this thread hashes the same bytes; the answer,
+  // which frees the bytes' place in the ring, waits for both.
+  let written = Promise.resolve();
   if (job.fd !== null) {
-    try {
-      // A write to a regular file may be short (a full disk can take part of it): go on until
-      // all of it is written or the write fails.
-      for (let done = 0; done < bytes.length;) {
-        done += writeSync(job.fd, bytes, done, bytes.length - done);
-      }
-    } catch (caught) {
-      const error = /** @type {{ message?: unknown; code?: unknown }} */ (caught);
-      const code = typeof error.code === 'string' ? error.code : undefined;
-      job.failed = { job: id, error: { message: String(error.message), code } };
-      return job.failed;
-    }
+    written = writeAll(job.fd, bytes, job.position);
+    job.position += bytes.length;
+    written.catch(() => undefined);
   }
   job.hash.update(bytes);
-  return { job: id };
+  after(job, () =>
+    written.then(
+      () => job.failed ?? { job: id },
+      (caught) => (job.failed ??= failure(id, caught)),
+    ),
+  );
 }
 
-port.on('message', (/** @type {BlobThreadRequest} */ request) => {
-  const reply = handle(request);
-  if (reply) port.postMessage(reply);
-});
+port.on('message', (/** @type {BlobThreadRequest} */ request) => handle(request));

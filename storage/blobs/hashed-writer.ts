@@ -1,16 +1,19 @@
 /**
- * One put's bytes on their way into its temporary file, hashed as they go, with as little as
- * possible of it on the main thread, which has the sockets to serve: the bytes are copied into
- * the pieces of a small shared ring and handed over to the blob thread (blob-thread.ts), which
- * writes them to the file and hashes them while the next ones arrive. A file that gives no
- * descriptor (a test's) is written here, through its own `write`, and only hashed there. A blob
- * that fits in one small piece is all done here: the thread would cost more than it saves.
+ * One put's bytes on their way into its temporary file, hashed as they go (SHA-256, the blob's
+ * key, and MD5, its Content-MD5), with as little as possible of it on the main thread, which
+ * has the sockets to serve: the bytes are copied into the pieces of a small shared ring and
+ * handed over to the blob threads (blob-thread.ts): one writes them to the file and hashes
+ * SHA-256, the other hashes MD5 from the same ring at the same time, while the next ones
+ * arrive. A file that gives no descriptor (a test's) is written here, through its own `write`,
+ * and only hashed there. A blob that fits in one small piece is all done here: the threads
+ * would cost more than they save.
  *
  * The bytes are copied, not handed over as they came, because the source may keep what it gave.
  */
 import { createHash } from 'node:crypto';
 import { BLOB_CHUNK_BYTES } from './blob-store.ts';
 import { startBlobJob, type BlobJob } from './blob-thread.ts';
+import type { BlobDigests } from './blob-store.ts';
 import { fileSystemFailure } from './errors.ts';
 import type { TempFile } from './temp-file.ts';
 
@@ -37,8 +40,9 @@ const SPARE_RINGS = 4;
 export class HashedWriter {
   private readonly ring = spareRings.pop() ?? new SharedArrayBuffer(PIECE_BYTES * PIECES_IN_FLIGHT);
   private ringGivenBack = false;
-  /** Started with the first piece that is not the last. */
+  /** Started with the first piece that is not the last: SHA-256 (and the writes), and MD5. */
   private job: BlobJob | null = null;
+  private md5Job: BlobJob | null = null;
   /** The first write, fsync or hashing that failed; the put stops at its next piece. */
   private failure: Error | null = null;
   private stopped = false;
@@ -73,21 +77,28 @@ export class HashedWriter {
     }
   }
 
-  /** Writes the rest and makes the file durable if asked; answers the hex SHA-256 of it all. */
-  async finish(): Promise<string> {
+  /**
+   * Writes the rest and makes the file durable if asked; answers the hex SHA-256 and the base64
+   * MD5 of it all.
+   */
+  async finish(): Promise<BlobDigests> {
     const last = this.piece?.subarray(0, this.filled);
-    let digest: Promise<string>;
-    if (this.job) {
+    let digest: Promise<BlobDigests>;
+    if (this.job && this.md5Job) {
       if (last) this.handOver(last);
-      // Asked at once: the thread answers it after the last piece, while the file is synced.
-      digest = this.job.digest();
+      // Asked at once: the threads answer after the last piece, while the file is synced.
+      const md5 = this.md5Job.digest();
+      digest = Promise.all([this.job.digest(), md5]).then(([sha256, md5Hex]) => ({
+        sha256,
+        md5: Buffer.from(md5Hex, 'hex').toString('base64'),
+      }));
       void digest.catch(() => undefined); // awaited below, whatever happens
     } else {
-      digest = Promise.resolve(
-        createHash('sha256')
-          .update(last ?? new Uint8Array(0))
-          .digest('hex'),
-      );
+      const bytes = last ?? new Uint8Array(0);
+      digest = Promise.resolve({
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        md5: createHash('md5').update(bytes).digest('base64'),
+      });
       if (last) this.write(last);
     }
     try {
@@ -107,15 +118,15 @@ export class HashedWriter {
       await digest.catch(() => undefined);
       throw error;
     }
-    const sha256 = await digest;
+    const digests = await digest;
     this.giveBackRing();
-    return sha256;
+    return digests;
   }
 
   /** Stops: once this resolves, nothing writes to the file any more. */
   async abandon(): Promise<void> {
     this.stopped = true;
-    await this.job?.drop();
+    await Promise.all([this.job?.drop(), this.md5Job?.drop()]);
     await this.written;
     await this.syncing;
     this.giveBackRing();
@@ -139,10 +150,16 @@ export class HashedWriter {
 
   private handOver(bytes: Uint8Array): void {
     const fd = this.file.fd ?? null;
-    this.job ??= startBlobJob(this.ring, fd);
-    const done = this.job.piece(bytes.byteOffset, bytes.length).catch((error: Error) => {
+    this.job ??= startBlobJob(this.ring, fd, 'sha256');
+    this.md5Job ??= startBlobJob(this.ring, null, 'md5');
+    const failed = (error: Error) => {
       this.failure ??= error;
-    });
+    };
+    // The piece's place in the ring is free once both threads are done with it.
+    const done = Promise.all([
+      this.job.piece(bytes.byteOffset, bytes.length).catch(failed),
+      this.md5Job.piece(bytes.byteOffset, bytes.length).catch(failed),
+    ]);
     this.slotFree[this.slot] = fd === null ? Promise.all([done, this.write(bytes)]) : done;
     this.piece = null;
     this.unsynced += bytes.length;

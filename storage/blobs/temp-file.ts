@@ -4,7 +4,7 @@
  * with a descriptor is written by the blob thread, one without through its own `write`.
  */
 import { open, rm } from 'node:fs/promises';
-import type { PutOptions, StoredBlob } from './blob-store.ts';
+import type { BlobDigests, PutOptions, StoredBlob } from './blob-store.ts';
 import { BlobTooLargeError, fileSystemFailure } from './errors.ts';
 import { HashedWriter } from './hashed-writer.ts';
 
@@ -59,7 +59,7 @@ export async function writeTempFile(
   const iterator = source[Symbol.asyncIterator]();
   let exhausted = false;
   let size = 0;
-  let sha256: string;
+  let digests: BlobDigests;
   try {
     for (;;) {
       const step = await nextUnlessAborted(iterator, signal);
@@ -73,7 +73,7 @@ export async function writeTempFile(
       await writer.add(chunk);
       signal?.throwIfAborted();
     }
-    sha256 = await writer.finish();
+    digests = await writer.finish();
     signal?.throwIfAborted();
   } catch (error) {
     // Tell the source we stop reading; not awaited, as a source stuck in next() would hold
@@ -90,7 +90,7 @@ export async function writeTempFile(
     await rm(path, { force: true }).catch(() => undefined);
     throw fileSystemFailure(error);
   }
-  return { sha256, size };
+  return { ...digests, size };
 }
 
 /** The source's next chunk, unless the signal fires first (a stalled source cannot hold us). */

@@ -7,7 +7,7 @@ import {
   BlobRangeNotSatisfiableError,
   BlobTooLargeError,
 } from '../../../storage/blobs/errors.ts';
-import { sha256 } from '../../helpers/digests.ts';
+import { md5Base64, sha256 } from '../../helpers/digests.ts';
 import { chunksOf, failingAfter, readAll, stallingAfter } from './sources.ts';
 
 /** A store under test, with a view of what it keeps underneath. */
@@ -46,13 +46,13 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
     await harness.close();
   });
 
-  test('a put answers the sha256 and size of the bytes, and they read back the same', async ({
+  test('a put answers the sha256, the MD5 and the size of the bytes, and they read back the same', async ({
     store,
   }) => {
     const bytes = randomBytes(300_000);
     const before = Date.now();
     const blob = await store.put(chunksOf(bytes, 7_000), { maxBytes: MB });
-    assert.equal(blob, { sha256: sha256(bytes), size: bytes.length });
+    assert.equal(blob, { sha256: sha256(bytes), md5: md5Base64(bytes), size: bytes.length });
     const stat = await store.stat(blob.sha256);
     assert.is(stat?.size, bytes.length);
     const modifiedAt = stat?.modifiedAt.getTime() ?? NaN;
@@ -70,7 +70,8 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
 
   test('an empty blob is stored and read back as no bytes', async ({ store }) => {
     const blob = await store.put(chunksOf(new Uint8Array(0)), { maxBytes: 10 });
-    assert.equal(blob, { sha256: sha256(new Uint8Array(0)), size: 0 });
+    const none = new Uint8Array(0);
+    assert.equal(blob, { sha256: sha256(none), md5: md5Base64(none), size: 0 });
     assert.is((await store.stat(blob.sha256))?.size, 0);
     assert.is((await readAll(await store.open(blob.sha256))).length, 0);
   });

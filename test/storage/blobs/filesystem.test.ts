@@ -149,6 +149,7 @@ test('5 MB stream through in chunks: the disk keeps up with the source, reads co
   const harness = (context.harness = await openHarness());
   const tempDir = join(harness.root, 'tmp');
   const hash = createHash('sha256');
+  const md5 = createHash('md5');
   let produced = 0;
   let mostAhead = 0;
   // The source makes each chunk as it is asked for; were the store to hold the bytes, the
@@ -160,12 +161,17 @@ test('5 MB stream through in chunks: the disk keeps up with the source, reads co
       mostAhead = Math.max(mostAhead, produced - onDisk);
       const chunk = randomBytes(64 * 1024);
       hash.update(chunk);
+      md5.update(chunk);
       produced += chunk.length;
       yield chunk;
     }
   }
   const blob = await harness.store.put(fiveMegabytes(), { maxBytes: 100 * 1024 * 1024 });
-  assert.equal(blob, { sha256: hash.digest('hex'), size: 5 * 1024 * 1024 });
+  assert.equal(blob, {
+    sha256: hash.digest('hex'),
+    md5: md5.digest('base64'),
+    size: 5 * 1024 * 1024,
+  });
   assert.ok(mostAhead <= 2 * BLOB_CHUNK_BYTES, `the store held ${mostAhead} bytes unwritten`);
 
   const readHash = createHash('sha256');
