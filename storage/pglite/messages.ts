@@ -14,8 +14,9 @@ export interface Statement {
 
 /**
  * Statements run in order, as one message: a transaction's BEGIN travels with its first
- * statement, so each message is one round trip. The reply carries the last statement's rows;
- * the first failure stops the rest.
+ * statement and its COMMIT with its last (Transaction.lastQuery), so each message is one round
+ * trip. The reply carries the rows of the last statement that is not a script (a COMMIT after
+ * it leaves them); the first failure stops the rest.
  */
 export type WorkerRequest = { id: number; statements: Statement[] } | 'close';
 

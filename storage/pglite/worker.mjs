@@ -11,6 +11,7 @@
  */
 /* global WebAssembly, queueMicrotask -- globals of every Node.js thread, unknown to this file's lint config */
 import { PGlite, types } from '@electric-sql/pglite';
+import { setFlagsFromString } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PreparedStatements } from './statements.mjs';
 
@@ -67,6 +68,16 @@ async function createWithMemoryCap() {
     WebAssembly.Memory = NativeMemory;
   }
 }
+/**
+ * PostgreSQL's WebAssembly runs on V8's baseline compiler (Liftoff) only, never tiered up to
+ * TurboFan: the optimized code of the functions PostgreSQL runs hot, and its compilation,
+ * stayed resident for good and cost ~80 MB of the process's ~320 MB at idle (bench/idle-rss.ts:
+ * 317 -> 235 MB). The price, measured in the same bench: a scan-heavy query ~30% slower, the
+ * service's own statements (a reputation record, a store page) 0-10%, a write's latency within
+ * noise. The flag is the process's, read when a module is compiled: set before PGlite compiles
+ * PostgreSQL (the main thread runs no WebAssembly of ours).
+ */
+setFlagsFromString('--liftoff-only');
 const db = await createWithMemoryCap();
 
 const statements = new PreparedStatements(db);
