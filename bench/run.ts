@@ -7,7 +7,9 @@
  *
  * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
  * index-sql, store, chat, reputation, sql-timeouts, payments, email, webhooks, hostile-neighbours, scale-out) runs only those sections; BENCH_EXPLAIN=1 prints the
- * index queries' plans.
+ * index queries' plans; BENCH_STORE_LISTINGS makes the store's fixture smaller for a try-out.
+ * The write-to-push section runs on PGlite and, with a database URL, on PostgreSQL, and
+ * prints each write's round trips to the database (Driver.roundTrips).
  */
 import { execSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
