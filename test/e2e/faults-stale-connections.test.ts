@@ -60,12 +60,18 @@ let names = 0;
 interface Answer {
   status: number;
   code?: string;
+  /** The problem's own words, so that an unexpected refusal says which one it was. */
+  detail?: string;
   token?: string;
 }
 
 async function answer(response: Response): Promise<Answer> {
-  const body = (await response.json().catch(() => ({}))) as { code?: string; api_token?: string };
-  return { status: response.status, code: body.code, token: body.api_token };
+  const body = (await response.json().catch(() => ({}))) as {
+    code?: string;
+    detail?: string;
+    api_token?: string;
+  };
+  return { status: response.status, code: body.code, detail: body.detail, token: body.api_token };
 }
 
 /** Twelve sign-ups and twelve reads (whoami of agents signed up before), at once. */
