@@ -125,6 +125,8 @@ test('after a kill loop on its backends stops, the next batches of 12 sign-ups a
   assert.ok(killed >= ROUNDS_WHILE_KILLING, `backends were killed (${killed})`);
   // While backends die, a failure is a true one: nothing written, or the outcome unknown.
   for (const failed of during.filter((a) => !ok(a))) {
+    if (failed.status !== 503)
+      process.stderr.write(`service log:\n${service.stderr().slice(-4000)}\n`);
     assert.is(failed.status, 503, `a failure while killing is a 503: ${JSON.stringify(failed)}`);
     assert.ok(['storage_unavailable', 'outcome_unknown'].includes(failed.code ?? ''));
   }
