@@ -12,6 +12,9 @@ export interface IdleRss {
   /** bench/idle-sockets.ts: RSS added by 10,000 idle sockets (target < 100) and /health p99 meanwhile. */
   idleSocketsMb?: number;
   healthWhileConnectingP99Ms?: number;
+  /** The same two figures for bare socket.io on uWS, measured in the same run. */
+  bareSocketsMb?: number;
+  bareHealthWhileConnectingP99Ms?: number;
 }
 
 const SCRIPT = fileURLToPath(new URL('./idle-rss.ts', import.meta.url));
@@ -54,6 +57,8 @@ export async function measureIdleRss(signal: AbortSignal): Promise<IdleRss> {
     residentAgentsMb: number(agents, /RSS \+(\d+) MB/),
     idleSocketsMb: number(sockets, /add (-?\d+) MB RSS/),
     healthWhileConnectingP99Ms: number(sockets, /\/health p99 (\d+) ms/),
+    bareSocketsMb: number(sockets, /bare socket\.io on uWS (-?\d+) MB/),
+    bareHealthWhileConnectingP99Ms: number(sockets, /, bare (\d+) ms/),
   };
   return {
     lines,

@@ -186,10 +186,22 @@ function memory(results: Results): TargetRow[] {
   return [
     row('5a. RSS right after a first start on PGlite < 300 MB', idle?.freshMb, 300),
     row('5b. RSS right after a restart < 250 MB', idle?.restartMb, 250),
-    row('5c. 10,000 idle sockets add < 100 MB', idle?.idleSocketsMb, 100),
+    row(
+      '5c. 10,000 idle sockets add < 100 MB',
+      idle?.idleSocketsMb,
+      100,
+      idle?.bareSocketsMb === undefined ? '-' : `bare socket.io on uWS ${mb(idle.bareSocketsMb)}`,
+    ),
     row('5d. 100,000 resident agents add < 300 MB', idle?.residentAgentsMb, 300),
     {
-      ...row('8. /health p99 while 10,000 connect < 200 ms', undefined, 200),
+      ...row(
+        '8. /health p99 while 10,000 connect < 200 ms',
+        undefined,
+        200,
+        idle?.bareHealthWhileConnectingP99Ms === undefined
+          ? '-'
+          : `bare socket.io on uWS ${ms(idle.bareHealthWhileConnectingP99Ms)}`,
+      ),
       ...(idle?.healthWhileConnectingP99Ms !== undefined && {
         figure: ms(idle.healthWhileConnectingP99Ms),
         met: idle.healthWhileConnectingP99Ms < 200,

@@ -8,6 +8,7 @@ import { cursorSeq } from '../../actors/feed/cursor.ts';
 import { markRead, placeOf, visibleChangesAfter } from '../../actors/feed/feed.ts';
 import { asServiceError } from '../http/problem.ts';
 import { callerForToken } from '../invoke.ts';
+import { HandshakeTurns } from './handshake-turns.ts';
 
 const REPLAY_PAGE = 500;
 
@@ -70,9 +71,12 @@ export function attachSocketDoor(
 ): void {
   const { baseUrl, log } = options;
   const open = new Map<string, number>();
+  // A crowd of handshakes takes turns with every other request (./handshake-turns.ts).
+  const turns = new HandshakeTurns();
   io.use((socket, next) => {
     const auth = (socket.handshake.auth ?? {}) as { token?: unknown; cursor?: unknown };
     (async () => {
+      await turns.turn();
       const { agent, principal } = await callerForToken(
         services,
         typeof auth.token === 'string' ? auth.token : undefined,

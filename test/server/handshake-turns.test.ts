@@ -1,0 +1,49 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { HandshakeTurns } from '../../server/socket/handshake-turns.ts';
+
+/**
+ * A crowd of socket.io handshakes takes turns with everything else the process serves: each is
+ * let through on a turn of the event loop of its own, so the loop polls for I/O (HTTP requests,
+ * /health) between two of them, rather than running the whole crowd in one go.
+ */
+const test = suite('socket.io handshakes take turns');
+
+test('each handshake is let through on a turn of the loop of its own, in the order they asked', async () => {
+  const turns = new HandshakeTurns();
+  const order: string[] = [];
+  const asked = [0, 1, 2].map((i) =>
+    turns.turn().then(() => {
+      order.push(`turn ${i}`);
+      // Work the first handshake leaves for the loop's next turn runs before the third.
+      if (i === 0) setImmediate(() => order.push('what turn 0 left for the next turn'));
+    }),
+  );
+  assert.is(turns.queued, 3);
+  await Promise.all(asked);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(order, ['turn 0', 'turn 1', 'what turn 0 left for the next turn', 'turn 2']);
+  assert.is(turns.queued, 0);
+});
+
+test('a long crowd is let through whole, and the queue is emptied as it goes', async () => {
+  const turns = new HandshakeTurns();
+  const count = 5_000;
+  let through = 0;
+  let mostQueued = 0;
+  await Promise.all(
+    Array.from({ length: count }, () =>
+      turns.turn().then(() => {
+        through++;
+        mostQueued = Math.max(mostQueued, turns.queued);
+      }),
+    ),
+  );
+  assert.is(through, count);
+  assert.is(mostQueued, count - 1);
+  assert.is(turns.queued, 0);
+  // Those who ask after the crowd still get their turn.
+  await turns.turn();
+});
+
+test.run();
