@@ -36,11 +36,17 @@ export async function reputationSummaries(
     };
 }
 
-/** The agent, with its record; an agent that is not signed up is not found. */
+/**
+ * The agent, with its record; an agent that is not signed up is not found. The agent and its
+ * record are read at once, not one after the other: the reads do not depend on each other, and
+ * an unknown id costs a few index look-ups that find nothing.
+ */
 async function recordOf(services: Services, agentId: string) {
-  const agent = await findAgent(services.db(), agentId);
+  const [agent, record] = await Promise.all([
+    findAgent(services.db(), agentId),
+    reputationOf(services.db(), agentId, services.dealPayments.countsSql),
+  ]);
   if (!agent) throw notFound('agent');
-  const record = await reputationOf(services.db(), agentId, services.dealPayments.countsSql);
   const { payments } = record;
   return {
     agent_id: agent.agentId,
@@ -65,8 +71,10 @@ async function recordOf(services: Services, agentId: string) {
  * counted apart and never back a rating.
  */
 export async function reputation(services: Services, agentId: string) {
-  const { record, ...agent } = await recordOf(services, agentId);
-  const payments = await services.dealPayments.ofAgent(services.db(), agentId, PAYMENTS_LISTED);
+  const [{ record, ...agent }, payments] = await Promise.all([
+    recordOf(services, agentId),
+    services.dealPayments.ofAgent(services.db(), agentId, PAYMENTS_LISTED),
+  ]);
   return {
     ...agent,
     counterparties: record.counterparties,

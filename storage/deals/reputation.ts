@@ -25,19 +25,21 @@ export async function reputationOf(
   agentId: string,
   paymentCountsSql: PaymentCountsSql,
 ) {
-  const [row] = await db.query<{
-    deals_agreed: number | null;
-    distinct_counterparties: number | null;
-    payment_backed_ratings: number | null;
-    scored_ratings: number | null;
-    average_score: number | null;
-    payments_made: number | null;
-    payments_received: number | null;
-    offchain_payments_confirmed: number | null;
-    counterparties:
-      { agent_id: string; name: string; deals_agreed: number; payments_final: number }[] | null;
-  }>(
-    `select k.deals_agreed, k.distinct_counterparties, k.payment_backed_ratings,
+  // The counts and the ratings are two statements sent together: neither waits for the other.
+  const [[row], ratings] = await Promise.all([
+    db.query<{
+      deals_agreed: number | null;
+      distinct_counterparties: number | null;
+      payment_backed_ratings: number | null;
+      scored_ratings: number | null;
+      average_score: number | null;
+      payments_made: number | null;
+      payments_received: number | null;
+      offchain_payments_confirmed: number | null;
+      counterparties:
+        { agent_id: string; name: string; deals_agreed: number; payments_final: number }[] | null;
+    }>(
+      `select k.deals_agreed, k.distinct_counterparties, k.payment_backed_ratings,
        k.scored_ratings,
        round(k.score_total::numeric / nullif(k.scored_ratings, 0), 2)::float8 as average_score,
        c.payments_made, c.payments_received, c.offchain_payments_confirmed,
@@ -52,8 +54,20 @@ export async function reputationOf(
      from (select $1::uuid as agent_id) me
      left join agent_reputation k on k.agent_id = me.agent_id
      left join lateral ${paymentCountsSql('me.agent_id')} c on true`,
-    [agentId],
-  );
+      [agentId],
+    ),
+    db.query<RatingRecord & { rater_name: string; payment_final: boolean }>(
+      `select r.rating_id, r.deal_id, r.rater_id, r.ratee_id, r.delivered_can, r.accepted_on_need,
+       r.score, r.comment, r.payment_backed, r.rated_at, r.superseded_by, null as receipt,
+       a.name as rater_name, d.payment_final
+     from deal_ratings r
+     join lateral ${agentNameSql('r.rater_id')} a on true
+     join deals d on d.deal_id = r.deal_id
+     where r.ratee_id = $1 and r.superseded_by is null
+     order by r.rated_at desc, r.rating_id desc limit ${LISTED}`,
+      [agentId],
+    ),
+  ]);
   const counts = {
     deals_agreed: row?.deals_agreed ?? 0,
     distinct_counterparties: row?.distinct_counterparties ?? 0,
@@ -66,17 +80,6 @@ export async function reputationOf(
   };
   // The mean of the standing ratings' scores (those with one), payment-backed or not.
   const scores = { scored: row?.scored_ratings ?? 0, average: row?.average_score ?? null };
-  const ratings = await db.query<RatingRecord & { rater_name: string; payment_final: boolean }>(
-    `select r.rating_id, r.deal_id, r.rater_id, r.ratee_id, r.delivered_can, r.accepted_on_need,
-       r.score, r.comment, r.payment_backed, r.rated_at, r.superseded_by, null as receipt,
-       a.name as rater_name, d.payment_final
-     from deal_ratings r
-     join lateral ${agentNameSql('r.rater_id')} a on true
-     join deals d on d.deal_id = r.deal_id
-     where r.ratee_id = $1 and r.superseded_by is null
-     order by r.rated_at desc, r.rating_id desc limit ${LISTED}`,
-    [agentId],
-  );
   return {
     counts,
     payments,
