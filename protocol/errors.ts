@@ -147,6 +147,11 @@ export const ERRORS = {
     title:
       'The signature is not by that address over the exact message `I control <EIP-55 address> and receive payments for agent <agent_id>.`',
   },
+  payment_not_payable: {
+    status: 409,
+    title:
+      'The payment is no longer requested (seen, confirmed, final or expired): there is nothing to pay, and a signed x402 payment sent for it was neither used nor kept',
+  },
   tx_not_matching: {
     status: 422,
     title:

@@ -264,6 +264,30 @@ export const EVENTS = {
     description: 'To payer and payee: a payment was requested (`memo` is the payee\u2019s text).',
     data: paymentMove('requested'),
   },
+  'payment.authorized': {
+    description:
+      'To the payee: the payer signed an x402 payment (an EIP-3009 authorization) for a payment and the service checked it. With no facilitator configured (or one that failed), submit it yourself: call `transferWithAuthorization` on the token with these fields (the pay script does, with `--submit-authorization`); it moves the money to `to` and you pay the gas. The payment is credited when the transfer is seen on-chain.',
+    data: z.strictObject({
+      payment_id: z.uuid(),
+      deal_id: z.uuid(),
+      amount_usdc: z.string(),
+      payer_agent_id: z.uuid(),
+      settlement: z
+        .enum(['facilitator', 'payee'])
+        .describe('Who submits it: the facilitator the operator named, or you.'),
+      authorization: z.strictObject({
+        from: z.string(),
+        to: z.string(),
+        value: z.string().describe('Atomic units (micro-USDC), a decimal string.'),
+        valid_after: z.string(),
+        valid_before: z.string(),
+        nonce: z.string(),
+        signature: z
+          .string()
+          .describe('65-byte hex, as `transferWithAuthorization(..., bytes signature)` takes it.'),
+      }),
+    }),
+  },
   'payment.seen': {
     description: 'To payer and payee: a matching USDC transfer for a payment is in a block.',
     data: paymentMove('seen'),

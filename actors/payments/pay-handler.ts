@@ -15,13 +15,15 @@ import {
   paymentRequiredHeader,
   x402Requirements,
 } from './pay/x402.ts';
+import { takeSignedPayment } from './pay/x402-settle.ts';
 import { payViewOf } from './payment-view.ts';
 
 /**
  * `pay` (GET /pay/<payment_id>, no token): one payment in the form its caller takes
  * (protocol/payments/pay-binding.ts). The JSON instructions for agents (and always over MCP, which hands
  * no headers); the page for a browser; 402 with x402 requirements for an x402 client, only while
- * the payment is `requested` (past that there is nothing to pay, and a 402 would say otherwise).
+ * the payment is `requested` (past that there is nothing to pay, and a 402 would say otherwise);
+ * and a signed x402 payment taken in the same call (pay/x402-settle.ts).
  * Nothing of it is cached: the status moves.
  */
 export const pay: Handler<'pay'> = async ({ services, headers }, input) => {
@@ -29,9 +31,12 @@ export const pay: Handler<'pay'> = async ({ services, headers }, input) => {
   if (!row) throw notFound('payment');
   const view = await payViewFor(services, row);
   const representation = payRepresentation(headers, { x402: input.x402 });
+  // A signed x402 payment: the one call that pays (pay/x402-settle.ts).
+  if (carriesX402Signature(headers)) {
+    return (await takeSignedPayment(services, row, view, headers)) as Reply<PayInstructions>;
+  }
   if (representation === 'x402' && view.status === 'requested') {
     const required = x402Requirements(view, new Date(services.clock.now()), {
-      signatureIgnored: carriesX402Signature(headers),
       domain: await tokenDomain(services.chain, view.chain_id, view.token_address),
     });
     // The 402's body is the binding's declared PaymentRequired, not the operation's output.

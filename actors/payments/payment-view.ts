@@ -5,6 +5,7 @@ import type {
   paymentStatusView,
   paymentView,
   paymentWithReceipts,
+  x402Authorization,
 } from '../../protocol/payments/payments.ts';
 import { agentNames } from '../../storage/agents/agent-names.ts';
 import { findDeal } from '../../storage/deals/deals.ts';
@@ -16,7 +17,12 @@ import {
   offchainPaymentsOfDeal,
   type OffchainPaymentRow,
 } from '../../storage/payments/offchain-payments.ts';
+import {
+  authorizationOf,
+  type AuthorizationRow,
+} from '../../storage/payments/x402-authorizations.ts';
 import type { DealPaymentAnswer } from '../deals/deal-payments.ts';
+import type { ChainAccess } from './chain/clients.ts';
 import type { Services } from '../kernel/services.ts';
 import { payUrl, publicReportUrl, type PayView } from './pay/view.ts';
 
@@ -91,8 +97,35 @@ export async function paymentAnswerWithReceipts(
   services: Services,
   row: PaymentRow,
 ): Promise<PaymentWithReceiptsAnswer> {
-  const receipts = await receiptsOfPayment(services.db(), row.paymentId);
-  return { ...paymentAnswer(services, row), receipts: receipts as Record<string, unknown>[] };
+  const [receipts, authorization] = await Promise.all([
+    receiptsOfPayment(services.db(), row.paymentId),
+    authorizationOf(services.db(), row.paymentId),
+  ]);
+  return {
+    ...paymentAnswer(services, row),
+    authorization: authorization && authorizationAnswer(authorization, services.chain),
+    receipts: receipts as Record<string, unknown>[],
+  };
+}
+
+/** A kept signed x402 payment as the payment's parties see it. */
+export function authorizationAnswer(
+  row: AuthorizationRow,
+  chain: Pick<ChainAccess, 'facilitatorUrl'> | null,
+): z.input<typeof x402Authorization> {
+  return {
+    from: row.fromAddress,
+    to: row.toAddress,
+    value: row.valueUnits.toString(),
+    valid_after: row.validAfter.toString(),
+    valid_before: row.validBefore.toString(),
+    nonce: row.nonce,
+    signature: row.signature,
+    received_at: row.receivedAt.toISOString(),
+    settlement: chain?.facilitatorUrl && row.settleError === null ? 'facilitator' : 'payee',
+    settled_tx_hash: row.settledTxHash,
+    settle_error: row.settleError,
+  };
 }
 
 /** The off-chain payment as its parties see it; `receipt` is its confirmation's, or null. */

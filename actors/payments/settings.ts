@@ -31,6 +31,11 @@ declare module '../kernel/settings.ts' {
      * Never CHAIN_RPC_URL(S), which may carry the operator's API key.
      */
     publicRpcUrl: string | undefined;
+    /**
+     * The x402 facilitator (its base URL: `/verify` and `/settle` under it) that signed x402
+     * payments are handed to, which submits them on-chain; unset: the payee submits them.
+     */
+    x402FacilitatorUrl: string | undefined;
   }
 }
 
@@ -81,6 +86,16 @@ function publicRpcUrl(env: EnvReader): string | undefined {
   return text;
 }
 
+/** X402_FACILITATOR_URL: one http(s) URL, or unset. */
+function facilitatorUrl(env: EnvReader): string | undefined {
+  const text = env.text('X402_FACILITATOR_URL');
+  if (text !== undefined && !isHttpUrl(text))
+    throw new StartRefusal(
+      `X402_FACILITATOR_URL takes the http(s) base URL of an x402 facilitator, not "${text}"`,
+    );
+  return text;
+}
+
 /** CHAIN_RPC_URLS (a comma list) or CHAIN_RPC_URL (one), each an http(s) URL. */
 function rpcUrls(env: EnvReader): string[] {
   const list = env.text('CHAIN_RPC_URLS') !== undefined;
@@ -108,6 +123,7 @@ export function chainSettings(config: CapabilityConfig): ChainSettings {
     factory: config.forwarderFactoryAddress,
     rpcTimeoutMs: config.chainRpcTimeoutMs,
     publicRpcUrl: config.publicRpcUrl ?? null,
+    facilitatorUrl: config.x402FacilitatorUrl ?? null,
   };
 }
 
@@ -169,6 +185,12 @@ export const paymentsSettings: CapabilitySettings = {
       meaning:
         "a public RPC the pay instructions suggest to payers (`rpc_url`); never CHAIN_RPC_URL's key",
     },
+    {
+      variables: ['X402_FACILITATOR_URL'],
+      default: 'unset',
+      meaning:
+        'an x402 facilitator (`/verify`, `/settle`) that submits signed x402 payments; unset: the payee submits them',
+    },
   ],
   read: (env) => ({
     chainRpcUrls: rpcUrls(env),
@@ -180,6 +202,7 @@ export const paymentsSettings: CapabilitySettings = {
     forwarderFactoryAddress: factoryAddress(env),
     chainRpcTimeoutMs: env.positive('CHAIN_RPC_TIMEOUT_MS', 5000),
     publicRpcUrl: publicRpcUrl(env),
+    x402FacilitatorUrl: facilitatorUrl(env),
   }),
   services: (config) => ({ chain: chainSettings(config) }),
 };

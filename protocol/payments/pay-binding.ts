@@ -34,18 +34,45 @@ const paymentRequired = z
   })
   .meta({ id: 'X402PaymentRequired' });
 
+/** What a signed x402 payment taken but not yet seen on-chain answers (202). */
+const x402Pending = z
+  .looseObject({
+    payment_id: z.uuid(),
+    status: z.literal('requested'),
+    amount_usdc: z.string(),
+    settlement: z
+      .enum(['facilitator', 'payee'])
+      .describe(
+        'Who submits the authorization: the facilitator the operator named, or the payee (`payment.authorized`).',
+      ),
+    settled_tx_hash: z
+      .string()
+      .nullable()
+      .describe('The facilitator’s transaction, not yet seen paying the payment.'),
+    settle_error: z.string().nullable().describe('Why the facilitator did not settle it.'),
+  })
+  .meta({ id: 'X402Pending' });
+
 export const PAY_BINDING = {
   reply: { kind: 'json_or_html' },
   statuses: [
     {
       status: 402,
       description:
-        'For x402 clients (`?x402=1`, or a retry carrying `PAYMENT-SIGNATURE` or `X-PAYMENT`) while the payment is `requested`: x402 v2 payment requirements, in the body and base64 in `PAYMENT-REQUIRED`. This service settles no signed authorization: send the transfer on-chain and report its hash.',
+        'For x402 clients (`?x402=1`) while the payment is `requested`: x402 v2 payment requirements, in the body and base64 in `PAYMENT-REQUIRED`. A signed payment (`PAYMENT-SIGNATURE` or `X-PAYMENT`) that does not pay exactly this payment gets them again, `error` starting with the rule it broke (`wrong_recipient`, `wrong_amount`, `expired`, `invalid_signature`, `nonce_used`...), and nothing is kept.',
       schema: paymentRequired,
+    },
+    {
+      status: 202,
+      description:
+        'A signed x402 payment was checked and kept, and the transfer is not seen on-chain yet: the facilitator is settling it, or (`settlement: payee`) the payee submits it. Ask again, or wait for `payment.seen`.',
+      schema: x402Pending,
     },
   ],
   replyHeaders: {
     'payment-required': 'On a 402: the x402 v2 PaymentRequired object, base64 JSON.',
+    'payment-response':
+      'On a 200 to a signed payment: the x402 v2 SettlementResponse `{success, transaction, network, payer}`, base64 JSON, once the transfer is seen on-chain.',
     'content-security-policy':
       'On the page: its own inline script and style only, fetches to this origin only.',
     'cache-control': '`no-store`: the status changes; nothing here is kept.',
@@ -56,7 +83,7 @@ export const PAY_BINDING = {
     accept:
       '`text/html` weighed above `application/json` (what browsers send) answers the pay page; anything else, JSON.',
     'payment-signature':
-      'An x402 v2 signed payment: not used nor kept (this service settles none); answers 402 again.',
-    'x-payment': 'The x402 v1 form of the same: answers 402 again.',
+      'An x402 v2 signed payment (base64 PaymentPayload, scheme `exact`: an EIP-3009 authorization) for exactly this payment: 202 while its transfer is not seen, 200 with PAYMENT-RESPONSE once it is, 402 naming the rule it broke.',
+    'x-payment': 'The x402 v1 form of the same.',
   },
 } as const satisfies Binding;

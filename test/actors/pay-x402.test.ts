@@ -31,21 +31,26 @@ test('the requirements are an x402 v2 exact payment of the units to pay_to on th
   );
 });
 
-test('they say plainly that the service settles nothing and the payer sends the transfer', () => {
+test('they say how to sign an authorization that moves the money straight to payTo, and how to transfer directly instead', () => {
   const view = samplePayView();
   const required = x402Requirements(view, NOW);
   for (const text of [required.error, required.resource.description]) {
-    assert.match(text, /not an x402 facilitator and holds no keys/);
-    assert.match(text, /transfer\(payTo, amount\)/);
+    assert.match(text, /EIP-3009 transferWithAuthorization/);
+    assert.match(text, /PAYMENT-SIGNATURE/);
+    assert.match(text, /holds no key and no money/);
   }
-  assert.is(required.accepts[0]?.extra.facilitator, null);
+  assert.is(required.accepts[0]?.extra.settlement, 'authorization-or-direct-transfer');
   assert.is(required.accepts[0]?.extra.report_url, view.report_url);
   const info = required.extensions['direct-transfer']?.info;
   assert.is(info?.report_url, view.report_url);
+  assert.match(String(info?.how), /transfer\(payTo, amount\)/);
   assert.is(info?.deposit_address, DEPOSIT_ADDRESS);
+  const refused = x402Requirements(view, NOW, {
+    refusal: { rule: 'wrong_amount', message: 'The authorization moves 1 units.' },
+  });
   assert.match(
-    String(x402Requirements(view, NOW, { signatureIgnored: true }).error),
-    /neither used nor kept/,
+    String(refused.error),
+    /^wrong_amount: The authorization moves 1 units\. .*neither used nor kept/,
   );
 });
 

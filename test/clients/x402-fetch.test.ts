@@ -114,7 +114,7 @@ interface ExactPayload {
   };
 }
 
-test("@x402/fetch accepts the 402, signs with the token's EIP-712 domain read from the chain, and that signature moves the money when the payer settles it", async (context) => {
+test("@x402/fetch accepts the 402, signs with the token's EIP-712 domain read from the chain, and that signature moves the money when submitted", async (context) => {
   const { server, chain } = context;
   const payment = await newPayment(context, '3.25');
   const payer = chain.accounts[6]!;
@@ -137,9 +137,9 @@ test("@x402/fetch accepts the 402, signs with the token's EIP-712 domain read fr
   });
   const answer = await pay(server.url(`/pay/${payment.payment_id}?x402=1`));
 
-  // The service settles nothing: the signed retry is answered 402 again, saying so.
-  assert.is(answer.status, 402);
-  assert.match(((await answer.json()) as { error: string }).error, /neither used nor kept/);
+  // With no facilitator configured the signed retry is kept for the payee to submit: 202.
+  assert.is(answer.status, 202, await answer.clone().text());
+  assert.is(((await answer.json()) as { settlement: string }).settlement, 'payee');
   assert.is(sent.length, 2, 'the first request and the signed retry');
   const header = sent[1]!.headers.get('payment-signature');
   assert.ok(header, 'the retry carries PAYMENT-SIGNATURE');
@@ -160,7 +160,7 @@ test("@x402/fetch accepts the 402, signs with the token's EIP-712 domain read fr
     [payer.address, payment.pay_to.toLowerCase(), '3250000'],
   );
 
-  // The payer settles its own authorization, as a facilitator would: the token checks the
+  // Anyone may submit it (the payee is told to); here the payer does, as a facilitator would: the token checks the
   // signature against its domain, so this transfer happens only if name and version were right.
   const hash = await chain.wallet(payer).writeContract({
     address: chain.usdc,

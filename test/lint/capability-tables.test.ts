@@ -72,6 +72,7 @@ const OWNERS: Record<string, string[]> = {
     'offchain_payments',
     'chain_cursor',
     'agent_payment_counts',
+    'x402_authorizations',
   ],
   email: [
     'mail_accounts',

@@ -32,7 +32,17 @@ test('without chain variables: no RPC (verification off), Base, its USDC, 3 conf
     factory: undefined,
     rpcTimeoutMs: 5000,
     publicRpcUrl: null,
+    facilitatorUrl: null,
   });
+});
+
+test('X402_FACILITATOR_URL takes one http(s) URL; anything else refuses to start', () => {
+  const config = configFromEnv({ X402_FACILITATOR_URL: 'https://x402.example/facilitator' });
+  assert.is(chainSettings(config).facilitatorUrl, 'https://x402.example/facilitator');
+  assert.throws(
+    () => configFromEnv({ X402_FACILITATOR_URL: 'ftp://x402.example' }),
+    /X402_FACILITATOR_URL takes the http\(s\) base URL/,
+  );
 });
 
 test('CHAIN_RPC_URLS takes a comma list and wins over CHAIN_RPC_URL', () => {

@@ -154,6 +154,25 @@ const EXAMPLES: {
     wrong: { deal_id: id(), rating_id: id(), rater: id(), ratee: id() },
   },
   'payment.requested': { real: paymentMove('requested'), wrong: { payment_id: id() } },
+  'payment.authorized': {
+    real: {
+      payment_id: id(),
+      deal_id: id(),
+      amount_usdc: '12.50',
+      payer_agent_id: id(),
+      settlement: 'payee',
+      authorization: {
+        from: `0x${'a1'.repeat(20)}`,
+        to: `0x${'b2'.repeat(20)}`,
+        value: '12500000',
+        valid_after: '0',
+        valid_before: '1800000000',
+        nonce: `0x${'c3'.repeat(32)}`,
+        signature: `0x${'d4'.repeat(65)}`,
+      },
+    },
+    wrong: { payment_id: id(), deal_id: id(), amount_usdc: '12.50', settlement: 'payee' },
+  },
   'payment.seen': {
     real: { ...paymentMove('seen'), tx_hash: `0x${'ab'.repeat(32)}` },
     wrong: { ...paymentMove('seen'), amount_usdc: 12.5 },

@@ -47,6 +47,8 @@ export interface ChainSettings {
   rpcTimeoutMs?: number;
   /** PUBLIC_RPC_URL: the RPC the pay instructions suggest to payers; never one of `rpcUrls`' keys. */
   publicRpcUrl?: string | null;
+  /** X402_FACILITATOR_URL: the x402 facilitator signed payments are handed to; null: none. */
+  facilitatorUrl?: string | null;
 }
 
 /** `services.chain`: the settings, checked, and the clients (in the order of the URLs). */
@@ -61,6 +63,8 @@ export interface ChainAccess {
   factoryByDefault: boolean;
   /** Shown to payers as `rpc_url` (null: none suggested). */
   publicRpcUrl: string | null;
+  /** The x402 facilitator signed payments go to (its base URL); null: the payee submits them. */
+  facilitatorUrl: string | null;
   clients: PublicClient[];
 }
 
@@ -88,6 +92,7 @@ export function chainAccess(settings: ChainSettings): ChainAccess | null {
           : getAddress(settings.factory),
     factoryByDefault: settings.factory === undefined,
     publicRpcUrl: settings.publicRpcUrl ?? null,
+    facilitatorUrl: settings.facilitatorUrl?.replace(/\/+$/, '') ?? null,
     clients: settings.rpcUrls.map(
       (url) =>
         createPublicClient({

@@ -3,18 +3,17 @@
  * specs/x402-specification-v2.md and transports-v2/http.md: a base64 JSON `PaymentRequired` in
  * the `PAYMENT-REQUIRED` header, CAIP-2 networks such as `eip155:8453`, `amount` in atomic units).
  *
- * Honesty first: x402's `exact` scheme on EVM expects a facilitator to settle a signed EIP-3009
- * authorization. This service is no facilitator and holds no key (not even one to pay gas), so
- * it cannot settle one. The requirements therefore ask for what it can verify: the payer sends
- * the token transfer to `payTo` on-chain itself and reports the hash. The object says so in
- * `error`, `resource.description`, `extra` and the `direct-transfer` extension; a client that
- * signs anyway and retries with `PAYMENT-SIGNATURE` (or v1 `X-PAYMENT`) gets the 402 again,
- * saying the signature was neither used nor kept.
+ * x402's `exact` scheme on EVM: the client signs an EIP-3009 `transferWithAuthorization` for
+ * exactly `amount` to `payTo` and retries with `PAYMENT-SIGNATURE` (or v1 `X-PAYMENT`); the
+ * service checks it against the payment (./x402-authorization.ts) and hands it to the
+ * facilitator the operator names, or keeps it for the payee to submit (./x402-settle.ts). The
+ * service holds no key and no money either way: the token moves it from payer to `payTo`.
+ * Sending the transfer oneself and reporting its hash stays open too (`direct-transfer`).
  *
  * Spotting an x402 client: the spec gives a client no way to announce itself on a first request
  * (it simply reacts to a 402), and most callers of `pay` want the JSON instructions. So `pay`
- * answers 402 when asked with `?x402=1` (the instructions carry that `x402_url`) and to a retry
- * that carries `PAYMENT-SIGNATURE` or `X-PAYMENT`.
+ * answers 402 when asked with `?x402=1` (the instructions carry that `x402_url`) and takes a
+ * request that carries `PAYMENT-SIGNATURE` or `X-PAYMENT` as a signed payment.
  */
 import type { TokenDomain } from '../chain/token-domain.ts';
 import { eip681Link } from './eip681.ts';
@@ -57,10 +56,17 @@ const USDC_DOMAINS: Readonly<Record<string, { name: string; version: string }>> 
 };
 
 const HOW =
-  'This service is not an x402 facilitator and holds no keys: it cannot settle a signed ' +
-  'authorization (PAYMENT-SIGNATURE). Pay by sending the token transfer on-chain yourself: ' +
-  'call transfer(payTo, amount) on the asset contract on this network, then POST {"tx_hash"} ' +
-  'to the report URL. The service verifies the transfer on-chain; payments are final.';
+  'Sign an EIP-3009 transferWithAuthorization for exactly `amount` of `asset` to `payTo`, ' +
+  'valid now and until at most `maxTimeoutSeconds` from now (the payment expires then), with ' +
+  'the token’s EIP-712 domain (`extra.name`, `extra.version`), and retry this URL with it in ' +
+  'PAYMENT-SIGNATURE (x402 v2; X-PAYMENT for v1). The money moves straight from you to ' +
+  '`payTo` on-chain (the service holds no key and no money); the payment is credited when the ' +
+  'transfer is seen. Or send the transfer yourself and POST {"tx_hash"} to the report URL.';
+
+const DIRECT =
+  'Instead of signing: call transfer(payTo, amount) on the asset contract on this network ' +
+  'yourself, then POST {"tx_hash"} to the report URL. The service verifies the transfer ' +
+  'on-chain; payments are final.';
 
 /** How long a payer may take: until the payment expires (a transfer after expiry is not credited). */
 function secondsLeft(expiresAt: string, now: Date): number {
@@ -69,8 +75,8 @@ function secondsLeft(expiresAt: string, now: Date): number {
 }
 
 export interface X402Options {
-  /** The request carried a signed payment (`PAYMENT-SIGNATURE` / `X-PAYMENT`) that was ignored. */
-  signatureIgnored?: boolean;
+  /** Why the signed payment the request carried was not taken: its rule and words. */
+  refusal?: { rule: string; message: string };
   /**
    * The token's EIP-712 domain as its contract states it (../chain/token-domain.ts), which x402's
    * `exact` scheme signs over: `extra.name` and `extra.version`. Null or absent: the known USDC
@@ -85,13 +91,13 @@ export function x402Requirements(
   now: Date,
   options: X402Options = {},
 ): X402PaymentRequired {
-  const domain =
-    options.domain ?? USDC_DOMAINS[`${view.chain_id}:${view.token_address.toLowerCase()}`];
+  const domain = options.domain ?? knownDomain(view);
   const eip681 = eip681Link(view);
+  const { refusal } = options;
   return {
     x402Version: X402_VERSION,
-    error: options.signatureIgnored
-      ? `Your signed payment was neither used nor kept. ${HOW}`
+    error: refusal
+      ? `${refusal.rule}: ${refusal.message} The signed payment was neither used nor kept.`
       : `Payment required. ${HOW}`,
     resource: {
       url: payUrl(view),
@@ -109,8 +115,7 @@ export function x402Requirements(
         maxTimeoutSeconds: secondsLeft(view.expires_at, now),
         extra: {
           ...(domain ? { name: domain.name, version: domain.version } : {}),
-          settlement: 'direct-transfer',
-          facilitator: null,
+          settlement: 'authorization-or-direct-transfer',
           report_url: view.report_url,
         },
       },
@@ -118,7 +123,7 @@ export function x402Requirements(
     extensions: {
       'direct-transfer': {
         info: {
-          how: HOW,
+          how: DIRECT,
           report_url: view.report_url,
           payment_url: view.payment_url,
           eip681,
@@ -146,6 +151,11 @@ export function x402Requirements(
       },
     },
   };
+}
+
+/** The EIP-712 domain of the known USDC deployments, for when the token's own could not be read. */
+export function knownDomain(view: Pick<PayView, 'chain_id' | 'token_address'>): TokenDomain | null {
+  return USDC_DOMAINS[`${view.chain_id}:${view.token_address.toLowerCase()}`] ?? null;
 }
 
 /** The `PAYMENT-REQUIRED` header value: the object as base64 JSON. */

@@ -1,0 +1,255 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { x402Facilitator } from '@x402/core/facilitator';
+import { ExactEvmScheme, toFacilitatorEvmSigner } from '@x402/evm';
+import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
+import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { parseAbi, publicActions, type Address, type Hex } from 'viem';
+import type { HDAccount } from 'viem/accounts';
+import { startAnvil, type TestChain } from '../helpers/chain.ts';
+import {
+  agreedPair,
+  chainConfig,
+  getPayment,
+  requestPayment,
+  setPayout,
+} from '../helpers/payments-core.ts';
+import { onTestsEnd } from '../helpers/resources.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { Agent } from '../helpers/wire-types.ts';
+
+/**
+ * x402 in one call (issue 37): an x402 client (`@x402/fetch` with `@x402/evm`, a viem account on
+ * anvil) pays a requested payment with one `fetch` of its `pay_url`. The service checks the
+ * signed EIP-3009 authorization against the payment and either hands it to a facilitator (here
+ * the x402 project's own facilitator code, `x402Facilitator` with `@x402/evm`'s exact scheme,
+ * behind a small HTTP server standing in for a third-party service) or keeps it for the payee
+ * to submit. The money moves straight from payer to `pay_to` on-chain; the payment is credited
+ * only when the service sees that transfer. Every forged or misdirected authorization is
+ * refused with the rule it broke, and nothing of it is kept.
+ */
+
+interface Context {
+  chain: TestChain;
+  /** No facilitator: the payee submits. */
+  server: TestServer;
+  /** With the facilitator below. */
+  facilitated: TestServer;
+  facilitator: { url: string; settled: () => number };
+}
+const test = suite<Context>('x402 in one call: a signed payment pays a requested payment');
+
+const TOKEN_ABI = parseAbi([
+  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+]);
+
+/** The x402 facilitator API (`POST /verify`, `POST /settle`) over the project's own code. */
+async function startFacilitator(chain: TestChain, account: HDAccount) {
+  const signer = toFacilitatorEvmSigner({
+    ...chain.wallet(account).extend(publicActions),
+    address: account.address,
+  } as never);
+  const facilitator = new x402Facilitator().register(
+    `eip155:${chain.chainId}`,
+    new ExactEvmFacilitatorScheme(signer),
+  );
+  let settled = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      void (async () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          paymentPayload: never;
+          paymentRequirements: never;
+        };
+        const answer =
+          req.url === '/verify'
+            ? await facilitator.verify(body.paymentPayload, body.paymentRequirements)
+            : await facilitator.settle(body.paymentPayload, body.paymentRequirements);
+        if (req.url === '/settle') settled += 1;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(answer));
+      })().catch((error: unknown) => {
+        res.statusCode = 500;
+        res.end(JSON.stringify({ error: String(error) }));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestsEnd(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, settled: () => settled };
+}
+
+test.before(async (context) => {
+  context.chain = await startAnvil();
+  context.server = await startTestServer(chainConfig(context.chain));
+  context.facilitator = await startFacilitator(context.chain, context.chain.accounts[9]!);
+  context.facilitated = await startTestServer({
+    ...chainConfig(context.chain),
+    x402FacilitatorUrl: context.facilitator.url,
+  });
+});
+test.after(async ({ server, facilitated }) => {
+  await server.close();
+  await facilitated.close();
+});
+
+/** A requested payment of a fresh agreed deal on `server` (its payee paid at dev account 4). */
+async function newPayment(server: TestServer, chain: TestChain, amount: string) {
+  const { payee, payer, dealId } = await agreedPair(server);
+  assert.is((await setPayout(server, payee, chain.accounts[4]!)).status, 200);
+  const asked = await requestPayment(server, payee, {
+    deal_id: dealId,
+    payer_agent_id: payer.agent_id,
+    amount_usdc: amount,
+    memo: `x402 ${randomBytes(4).toString('hex')}`,
+  });
+  assert.is(asked.status, 201, JSON.stringify(asked.body));
+  return { payment: asked.body, payee, payer };
+}
+
+/** `fetch` paying as `account` with x402's own client, recording what it sent. */
+function x402Client(chain: TestChain, account: HDAccount) {
+  const sent: Request[] = [];
+  const recording = (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    sent.push(request.clone());
+    return fetch(request);
+  };
+  const pay = wrapFetchWithPaymentFromConfig(recording, {
+    schemes: [{ network: `eip155:${chain.chainId}`, client: new ExactEvmScheme(account) }],
+    spendControls: {
+      allowedAssets: [
+        { network: `eip155:${chain.chainId}`, asset: chain.usdc, maxAmountPerPayment: '50000000' },
+      ],
+    },
+  });
+  return { pay, sent };
+}
+
+interface Authorized {
+  settlement: string;
+  authorization: {
+    from: Address;
+    to: Address;
+    value: string;
+    valid_after: string;
+    valid_before: string;
+    nonce: Hex;
+    signature: Hex;
+  };
+}
+
+async function changesOf(server: TestServer, agent: Agent) {
+  const answer = await fetch(server.url('/changes'), {
+    headers: { authorization: `Bearer ${agent.api_token}` },
+  });
+  return ((await answer.json()) as { changes: { type: string; data: unknown }[] }).changes;
+}
+
+test('with no facilitator: one signed retry answers 202, the payee submits the authorization it was given, and the same signature then answers 200 with PAYMENT-RESPONSE', async ({
+  server,
+  chain,
+}) => {
+  const { payment, payee } = await newPayment(server, chain, '2.50');
+  const payer = chain.accounts[6]!;
+  await chain.mint(payer.address, 2_500_000n);
+  const { pay, sent } = x402Client(chain, payer);
+  const answer = await pay(server.url(`/pay/${payment.payment_id}?x402=1`));
+  assert.is(answer.status, 202, await answer.clone().text());
+  const pending = (await answer.json()) as { status: string; settlement: string };
+  assert.equal([pending.status, pending.settlement], ['requested', 'payee']);
+  assert.is(sent.length, 2, 'the first request and the one signed retry');
+  assert.is(await chain.balanceOf(payment.pay_to as Address), 0n, 'nothing moved yet');
+
+  // The payee is told, with everything the token needs.
+  const told = (await changesOf(server, payee)).find((c) => c.type === 'payment.authorized');
+  const { authorization, settlement } = told?.data as Authorized;
+  assert.is(settlement, 'payee');
+  assert.equal(
+    [authorization.from, authorization.to],
+    [payer.address.toLowerCase(), payment.pay_to.toLowerCase()],
+  );
+  const shown = await getPayment(server, payee, payment.payment_id);
+  assert.equal(
+    (shown.body as unknown as { authorization: Authorized['authorization'] }).authorization.nonce,
+    authorization.nonce,
+  );
+
+  // The payee submits it and pays the gas: the money moves from the payer to pay_to.
+  const hash = await chain.wallet(chain.accounts[4]!).writeContract({
+    address: chain.usdc,
+    abi: TOKEN_ABI,
+    functionName: 'transferWithAuthorization',
+    args: [
+      authorization.from,
+      authorization.to,
+      BigInt(authorization.value),
+      BigInt(authorization.valid_after),
+      BigInt(authorization.valid_before),
+      authorization.nonce,
+      authorization.signature,
+    ],
+  });
+  await chain.publicClient.waitForTransactionReceipt({ hash });
+  assert.is(await chain.balanceOf(payment.pay_to as Address), 2_500_000n);
+  const reported = await fetch(server.url(`/pay/${payment.payment_id}/tx`), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tx_hash: hash }),
+  });
+  assert.is(((await reported.json()) as { status: string }).status, 'seen');
+
+  // The client's same signed retry now says it is paid, with x402's SettlementResponse.
+  const again = await fetch(server.url(`/pay/${payment.payment_id}`), {
+    headers: { 'payment-signature': sent[1]!.headers.get('payment-signature')! },
+  });
+  assert.is(again.status, 200, await again.clone().text());
+  const settled = JSON.parse(
+    Buffer.from(again.headers.get('payment-response')!, 'base64').toString('utf8'),
+  ) as Record<string, unknown>;
+  assert.equal(settled, {
+    success: true,
+    transaction: hash,
+    network: `eip155:${chain.chainId}`,
+    payer: payer.address.toLowerCase(),
+  });
+});
+
+test("with a facilitator: the one call settles through x402's own facilitator code and answers 200 with PAYMENT-RESPONSE once the service saw the transfer", async ({
+  facilitated,
+  facilitator,
+  chain,
+}) => {
+  const { payment, payee } = await newPayment(facilitated, chain, '4.00');
+  const payer = chain.accounts[7]!;
+  await chain.mint(payer.address, 4_000_000n);
+  const { pay } = x402Client(chain, payer);
+  const before = facilitator.settled();
+  const answer = await pay(facilitated.url(`/pay/${payment.payment_id}?x402=1`));
+  assert.is(answer.status, 200, await answer.clone().text());
+  assert.is(facilitator.settled(), before + 1);
+  const settled = JSON.parse(
+    Buffer.from(answer.headers.get('payment-response')!, 'base64').toString('utf8'),
+  ) as { success: boolean; transaction: string };
+  assert.is(settled.success, true);
+  assert.is(await chain.balanceOf(payment.pay_to as Address), 4_000_000n);
+  const shown = (await getPayment(facilitated, payee, payment.payment_id)).body as unknown as {
+    status: string;
+    tx_hash: string;
+    authorization: { settlement: string; settled_tx_hash: string };
+  };
+  assert.is(shown.status, 'seen');
+  assert.is(shown.tx_hash, settled.transaction);
+  assert.equal(
+    [shown.authorization.settlement, shown.authorization.settled_tx_hash],
+    ['facilitator', settled.transaction],
+  );
+});
+
+test.run();
