@@ -219,6 +219,13 @@ test('with no facilitator: one signed retry answers 202, the payee submits the a
     network: `eip155:${chain.chainId}`,
     payer: payer.address.toLowerCase(),
   });
+
+  // Another signed payment for the paid payment is neither used nor kept.
+  const late = await fetch(server.url(`/pay/${payment.payment_id}`), {
+    headers: { 'payment-signature': 'e30=' },
+  });
+  assert.is(late.status, 409);
+  assert.is(((await late.json()) as { code: string }).code, 'payment_not_payable');
 });
 
 test("with a facilitator: the one call settles through x402's own facilitator code and answers 200 with PAYMENT-RESPONSE once the service saw the transfer", async ({

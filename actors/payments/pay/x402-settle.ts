@@ -124,6 +124,24 @@ export async function takeSignedPayment(
   headers: Readonly<Record<string, string | undefined>>,
 ): Promise<Reply> {
   const chain = services.chain;
+  // A payment no longer requested takes nothing: a retry of the signed payment that paid it is
+  // answered as then; anything else is refused, whatever its form.
+  if (row.status !== 'requested') {
+    let nonce: string | null = null;
+    try {
+      nonce = decodeSignedPayment(headers)?.authorization.nonce ?? null;
+    } catch {
+      nonce = null;
+    }
+    const kept = nonce === null ? null : await authorizationOf(services.db(), row.paymentId);
+    const transaction = row.status === 'expired' ? null : seenTransaction(row);
+    if (kept && kept.nonce === nonce && transaction) return paid(view, row, kept, transaction);
+    throw new ServiceError(
+      'payment_not_payable',
+      `This payment is ${row.status}: there is nothing to pay, and the signed payment was neither used nor kept.`,
+      { status: row.status },
+    );
+  }
   let signed: SignedPayment | null;
   try {
     signed = decodeSignedPayment(headers);
@@ -131,20 +149,13 @@ export async function takeSignedPayment(
     if (error instanceof X402Refusal) return refused(services, view, error);
     throw error;
   }
-  if (!signed || !chain)
-    return refused(services, view, { rule: 'malformed', message: 'No signed payment.' });
-
-  // A retry of the payment that already paid it: answered as then, never taken again.
-  if (row.status !== 'requested') {
-    const kept = await authorizationOf(services.db(), row.paymentId);
-    const same = kept?.nonce === signed.authorization.nonce;
-    const transaction = row.status === 'expired' ? null : seenTransaction(row);
-    if (kept && same && transaction) return paid(view, row, kept, transaction);
-    throw new ServiceError(
-      'payment_not_payable',
-      `This payment is ${row.status}: there is nothing to pay, and the signed payment was neither used nor kept.`,
-      { status: row.status },
-    );
+  if (!signed || !chain) {
+    return refused(services, view, {
+      rule: 'malformed',
+      message: chain
+        ? 'No signed payment.'
+        : 'This service checks no payment on-chain, so it takes no signed payment.',
+    });
   }
 
   const nowSeconds = BigInt(Math.floor(services.clock.now() / 1000));
