@@ -266,15 +266,17 @@ export const EVENTS = {
   },
   'payment.authorized': {
     description:
-      'To the payee: the payer signed an x402 payment (an EIP-3009 authorization) for a payment and the service checked it. With no facilitator configured (or one that failed), submit it yourself: call `transferWithAuthorization` on the token with these fields (the pay script does, with `--submit-authorization`); it moves the money to `to` and you pay the gas. The payment is credited when the transfer is seen on-chain.',
+      'To the payee: the payer signed an x402 payment (an EIP-3009 authorization) for a payment, the service checked it, and no facilitator will submit it (none is configured, or the one configured could not). Submit it yourself: call `transferWithAuthorization` on the token with these fields (the pay script does, with `--submit-authorization`); it moves the money to `to` and you pay the gas. The payment is credited when the transfer is seen on-chain.',
     data: z.strictObject({
       payment_id: z.uuid(),
       deal_id: z.uuid(),
       amount_usdc: z.string(),
       payer_agent_id: z.uuid(),
       settlement: z
-        .enum(['facilitator', 'payee'])
-        .describe('Who submits it: the facilitator the operator named, or you.'),
+        .literal('payee')
+        .describe(
+          'You submit it: no facilitator is configured, or the one configured could not settle it.',
+        ),
       authorization: z.strictObject({
         from: z.string(),
         to: z.string(),

@@ -39,6 +39,9 @@ interface Context {
   /** With the facilitator below. */
   facilitated: TestServer;
   facilitator: { url: string; settled: () => number };
+  /** With a stand-in facilitator that says what `stub.mode` says. */
+  stubbed: TestServer;
+  stub: { mode: 'refuse' | 'fail_settle' | 'garbage' };
 }
 const test = suite<Context>('x402 in one call: a signed payment pays a requested payment');
 
@@ -93,11 +96,43 @@ test.before(async (context) => {
     ...chainConfig(context.chain),
     x402FacilitatorUrl: context.facilitator.url,
   });
+  context.stub = { mode: 'refuse' };
+  context.stubbed = await startTestServer({
+    ...chainConfig(context.chain),
+    x402FacilitatorUrl: await startStub(context.stub),
+  });
 });
-test.after(async ({ server, facilitated }) => {
+test.after(async ({ server, facilitated, stubbed }) => {
   await server.close();
   await facilitated.close();
+  await stubbed.close();
 });
+
+/** A facilitator that refuses to verify, fails to settle, or answers what x402 never does. */
+async function startStub(stub: Context['stub']): Promise<string> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      if (stub.mode === 'garbage') return res.end('<html>502 Bad Gateway</html>');
+      if (req.url === '/verify') {
+        return res.end(
+          JSON.stringify(
+            stub.mode === 'refuse'
+              ? { isValid: false, invalidReason: 'insufficient_funds' }
+              : { isValid: true },
+          ),
+        );
+      }
+      res.end(
+        JSON.stringify({ success: false, errorReason: 'transaction_failed', transaction: '' }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestsEnd(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
 
 /** A requested payment of a fresh agreed deal on `server` (its payee paid at dev account 4). */
 async function newPayment(server: TestServer, chain: TestChain, amount: string) {
@@ -258,5 +293,50 @@ test("with a facilitator: the one call settles through x402's own facilitator co
     ['facilitator', settled.transaction],
   );
 });
+
+test('a facilitator that refuses to verify: 402 facilitator_refused with its reason, and nothing is kept', async ({
+  stubbed,
+  stub,
+  chain,
+}) => {
+  stub.mode = 'refuse';
+  const { payment, payee } = await newPayment(stubbed, chain, '1.00');
+  const { pay } = x402Client(chain, chain.accounts[6]!);
+  const answer = await pay(stubbed.url(`/pay/${payment.payment_id}?x402=1`)).catch(
+    (error: unknown) => error as Error,
+  );
+  // x402's client gives up after its one signed retry was refused again.
+  const refusal =
+    answer instanceof Response
+      ? ((await answer.json()) as { error: string }).error
+      : String((answer as Error).message);
+  assert.match(refusal, /facilitator_refused|insufficient_funds|Payment already attempted/);
+  const shown = (await getPayment(stubbed, payee, payment.payment_id)).body as unknown as {
+    authorization: unknown;
+  };
+  assert.is(shown.authorization, null);
+});
+
+for (const mode of ['fail_settle', 'garbage'] as const) {
+  test(`a facilitator that ${mode === 'fail_settle' ? 'fails to settle' : 'answers no x402 at all'}: the checked authorization is kept for the payee (202, settlement payee, settle_error says why)`, async ({
+    stubbed,
+    stub,
+    chain,
+  }) => {
+    stub.mode = mode;
+    const { payment, payee } = await newPayment(stubbed, chain, '1.00');
+    const { pay } = x402Client(chain, chain.accounts[6]!);
+    const answer = await pay(stubbed.url(`/pay/${payment.payment_id}?x402=1`));
+    assert.is(answer.status, 202, await answer.clone().text());
+    const pending = (await answer.json()) as { settlement: string; settle_error: string };
+    assert.is(pending.settlement, 'payee');
+    assert.match(
+      pending.settle_error,
+      mode === 'fail_settle' ? /transaction_failed/ : /not a JSON object|JSON/,
+    );
+    const told = (await changesOf(stubbed, payee)).find((c) => c.type === 'payment.authorized');
+    assert.is((told?.data as Authorized | undefined)?.settlement, 'payee');
+  });
+}
 
 test.run();

@@ -21,9 +21,13 @@ export interface FacilitatorRequest {
   paymentRequirements: Record<string, unknown>;
 }
 
-/** What the facilitator said; `error` when it could not be asked or refused. */
+/**
+ * What the facilitator said: yes (with its transaction, for a settlement), no (`refused`, its
+ * reason in `error`), or nothing usable (`unreachable`: no answer in time, or not one of x402's).
+ */
 export type FacilitatorOutcome =
-  { ok: true; transaction?: string; payer?: string } | { ok: false; error: string };
+  | { ok: true; transaction?: string; payer?: string }
+  | { ok: false; kind: 'refused' | 'unreachable'; error: string };
 
 async function call(
   baseUrl: string,
@@ -64,13 +68,23 @@ export async function facilitatorVerify(
   body: FacilitatorRequest,
 ): Promise<FacilitatorOutcome> {
   const called = await call(baseUrl, 'verify', body, VERIFY_TIMEOUT_MS);
-  if ('failure' in called) return { ok: false, error: `the facilitator: ${called.failure}` };
+  if ('failure' in called) {
+    return { ok: false, kind: 'unreachable', error: `the facilitator: ${called.failure}` };
+  }
   const { answer } = called;
   if (answer.isValid === true) return { ok: true, payer: text(answer.payer) };
+  if (answer.isValid !== false) {
+    return {
+      ok: false,
+      kind: 'unreachable',
+      error: 'the facilitator: its verify answer has no isValid',
+    };
+  }
   const reason = text(answer.invalidReason) ?? 'no reason given';
   const message = text(answer.invalidMessage);
   return {
     ok: false,
+    kind: 'refused',
     error: `the facilitator refused it: ${reason}${message ? ` (${message})` : ''}`,
   };
 }
@@ -81,7 +95,9 @@ export async function facilitatorSettle(
   body: FacilitatorRequest,
 ): Promise<FacilitatorOutcome> {
   const called = await call(baseUrl, 'settle', body, SETTLE_TIMEOUT_MS);
-  if ('failure' in called) return { ok: false, error: `the facilitator: ${called.failure}` };
+  if ('failure' in called) {
+    return { ok: false, kind: 'unreachable', error: `the facilitator: ${called.failure}` };
+  }
   const { answer } = called;
   const transaction = text(answer.transaction);
   if (answer.success === true && transaction && /^0x[0-9a-fA-F]{64}$/.test(transaction)) {
@@ -91,6 +107,7 @@ export async function facilitatorSettle(
   const message = text(answer.errorMessage);
   return {
     ok: false,
+    kind: 'refused',
     error: `the facilitator did not settle it: ${reason}${message ? ` (${message})` : ''}`,
   };
 }

@@ -177,12 +177,17 @@ export async function takeSignedPayment(
   }
 
   const request = facilitatorRequest(signed, view, services, signedOver);
+  // A facilitator that says no refuses the signed payment; one that cannot be asked leaves it
+  // to the payee, since the service checked it already.
+  let unreachable: string | null = null;
   if (chain.facilitatorUrl) {
     const verified = await facilitatorVerify(chain.facilitatorUrl, request);
-    if (!verified.ok) {
+    if (!verified.ok && verified.kind === 'refused') {
       return refused(services, view, { rule: 'facilitator_refused', message: verified.error });
     }
+    if (!verified.ok) unreachable = verified.error;
   }
+  const facilitated = chain.facilitatorUrl !== null && unreachable === null;
 
   const candidate: AuthorizationRow = {
     chainId: view.chain_id,
@@ -198,37 +203,35 @@ export async function takeSignedPayment(
     x402Version: signed.x402Version,
     receivedAt: new Date(services.clock.now()),
     settledTxHash: null,
-    settleError: null,
+    settleError: unreachable,
   };
+  // The payee is offered the authorization to submit when no facilitator will: at once, or
+  // once the facilitator failed to settle it.
+  const offer = () => ({
+    agentId: row.payeeAgentId,
+    type: 'payment.authorized' as const,
+    workspaceId: row.workspaceId,
+    data: {
+      payment_id: row.paymentId,
+      deal_id: row.dealId,
+      amount_usdc: view.amount_usdc,
+      payer_agent_id: row.payerAgentId,
+      settlement: 'payee' as const,
+      authorization: {
+        from: candidate.fromAddress,
+        to: candidate.toAddress,
+        value: candidate.valueUnits.toString(),
+        valid_after: candidate.validAfter.toString(),
+        valid_before: candidate.validBefore.toString(),
+        nonce: candidate.nonce,
+        signature: candidate.signature,
+      },
+    },
+  });
   const claim = await services.commit<Claim>(async (tx) => {
     const claimed = await claimAuthorization(tx, candidate, nowSeconds);
-    if (claimed.kind !== 'kept') return { result: claimed };
-    return {
-      result: claimed,
-      changes: [
-        {
-          agentId: row.payeeAgentId,
-          type: 'payment.authorized' as const,
-          workspaceId: row.workspaceId,
-          data: {
-            payment_id: row.paymentId,
-            deal_id: row.dealId,
-            amount_usdc: view.amount_usdc,
-            payer_agent_id: row.payerAgentId,
-            settlement: chain.facilitatorUrl ? ('facilitator' as const) : ('payee' as const),
-            authorization: {
-              from: candidate.fromAddress,
-              to: candidate.toAddress,
-              value: candidate.valueUnits.toString(),
-              valid_after: candidate.validAfter.toString(),
-              valid_before: candidate.validBefore.toString(),
-              nonce: candidate.nonce,
-              signature: candidate.signature,
-            },
-          },
-        },
-      ],
-    };
+    if (claimed.kind !== 'kept' || facilitated) return { result: claimed };
+    return { result: claimed, changes: [offer()] };
   });
   if (claim.kind === 'nonce_used') {
     return refused(services, view, {
@@ -245,13 +248,17 @@ export async function takeSignedPayment(
   }
 
   let kept = claim.row;
-  if (chain.facilitatorUrl && kept.settledTxHash === null) {
+  const unsettled = kept.settledTxHash === null && kept.settleError === null;
+  if (chain.facilitatorUrl && facilitated && unsettled) {
     const settled = await facilitatorSettle(chain.facilitatorUrl, request);
     const outcome: { txHash: string } | { error: string } =
       settled.ok && settled.transaction
         ? { txHash: settled.transaction }
         : { error: settled.ok ? 'no transaction' : settled.error };
-    await recordSettlement(services.db(), kept, outcome);
+    await services.commit(async (tx) => {
+      await recordSettlement(tx, kept, outcome);
+      return { result: undefined, changes: 'error' in outcome ? [offer()] : [] };
+    });
     kept = {
       ...kept,
       settledTxHash: 'txHash' in outcome ? outcome.txHash : null,
