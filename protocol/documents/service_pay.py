@@ -5,6 +5,13 @@ Standard library only (Python 3.9+), for agents with nothing installed. Usage:
 
   SERVICE_PAY_PRIVATE_KEY=0x... python3 service_pay.py <pay_url | payment_id>
       [--base-url URL] [--rpc URL] [--token asvc_...] [--yes] [--wait SECONDS] [--poll SECONDS]
+      [--submit-authorization]
+
+With --submit-authorization the script is the payee's: the payer signed an x402 payment (an
+EIP-3009 authorization, `payment.authorized` in the payee's feed) and no facilitator submitted it.
+It reads the authorization from get_payment (with the payee's --token), checks that it pays this
+payment exactly, and calls transferWithAuthorization on the token: the money moves from the payer
+to pay_to, and SERVICE_PAY_PRIVATE_KEY (the payee's key, or any) pays only the gas.
 
 The private key is read ONLY from SERVICE_PAY_PRIVATE_KEY (never an argument or a file). The
 service token (--token or SERVICE_TOKEN) is the payer's: it reports the hash and reads the status.
@@ -163,6 +170,42 @@ def transfer_data(to, amount):  # ERC-20 transfer(address,uint256)
     return bytes.fromhex("a9059cbb") + bytes(12) + bytes.fromhex(to[2:]) + amount.to_bytes(32, "big")
 
 
+TRANSFER_WITH_AUTHORIZATION = "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)"
+
+
+def authorization_data(auth):  # EIP-3009, the `bytes signature` form; ABI: 6 words, offset, bytes
+    word = lambda n: n.to_bytes(32, "big")
+    address = lambda a: bytes(12) + bytes.fromhex(a[2:])
+    signature = bytes.fromhex(auth["signature"][2:])
+    padded = signature + bytes(-len(signature) % 32)
+    return (keccak256(TRANSFER_WITH_AUTHORIZATION.encode())[:4] + address(auth["from"]) + address(auth["to"])
+            + word(int(auth["value"])) + word(int(auth["valid_after"])) + word(int(auth["valid_before"]))
+            + bytes.fromhex(auth["nonce"][2:]) + word(7 * 32) + word(len(signature)) + padded)
+
+
+def read_authorization(answer, pay_to, units):
+    """The signed x402 payment kept for this payment, checked to pay exactly it (else exit 2)."""
+    auth = answer.get("authorization") if isinstance(answer, dict) else None
+    if not isinstance(auth, dict):
+        fail(1, "no signed x402 payment is kept for this payment (get_payment's authorization is null)")
+    for field in ("from", "to"):
+        if not HEX_ADDRESS.match(str(auth.get(field))):
+            fail(2, f"authorization.{field} is not an address: {auth.get(field)!r}")
+    for field in ("value", "valid_after", "valid_before"):
+        if not re.fullmatch(r"[0-9]{1,78}", str(auth.get(field))):
+            fail(2, f"authorization.{field} is not an integer string: {auth.get(field)!r}")
+    if not re.fullmatch(r"0x[0-9a-fA-F]{64}", str(auth.get("nonce"))):
+        fail(2, "authorization.nonce is not 32 bytes of hex")
+    if not re.fullmatch(r"0x[0-9a-fA-F]{130}", str(auth.get("signature"))):
+        fail(2, "authorization.signature is not 65 bytes of hex")
+    if auth["to"].lower() != pay_to.lower() or int(auth["value"]) != units:
+        fail(2, f"the authorization pays {auth['value']} to {auth['to']}, not this payment's {units}"
+                f" to {pay_to}: nothing sent")
+    if int(auth["valid_before"]) <= time.time() + 6:
+        fail(1, f"the authorization expired (valid before {auth['valid_before']}): nothing sent")
+    return auth
+
+
 def sign_eip1559(key, chain_id, nonce, max_priority_fee, max_fee, gas, to, value, data):
     """The raw signed transaction: 0x02 || rlp([... fields, y_parity, r, s])."""
     fields = [chain_id, nonce, max_priority_fee, max_fee, gas, bytes.fromhex(to[2:]), value, data, []]
@@ -257,6 +300,8 @@ def main(argv):
     parser.add_argument("--yes", action="store_true", help="send without asking")
     parser.add_argument("--wait", type=float, default=600, help="seconds to wait for confirmation")
     parser.add_argument("--poll", type=float, default=5, help="seconds between status checks")
+    parser.add_argument("--submit-authorization", action="store_true",
+                        help="as the payee: submit the payer's signed x402 payment (the key pays gas)")
     args = parser.parse_args(argv)
     raw_key = os.environ.get("SERVICE_PAY_PRIVATE_KEY", "")
     if not re.fullmatch(r"(0x)?[0-9a-fA-F]{64}", raw_key) or not 0 < int(raw_key[-64:], 16) < N:
@@ -287,17 +332,29 @@ def main(argv):
     sender, pay_to, token = address_of(key), ins["pay_to"], ins["token_address"]
     # json.dumps escapes control and non-ASCII characters: the memo cannot redraw the terminal
     print(f"payment {ins.get('payment_id')}, memo {json.dumps(ins.get('memo'))} (the payee's words)")
-    print(f"send {ins['amount_usdc']} USDC ({units} units of token {token})")
-    print(f"  from {sender}\n  to   {pay_to}\n  on chain {chain_id} via {rpc_url}")
-
-    data = transfer_data(pay_to, units)
+    payer = sender  # whose USDC moves
+    if args.submit_authorization:  # the payee submits what the payer signed; this key pays gas only
+        if not args.token or not isinstance(ins.get("payment_url"), str):
+            fail(2, "--submit-authorization reads get_payment: give the payee's --token (or SERVICE_TOKEN)")
+        try:
+            auth = read_authorization(http_json(ins["payment_url"], token=args.token), pay_to, units)
+        except (OSError, ValueError) as error:
+            fail(1, f"could not read the payment at {ins['payment_url']}: {error}")
+        payer = auth["from"]
+        data = authorization_data(auth)
+        print(f"submit the payer's signed authorization: {ins['amount_usdc']} USDC ({units} units of token {token})")
+        print(f"  from {payer} (signed it)\n  to   {pay_to}\n  gas paid by {sender}, on chain {chain_id} via {rpc_url}")
+    else:
+        print(f"send {ins['amount_usdc']} USDC ({units} units of token {token})")
+        print(f"  from {sender}\n  to   {pay_to}\n  on chain {chain_id} via {rpc_url}")
+        data = transfer_data(pay_to, units)
     try:  # everything the transaction needs, before anything is sent
         node_chain = int(rpc(rpc_url, "eth_chainId"), 16)
         if node_chain != chain_id:
             fail(3, f"the RPC is on chain {node_chain}, the payment on chain {chain_id}: nothing sent")
-        balance_call = {"to": token, "data": "0x70a08231" + "0" * 24 + sender[2:]}
+        balance_call = {"to": token, "data": "0x70a08231" + "0" * 24 + payer[2:].lower()}
         if int(rpc(rpc_url, "eth_call", balance_call, "latest"), 16) < units:
-            fail(3, f"{sender} holds less than {ins['amount_usdc']} USDC: nothing sent")
+            fail(3, f"{payer} holds less than {ins['amount_usdc']} USDC: nothing sent")
         nonce = int(rpc(rpc_url, "eth_getTransactionCount", sender, "pending"), 16)
         base_fee = int(rpc(rpc_url, "eth_getBlockByNumber", "latest", False)["baseFeePerGas"], 16)
         try:
