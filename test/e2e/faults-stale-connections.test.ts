@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
 import * as assert from 'uvu/assert';
 import {
@@ -63,6 +64,8 @@ interface Answer {
   /** The problem's own words, so that an unexpected refusal says which one it was. */
   detail?: string;
   token?: string;
+  /** The token a read was sent with. */
+  token_sent?: string;
 }
 
 async function answer(response: Response): Promise<Answer> {
@@ -81,9 +84,11 @@ async function batch(service: ServiceProcess, tokens: string[]): Promise<Answer[
       answer,
     ),
   );
-  const reads = tokens
-    .slice(-BATCH)
-    .map((token) => call(service, 'GET', '/whoami', token).then(answer));
+  const reads = tokens.slice(-BATCH).map((token) =>
+    call(service, 'GET', '/whoami', token)
+      .then(answer)
+      .then((read) => ({ ...read, token_sent: token })),
+  );
   const answers = await Promise.all([...signUps, ...reads]);
   for (const { token } of answers) if (token) tokens.push(token);
   return answers;
@@ -125,8 +130,18 @@ test('after a kill loop on its backends stops, the next batches of 12 sign-ups a
   assert.ok(killed >= ROUNDS_WHILE_KILLING, `backends were killed (${killed})`);
   // While backends die, a failure is a true one: nothing written, or the outcome unknown.
   for (const failed of during.filter((a) => !ok(a))) {
-    if (failed.status !== 503)
+    if (failed.status !== 503) {
       process.stderr.write(`service log:\n${service.stderr().slice(-4000)}\n`);
+      // A refused token: was its sign-up (answered 201) committed, or did the look-up miss it?
+      if (failed.token_sent) {
+        const hash = createHash('sha256').update(failed.token_sent).digest();
+        const [row] = await admin<{ agents: number; tokens: number }[]>`
+          select (select count(*)::int from agent_tokens where token_hash = ${hash}) as tokens,
+            (select count(*)::int from agents a join agent_tokens t using (agent_id)
+             where t.token_hash = ${hash}) as agents`;
+        process.stderr.write(`the refused token in the database now: ${JSON.stringify(row)}\n`);
+      }
+    }
     assert.is(failed.status, 503, `a failure while killing is a 503: ${JSON.stringify(failed)}`);
     assert.ok(['storage_unavailable', 'outcome_unknown'].includes(failed.code ?? ''));
   }

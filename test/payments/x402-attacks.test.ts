@@ -310,6 +310,28 @@ test('the same signature twice is one authorization; a second one for the same p
   assert.is(told.length, 1, 'the payee is told once');
 });
 
+test('x402 v1 (X-PAYMENT, a network by name) is taken as v2 is; a v1 network name of another chain is refused', async (context) => {
+  const { server, chain } = context;
+  assert.is(chain.chainId, 8453, 'anvil runs as Base here, whose x402 v1 name is `base`');
+  const { payment, payee } = await newPayment(context);
+  const v1 = async (network: string) => {
+    const { header } = await signed(context, payment);
+    const v2 = JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as {
+      payload: unknown;
+    };
+    const payload = { x402Version: 1, scheme: 'exact', network, payload: v2.payload };
+    const answer = await fetch(server.url(`/pay/${payment.payment_id}`), {
+      headers: { 'x-payment': Buffer.from(JSON.stringify(payload)).toString('base64') },
+    });
+    return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+  };
+  const elsewhere = await v1('base-sepolia');
+  assert.is(elsewhere.status, 402);
+  assert.match(String(elsewhere.body.error), /^wrong_network: /);
+  await nothingKept(server, payee, payment);
+  assert.is((await v1('base')).status, 202);
+});
+
 test('a payment paid to the payee’s own address takes an authorization only from the payer’s payout address, which alone it credits', async (context) => {
   const { chain } = context;
   const server = await startTestServer({ ...chainConfig(chain), forwarderFactoryAddress: null });
