@@ -58,6 +58,7 @@ export const payments = {
     report_payment_tx: async (call, input) => (await reportHandlers()).reportPaymentTx(call, input),
     report_pay_tx: async (call, input) => (await reportHandlers()).reportPayTx(call, input),
     pay: async (call, input) => (await payHandler()).pay(call, input),
+    pay_x402: async (call, input) => (await payHandler()).payX402(call, input),
     record_offchain_payment: recordOffchainPayment,
     confirm_offchain_payment: confirmOffchainPayment,
     read_log: readLog,

@@ -1,4 +1,5 @@
 import { html, reply, type Reply } from '../../protocol/binding.ts';
+import { ServiceError } from '../../protocol/errors.ts';
 import { findPayment, type PaymentRow } from '../../storage/payments/payments.ts';
 import type { Handler } from '../kernel/handler.ts';
 import { notFound } from '../kernel/principal.ts';
@@ -56,6 +57,38 @@ export const pay: Handler<'pay'> = async ({ services, headers }, input) => {
 };
 
 const NOT_KEPT = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
+/**
+ * `pay_x402` (POST /pay/<payment_id>, no token): the signed payment from its header, or from
+ * `payment_signature` (MCP and mail send no headers), taken as `pay`'s signed retry is
+ * (pay/x402-settle.ts); without one, the 402 that says what to sign.
+ */
+export const payX402: Handler<'pay_x402'> = async ({ services, headers }, input) => {
+  const row = await findPayment(services.db(), input.payment_id);
+  if (!row) throw notFound('payment');
+  const view = await payViewFor(services, row);
+  const signed = carriesX402Signature(headers)
+    ? headers
+    : input.payment_signature
+      ? { 'payment-signature': input.payment_signature }
+      : null;
+  if (signed)
+    return (await takeSignedPayment(services, row, view, signed)) as Reply<PayInstructions>;
+  if (view.status !== 'requested') {
+    throw new ServiceError(
+      'payment_not_payable',
+      `This payment is ${view.status}: there is nothing to pay.`,
+      { status: view.status },
+    );
+  }
+  const required = x402Requirements(view, new Date(services.clock.now()), {
+    domain: await tokenDomain(services.chain, view.chain_id, view.token_address),
+  });
+  return reply(402, required, {
+    ...NOT_KEPT,
+    [PAYMENT_REQUIRED_HEADER]: paymentRequiredHeader(required),
+  }) as unknown as Reply<PayInstructions>;
+};
 
 /**
  * The PayView of a payment with what lets its payer check it before paying: the factory and

@@ -8,7 +8,7 @@ import type { Binding } from '../binding.ts';
  */
 
 /** x402 v2 `PaymentRequired` (actors/payments/pay/x402.ts), the body of the 402. */
-const paymentRequired = z
+export const paymentRequired = z
   .object({
     x402Version: z.literal(2),
     error: z.string().describe('Why payment is required and how this service takes it.'),
@@ -35,7 +35,7 @@ const paymentRequired = z
   .meta({ id: 'X402PaymentRequired' });
 
 /** What a signed x402 payment taken but not yet seen on-chain answers (202). */
-const x402Pending = z
+export const x402Pending = z
   .looseObject({
     payment_id: z.uuid(),
     status: z.literal('requested'),
@@ -84,6 +84,40 @@ export const PAY_BINDING = {
       '`text/html` weighed above `application/json` (what browsers send) answers the pay page; anything else, JSON.',
     'payment-signature':
       'An x402 v2 signed payment (base64 PaymentPayload, scheme `exact`: an EIP-3009 authorization) for exactly this payment: 202 while its transfer is not seen, 200 with PAYMENT-RESPONSE once it is, 402 naming the rule it broke.',
+    'x-payment': 'The x402 v1 form of the same.',
+  },
+} as const satisfies Binding;
+
+/**
+ * How `pay_x402` (POST /pay/<payment_id>) travels over HTTP: the signed payment in its header, as
+ * x402 clients send it (or in the body's `payment_signature`, as MCP and mail must), and the same
+ * 402, 202 and PAYMENT-RESPONSE as `pay`'s signed retry.
+ */
+export const PAY_X402_BINDING = {
+  statuses: [
+    {
+      status: 402,
+      description:
+        'No signed payment yet (x402 v2 payment requirements, in the body and base64 in `PAYMENT-REQUIRED`), or one that does not pay exactly this payment: the requirements again, `error` starting with the rule it broke; nothing is kept.',
+      schema: paymentRequired,
+    },
+    {
+      status: 202,
+      description:
+        'The signed payment was checked and kept, and its transfer is not seen on-chain yet (the facilitator settles it, or the payee submits it). Ask again, or wait for `payment.seen`.',
+      schema: x402Pending,
+    },
+  ],
+  replyHeaders: {
+    'payment-required': 'On a 402: the x402 v2 PaymentRequired object, base64 JSON.',
+    'payment-response':
+      'On a 200: the x402 v2 SettlementResponse `{success, transaction, network, payer}`, base64 JSON.',
+    'cache-control': '`no-store`: the status changes; nothing here is kept.',
+    'x-content-type-options': '`nosniff`.',
+  },
+  requestHeaders: {
+    'payment-signature':
+      'An x402 v2 signed payment (base64 PaymentPayload, scheme `exact`: an EIP-3009 authorization) for exactly this payment.',
     'x-payment': 'The x402 v1 form of the same.',
   },
 } as const satisfies Binding;

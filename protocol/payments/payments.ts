@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../operation.ts';
 import { pageCursor, pageLimit } from '../paging.ts';
-import { PAY_BINDING } from './pay-binding.ts';
+import { PAY_BINDING, PAY_X402_BINDING } from './pay-binding.ts';
 import { usdcAmount } from './money.ts';
 // A payment is of a deal: get_deal's payments are declared there, and payments take them.
 import { offchainPaymentView, paymentReceipt as receipt } from '../deals.ts';
@@ -481,6 +481,43 @@ const freeText = (max: number, what: string) =>
     .max(max)
     .regex(/^[^\p{Cc}]*$/u, `${what} holds no control characters`);
 
+const payX402 = defineOperation({
+  name: 'pay_x402',
+  method: 'POST',
+  path: '/pay/:payment_id',
+  auth: 'none',
+  status: 200,
+  maxBodyBytes: 20 * 1024,
+  summary: 'Pay a payment in one call with a signed x402 payment (an EIP-3009 authorization).',
+  description: [
+    'No token needed. The signed payment is an x402 PaymentPayload (scheme `exact`): an EIP-3009',
+    '`transferWithAuthorization` of exactly `amount_units` of the payment’s token to its',
+    '`pay_to`, valid now and until at most `expires_at`, signed by `from` over the token’s',
+    'EIP-712 domain (the 402’s `extra.name` and `extra.version`). Over HTTP it travels in',
+    '`PAYMENT-SIGNATURE` (x402 v2; `X-PAYMENT` for v1) as x402 clients send it, or as base64 in',
+    '`payment_signature`, which is how an MCP tool call or a mail command sends it. Without one:',
+    '`402` with x402 v2 requirements (over MCP an error result holding them). One that does not pay',
+    'exactly this payment: `402` again, `error` starting with the rule broken, nothing kept. One',
+    'that does is kept (its nonce pays one payment once) and settled by the operator’s',
+    'facilitator or submitted by the payee: `202` until the transfer is seen on-chain, then `200`',
+    'with the instructions and `PAYMENT-RESPONSE`. The money moves straight from `from` to',
+    '`pay_to`; the service holds no key and no money. GET with the header (`pay`) does the same.',
+  ].join(' '),
+  input: z.strictObject({
+    payment_id: z.uuid(),
+    payment_signature: z
+      .string()
+      .max(16 * 1024)
+      .optional()
+      .describe(
+        'The signed payment as base64 JSON, as `PAYMENT-SIGNATURE` carries it (for MCP and mail, which send no headers).',
+      ),
+  }),
+  output: payInstructionsView,
+  errors: ['not_found', 'payment_not_payable'],
+  binding: PAY_X402_BINDING,
+});
+
 const recordOffchainPayment = defineOperation({
   name: 'record_offchain_payment',
   method: 'POST',
@@ -581,6 +618,7 @@ export const PAYMENTS_OPERATIONS = {
   report_payment_tx: reportPaymentTx,
   report_pay_tx: reportPayTx,
   pay,
+  pay_x402: payX402,
   record_offchain_payment: recordOffchainPayment,
   confirm_offchain_payment: confirmOffchainPayment,
   read_log: readLog,

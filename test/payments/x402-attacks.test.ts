@@ -11,6 +11,7 @@ import {
   requestPayment,
   setPayout,
 } from '../helpers/payments-core.ts';
+import { callTool, connectMcp } from '../helpers/clients.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Agent } from '../helpers/wire-types.ts';
 
@@ -330,6 +331,39 @@ test('x402 v1 (X-PAYMENT, a network by name) is taken as v2 is; a v1 network nam
   assert.match(String(elsewhere.body.error), /^wrong_network: /);
   await nothingKept(server, payee, payment);
   assert.is((await v1('base')).status, 202);
+});
+
+test('pay_x402: POST with no signed payment answers the 402; the signed payment in the body (as MCP sends it) is taken as the header is', async (context) => {
+  const { server } = context;
+  const { payment, payee } = await newPayment(context);
+  const bare = await fetch(server.url(`/pay/${payment.payment_id}`), { method: 'POST' });
+  assert.is(bare.status, 402);
+  assert.ok(bare.headers.get('payment-required'), 'the requirements in PAYMENT-REQUIRED');
+  const { header } = await signed(context, payment);
+  const mcp = await connectMcp(server, undefined, 'x402 over MCP');
+  try {
+    const taken = await callTool(mcp, 'pay_x402', {
+      payment_id: payment.payment_id,
+      payment_signature: header,
+    });
+    assert.not.ok(taken.isError, JSON.stringify(taken));
+    assert.is(taken.structuredContent?.settlement, 'payee');
+    const again = await callTool(mcp, 'pay_x402', { payment_id: payment.payment_id });
+    assert.ok(again.isError, 'without a signed payment: an error result holding the requirements');
+    assert.match(again.content[0]!.text, /x402Version/);
+  } finally {
+    await mcp.close();
+  }
+  const shown = (await getPayment(server, payee, payment.payment_id)).body as unknown as {
+    authorization: { nonce: string } | null;
+  };
+  assert.ok(shown.authorization, 'kept');
+  // The same signed payment by POST with the header: the same authorization, answered alike.
+  const posted = await fetch(server.url(`/pay/${payment.payment_id}`), {
+    method: 'POST',
+    headers: { 'payment-signature': header },
+  });
+  assert.is(posted.status, 202);
 });
 
 test('a payment paid to the payee’s own address takes an authorization only from the payer’s payout address, which alone it credits', async (context) => {
