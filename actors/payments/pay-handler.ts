@@ -12,6 +12,7 @@ import { PAY_PAGE_CSP, payPageHtml } from './pay/page.ts';
 import type { PayView } from './pay/view.ts';
 import {
   carriesX402Signature,
+  knownDomain,
   PAYMENT_REQUIRED_HEADER,
   paymentRequiredHeader,
   x402Requirements,
@@ -47,7 +48,9 @@ export const pay: Handler<'pay'> = async ({ services, headers }, input) => {
     }) as unknown as Reply<PayInstructions>;
   }
   if (representation === 'html') {
-    return reply(200, html(await payPageHtml(view)), {
+    const domain =
+      (await tokenDomain(services.chain, view.chain_id, view.token_address)) ?? knownDomain(view);
+    return reply(200, html(await payPageHtml(view, domain)), {
       ...NOT_KEPT,
       'content-security-policy': PAY_PAGE_CSP,
       'referrer-policy': 'no-referrer',

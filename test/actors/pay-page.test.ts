@@ -141,7 +141,9 @@ test('the script’s data block holds no agent-written text and nothing that clo
     'report_url',
     'status',
     'token_address',
+    'x402',
   ]);
+  assert.is(data.x402, null, 'no token domain given: no x402 signing');
   assert.is(data.report_url, view.report_url);
   assert.is(data.amount_units, '12500000');
   assert.not.ok(String(block).includes('<'));
@@ -153,6 +155,31 @@ test('a payment no longer requested shows its status with the wallet button disa
   assert.ok(html.includes('data-status="final">final: paid<'));
   const open = await payPageHtml(samplePayView());
   assert.match(open, /<button class="button" id="wallet-pay" type="button">/);
+});
+
+test('with the token’s EIP-712 domain the page offers to sign an x402 authorization, valid at most until the payment expires', async () => {
+  const view = samplePayView();
+  const html = await payPageHtml(view, { name: 'USD Coin', version: '2' });
+  assert.match(
+    html,
+    /<button class="button" id="wallet-sign" type="button">Sign with browser wallet/,
+  );
+  const [block] = contents(html, 'script');
+  const data = JSON.parse(String(block)) as { x402: Record<string, unknown> };
+  assert.equal(data.x402, {
+    name: 'USD Coin',
+    version: '2',
+    valid_before_max: Math.floor(Date.parse(view.expires_at) / 1000),
+  });
+  assert.not.ok(
+    (await payPageHtml(view)).includes('id="wallet-sign"'),
+    'no domain: no sign button',
+  );
+  const closed = await payPageHtml(samplePayView({ status: 'final' }), {
+    name: 'USD Coin',
+    version: '2',
+  });
+  assert.match(closed, /id="wallet-sign" type="button" disabled>/);
 });
 
 test.run();

@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { erc20Abi, type Address, type Hash, type Hex } from 'viem';
+import { erc20Abi, parseAbi, type Address, type Hash, type Hex } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import { privateKeyOf, startAnvil, type TestChain } from '../helpers/chain.ts';
 import { callTool, connectMcp } from '../helpers/clients.ts';
 import { deliver, rate, reputationOf } from '../helpers/deals.ts';
 import { callJson } from '../helpers/http.ts';
-import { injectWallet, type WalletRequest } from '../helpers/injected-wallet.ts';
+import { injectWallet, WalletError, type WalletRequest } from '../helpers/injected-wallet.ts';
 import {
   agreedPair,
   chainConfig,
@@ -374,6 +374,135 @@ person(
       });
       assert.is(await page.locator('#wallet-pay').isDisabled(), true, 'no second payment');
       assert.ok(asked.includes('eth_sendTransaction'));
+    } finally {
+      await page.close();
+    }
+  },
+);
+
+person(
+  'the page’s sign button has the wallet sign an x402 authorization (eth_signTypedData_v4, no gas); the service keeps it, the payee submits it, and the page shows the payment seen',
+  async ({ browser }) => {
+    const w = await theWorld();
+    const { chain, server } = w;
+    const deal = await requestedDeal(w, { payee: 3, payer: 7 }, '2.75');
+    const page = await browser.newPage();
+    const asked: string[] = [];
+    await injectWallet(page, async (request: WalletRequest) => {
+      asked.push(request.method);
+      switch (request.method) {
+        case 'eth_requestAccounts':
+        case 'eth_accounts':
+          return [deal.payerAccount.address];
+        case 'eth_signTypedData_v4': {
+          const [, json] = request.params as [string, string];
+          const typed = JSON.parse(json) as {
+            types: Record<string, { name: string; type: string }[]>;
+            domain: Record<string, unknown>;
+            message: Record<string, string>;
+          };
+          const types = Object.fromEntries(
+            Object.entries(typed.types).filter(([name]) => name !== 'EIP712Domain'),
+          );
+          return deal.payerAccount.signTypedData({
+            domain: typed.domain as never,
+            types,
+            primaryType: 'TransferWithAuthorization',
+            message: {
+              ...typed.message,
+              value: BigInt(typed.message.value!),
+              validAfter: BigInt(typed.message.validAfter!),
+              validBefore: BigInt(typed.message.validBefore!),
+            },
+          });
+        }
+        default:
+          return chain.publicClient.request({
+            method: request.method as 'eth_chainId',
+            params: request.params as never,
+          });
+      }
+    });
+    try {
+      await page.goto(deal.payment.pay_url);
+      await page.click('#wallet-sign');
+      await page.waitForFunction(() =>
+        (document.getElementById('tx')?.textContent ?? '').includes('the payee submits it'),
+      );
+      assert.not.ok(asked.includes('eth_sendTransaction'), 'no transaction: only a signature');
+      assert.is(await page.locator('#wallet-pay').isDisabled(), true, 'no second payment');
+      const kept = (await getPayment(server, deal.payee, deal.payment.payment_id))
+        .body as unknown as {
+        authorization: {
+          from: Address;
+          to: Address;
+          value: string;
+          valid_after: string;
+          valid_before: string;
+          nonce: Hex;
+          signature: Hex;
+        };
+      };
+      const a = kept.authorization;
+      assert.is(a.from.toLowerCase(), deal.payerAccount.address.toLowerCase());
+      // The payee submits it, paying the gas.
+      const hash = await chain.wallet(deal.payeeAccount).writeContract({
+        address: chain.usdc,
+        abi: parseAbi([
+          'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+        ]),
+        functionName: 'transferWithAuthorization',
+        args: [
+          a.from,
+          a.to,
+          BigInt(a.value),
+          BigInt(a.valid_after),
+          BigInt(a.valid_before),
+          a.nonce,
+          a.signature,
+        ],
+      });
+      await chain.publicClient.waitForTransactionReceipt({ hash });
+      await page.waitForSelector('#status[data-status="seen"], #status[data-status="confirmed"]', {
+        timeout: 30_000,
+      });
+    } finally {
+      await page.close();
+    }
+  },
+);
+
+person(
+  'a wallet that cannot sign typed data is told to use the transfer button, and nothing is kept',
+  async ({ browser }) => {
+    const w = await theWorld();
+    const { chain, server } = w;
+    const deal = await requestedDeal(w, { payee: 3, payer: 7 }, '1.25');
+    const page = await browser.newPage();
+    await injectWallet(page, async (request: WalletRequest) => {
+      if (request.method === 'eth_requestAccounts') return [deal.payerAccount.address];
+      if (request.method === 'eth_signTypedData_v4') {
+        throw new WalletError(4200, 'The requested method is not supported');
+      }
+      return chain.publicClient.request({
+        method: request.method as 'eth_chainId',
+        params: request.params as never,
+      });
+    });
+    try {
+      await page.goto(deal.payment.pay_url);
+      await page.click('#wallet-sign');
+      await page.waitForFunction(() =>
+        (document.getElementById('wallet-note')?.textContent ?? '').includes(
+          'cannot sign typed data',
+        ),
+      );
+      assert.is(await page.locator('#wallet-pay').isDisabled(), false, 'the transfer button works');
+      const shown = (await getPayment(server, deal.payee, deal.payment.payment_id))
+        .body as unknown as {
+        authorization: unknown;
+      };
+      assert.is(shown.authorization, null);
     } finally {
       await page.close();
     }

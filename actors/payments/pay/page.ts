@@ -71,7 +71,15 @@ const STATUS_LABELS: Readonly<Record<PayStatus, string>> = {
   expired: 'expired: do not pay; a transfer now is not credited',
 };
 
-export async function payPageHtml(view: PayView): Promise<string> {
+/**
+ * The page for `view`. `domain` is the token's EIP-712 domain (read from the chain, or a known
+ * USDC deployment's): with it the page offers to pay by signing an x402 authorization; without
+ * it, only by a transfer.
+ */
+export async function payPageHtml(
+  view: PayView,
+  domain: { name: string; version: string } | null = null,
+): Promise<string> {
   const link = eip681Link(view);
   const qr = await QRCode.toString(link, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   const chain = `${chainName(view.chain_id)} (chain id ${view.chain_id})`;
@@ -88,6 +96,11 @@ export async function payPageHtml(view: PayView): Promise<string> {
     report_url: view.report_url,
     poll_url: payUrl(view),
     has_deposit_address: view.deposit_address !== null,
+    x402: domain && {
+      name: domain.name,
+      version: domain.version,
+      valid_before_max: Math.floor(Date.parse(view.expires_at) / 1000),
+    },
   };
   const deposit = view.deposit_address
     ? `<h2>Or send from any wallet or exchange</h2>
@@ -133,7 +146,12 @@ export async function payPageHtml(view: PayView): Promise<string> {
 <div class="qr" role="img" aria-label="QR code of the payment link">${qr}</div>
 <div class="actions">
 <a class="button" id="eip681" href="${e(link)}">Open in wallet app</a>
-<button class="button" id="wallet-pay" type="button"${payable ? '' : ' disabled'}>Pay with browser wallet</button>
+<button class="button" id="wallet-pay" type="button"${payable ? '' : ' disabled'}>Pay with browser wallet</button>${
+    domain
+      ? `
+<button class="button" id="wallet-sign" type="button"${payable ? '' : ' disabled'}>Sign with browser wallet (x402, no gas)</button>`
+      : ''
+  }
 </div>
 <p id="wallet-note" class="small" aria-live="polite">${
     view.reported_tx_hash && view.status === 'requested'
