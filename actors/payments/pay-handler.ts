@@ -38,14 +38,7 @@ export const pay: Handler<'pay'> = async ({ services, headers }, input) => {
     return (await takeSignedPayment(services, row, view, headers)) as Reply<PayInstructions>;
   }
   if (representation === 'x402' && view.status === 'requested') {
-    const required = x402Requirements(view, new Date(services.clock.now()), {
-      domain: await tokenDomain(services.chain, view.chain_id, view.token_address),
-    });
-    // The 402's body is the binding's declared PaymentRequired, not the operation's output.
-    return reply(402, required, {
-      ...NOT_KEPT,
-      [PAYMENT_REQUIRED_HEADER]: paymentRequiredHeader(required),
-    }) as unknown as Reply<PayInstructions>;
+    return requirementsReply(services, view);
   }
   if (representation === 'html') {
     const domain =
@@ -84,14 +77,23 @@ export const payX402: Handler<'pay_x402'> = async ({ services, headers }, input)
       { status: view.status },
     );
   }
+  return requirementsReply(services, view);
+};
+
+/** `402` with the payment's x402 v2 requirements, in the body and in `PAYMENT-REQUIRED`. */
+async function requirementsReply(
+  services: Services,
+  view: PayView,
+): Promise<Reply<PayInstructions>> {
   const required = x402Requirements(view, new Date(services.clock.now()), {
     domain: await tokenDomain(services.chain, view.chain_id, view.token_address),
   });
+  // The 402's body is the binding's declared PaymentRequired, not the operation's output.
   return reply(402, required, {
     ...NOT_KEPT,
     [PAYMENT_REQUIRED_HEADER]: paymentRequiredHeader(required),
   }) as unknown as Reply<PayInstructions>;
-};
+}
 
 /**
  * The PayView of a payment with what lets its payer check it before paying: the factory and

@@ -1,8 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ExactEvmScheme } from '@x402/evm';
-import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
 import * as assert from 'uvu/assert';
 import type { Address } from 'viem';
 import { privateKeyOf, startAnvil, type TestChain } from '../helpers/chain.ts';
@@ -17,6 +15,7 @@ import {
 import { runPython, type PythonRun } from '../helpers/python.ts';
 import { clientSuite, type ExternalClient } from '../helpers/real-clients.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { x402Fetch } from '../helpers/x402.ts';
 
 /**
  * The pay script (served at /pay/service_pay.py) as the payee's: with no facilitator configured,
@@ -76,14 +75,7 @@ test('--submit-authorization with the payee’s key and token moves the payer’
   const payment = asked.body;
   const wallet = chain.accounts[6]!;
   await chain.mint(wallet.address, 3_000_000n);
-  const pay = wrapFetchWithPaymentFromConfig(fetch, {
-    schemes: [{ network: `eip155:${chain.chainId}`, client: new ExactEvmScheme(wallet) }],
-    spendControls: {
-      allowedAssets: [
-        { network: `eip155:${chain.chainId}`, asset: chain.usdc, maxAmountPerPayment: '5000000' },
-      ],
-    },
-  });
+  const pay = x402Fetch(chain, wallet);
   assert.is((await pay(server.url(`/pay/${payment.payment_id}?x402=1`))).status, 202);
 
   const path = await servedScript(server, dir);

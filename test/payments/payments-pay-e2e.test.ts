@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { erc20Abi, parseAbi, type Address, type Hash, type Hex } from 'viem';
+import { erc20Abi, type Address, type Hash, type Hex } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import { privateKeyOf, startAnvil, type TestChain } from '../helpers/chain.ts';
 import { callTool, connectMcp } from '../helpers/clients.ts';
@@ -26,6 +26,7 @@ import { clientSuite, type ExternalClient } from '../helpers/real-clients.ts';
 import { onTestsEnd } from '../helpers/resources.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Agent } from '../helpers/wire-types.ts';
+import { submitAuthorization, type ShownAuthorization } from '../helpers/x402.ts';
 
 /**
  * A deal paid end to end on a real local chain (anvil) by the real service, in each of the ways
@@ -432,37 +433,10 @@ person(
       assert.not.ok(asked.includes('eth_sendTransaction'), 'no transaction: only a signature');
       assert.is(await page.locator('#wallet-pay').isDisabled(), true, 'no second payment');
       const kept = (await getPayment(server, deal.payee, deal.payment.payment_id))
-        .body as unknown as {
-        authorization: {
-          from: Address;
-          to: Address;
-          value: string;
-          valid_after: string;
-          valid_before: string;
-          nonce: Hex;
-          signature: Hex;
-        };
-      };
-      const a = kept.authorization;
-      assert.is(a.from.toLowerCase(), deal.payerAccount.address.toLowerCase());
+        .body as unknown as { authorization: ShownAuthorization };
+      assert.is(kept.authorization.from.toLowerCase(), deal.payerAccount.address.toLowerCase());
       // The payee submits it, paying the gas.
-      const hash = await chain.wallet(deal.payeeAccount).writeContract({
-        address: chain.usdc,
-        abi: parseAbi([
-          'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
-        ]),
-        functionName: 'transferWithAuthorization',
-        args: [
-          a.from,
-          a.to,
-          BigInt(a.value),
-          BigInt(a.valid_after),
-          BigInt(a.valid_before),
-          a.nonce,
-          a.signature,
-        ],
-      });
-      await chain.publicClient.waitForTransactionReceipt({ hash });
+      await submitAuthorization(chain, deal.payeeAccount, kept.authorization);
       await page.waitForSelector('#status[data-status="seen"], #status[data-status="confirmed"]', {
         timeout: 30_000,
       });

@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { x402Facilitator } from '@x402/core/facilitator';
-import { ExactEvmScheme, toFacilitatorEvmSigner } from '@x402/evm';
-import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { publicActions, type Address } from 'viem';
+import type { Address } from 'viem';
 import { startAnvil, type TestChain } from '../helpers/chain.ts';
 import { deliver, rate, reputationOf } from '../helpers/deals.ts';
 import { callJson } from '../helpers/http.ts';
@@ -19,8 +13,8 @@ import {
   requestedPayment,
   setPayout,
 } from '../helpers/payments-core.ts';
-import { onTestsEnd } from '../helpers/resources.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startX402Facilitator, x402Fetch } from '../helpers/x402.ts';
 
 /**
  * One x402 payment's whole path (issue 37), with the x402 project's own client and facilitator
@@ -40,48 +34,11 @@ const test = suite<Context>('x402: one payment, request to payment-backed rating
 /** Anvil calls a block finalized 64 below its head. */
 const PAST_FINALITY = 70;
 
-async function facilitatorOn(chain: TestChain): Promise<string> {
-  const account = chain.accounts[9]!;
-  const facilitator = new x402Facilitator().register(
-    `eip155:${chain.chainId}`,
-    new ExactEvmFacilitatorScheme(
-      toFacilitatorEvmSigner({
-        ...chain.wallet(account).extend(publicActions),
-        address: account.address,
-      } as never),
-    ),
-  );
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        paymentPayload: never;
-        paymentRequirements: never;
-      };
-      const answer =
-        req.url === '/verify'
-          ? facilitator.verify(body.paymentPayload, body.paymentRequirements)
-          : facilitator.settle(body.paymentPayload, body.paymentRequirements);
-      void answer.then(
-        (value) => res.end(JSON.stringify(value)),
-        (error: unknown) => {
-          res.statusCode = 500;
-          res.end(JSON.stringify({ error: String(error) }));
-        },
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestsEnd(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
 test.before(async (context) => {
   context.chain = await startAnvil();
   context.server = await startTestServer({
     ...chainConfig(context.chain),
-    x402FacilitatorUrl: await facilitatorOn(context.chain),
+    x402FacilitatorUrl: (await startX402Facilitator(context.chain, context.chain.accounts[9]!)).url,
   });
 });
 test.after(async ({ server }) => {
@@ -123,14 +80,7 @@ test('a requested payment paid by one x402 fetch turns final and backs the payer
     answers.push([answer.status, performance.now() - started]);
     return answer;
   };
-  const pay = wrapFetchWithPaymentFromConfig(timed, {
-    schemes: [{ network: `eip155:${chain.chainId}`, client: new ExactEvmScheme(wallet) }],
-    spendControls: {
-      allowedAssets: [
-        { network: `eip155:${chain.chainId}`, asset: chain.usdc, maxAmountPerPayment: '10000000' },
-      ],
-    },
-  });
+  const pay = x402Fetch(chain, wallet, timed as typeof fetch);
   const answer = await pay(server.url(`/pay/${payment.payment_id}?x402=1`));
   assert.is(answer.status, 200, await answer.clone().text());
   assert.equal(

@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { x402Facilitator } from '@x402/core/facilitator';
-import { ExactEvmScheme, toFacilitatorEvmSigner } from '@x402/evm';
-import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseAbi, publicActions, type Address, type Hex } from 'viem';
+import type { Address } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import { startAnvil, type TestChain } from '../helpers/chain.ts';
 import {
@@ -20,6 +16,12 @@ import {
 import { onTestsEnd } from '../helpers/resources.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Agent } from '../helpers/wire-types.ts';
+import {
+  startX402Facilitator,
+  submitAuthorization,
+  x402Fetch,
+  type ShownAuthorization,
+} from '../helpers/x402.ts';
 
 /**
  * x402 in one call (issue 37): an x402 client (`@x402/fetch` with `@x402/evm`, a viem account on
@@ -45,53 +47,10 @@ interface Context {
 }
 const test = suite<Context>('x402 in one call: a signed payment pays a requested payment');
 
-const TOKEN_ABI = parseAbi([
-  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
-]);
-
-/** The x402 facilitator API (`POST /verify`, `POST /settle`) over the project's own code. */
-async function startFacilitator(chain: TestChain, account: HDAccount) {
-  const signer = toFacilitatorEvmSigner({
-    ...chain.wallet(account).extend(publicActions),
-    address: account.address,
-  } as never);
-  const facilitator = new x402Facilitator().register(
-    `eip155:${chain.chainId}`,
-    new ExactEvmFacilitatorScheme(signer),
-  );
-  let settled = 0;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      void (async () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-          paymentPayload: never;
-          paymentRequirements: never;
-        };
-        const answer =
-          req.url === '/verify'
-            ? await facilitator.verify(body.paymentPayload, body.paymentRequirements)
-            : await facilitator.settle(body.paymentPayload, body.paymentRequirements);
-        if (req.url === '/settle') settled += 1;
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(answer));
-      })().catch((error: unknown) => {
-        res.statusCode = 500;
-        res.end(JSON.stringify({ error: String(error) }));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestsEnd(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, settled: () => settled };
-}
-
 test.before(async (context) => {
   context.chain = await startAnvil();
   context.server = await startTestServer(chainConfig(context.chain));
-  context.facilitator = await startFacilitator(context.chain, context.chain.accounts[9]!);
+  context.facilitator = await startX402Facilitator(context.chain, context.chain.accounts[9]!);
   context.facilitated = await startTestServer({
     ...chainConfig(context.chain),
     x402FacilitatorUrl: context.facilitator.url,
@@ -156,28 +115,12 @@ function x402Client(chain: TestChain, account: HDAccount) {
     sent.push(request.clone());
     return fetch(request);
   };
-  const pay = wrapFetchWithPaymentFromConfig(recording, {
-    schemes: [{ network: `eip155:${chain.chainId}`, client: new ExactEvmScheme(account) }],
-    spendControls: {
-      allowedAssets: [
-        { network: `eip155:${chain.chainId}`, asset: chain.usdc, maxAmountPerPayment: '50000000' },
-      ],
-    },
-  });
-  return { pay, sent };
+  return { pay: x402Fetch(chain, account, recording as typeof fetch), sent };
 }
 
 interface Authorized {
   settlement: string;
-  authorization: {
-    from: Address;
-    to: Address;
-    value: string;
-    valid_after: string;
-    valid_before: string;
-    nonce: Hex;
-    signature: Hex;
-  };
+  authorization: ShownAuthorization;
 }
 
 async function changesOf(server: TestServer, agent: Agent) {
@@ -217,21 +160,7 @@ test('with no facilitator: one signed retry answers 202, the payee submits the a
   );
 
   // The payee submits it and pays the gas: the money moves from the payer to pay_to.
-  const hash = await chain.wallet(chain.accounts[4]!).writeContract({
-    address: chain.usdc,
-    abi: TOKEN_ABI,
-    functionName: 'transferWithAuthorization',
-    args: [
-      authorization.from,
-      authorization.to,
-      BigInt(authorization.value),
-      BigInt(authorization.valid_after),
-      BigInt(authorization.valid_before),
-      authorization.nonce,
-      authorization.signature,
-    ],
-  });
-  await chain.publicClient.waitForTransactionReceipt({ hash });
+  const hash = await submitAuthorization(chain, chain.accounts[4]!, authorization);
   assert.is(await chain.balanceOf(payment.pay_to as Address), 2_500_000n);
   const reported = await fetch(server.url(`/pay/${payment.payment_id}/tx`), {
     method: 'POST',
