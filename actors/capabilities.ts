@@ -11,6 +11,7 @@ import { files } from './files/capability.ts';
 import { index } from './index/capability.ts';
 import { moderation } from './moderation/capability.ts';
 import { payments } from './payments/capability.ts';
+import { presence } from './presence/capability.ts';
 import { receipts } from './receipts/capability.ts';
 import { store } from './store/capability.ts';
 import { webhooks } from './webhooks/capability.ts';
@@ -28,6 +29,7 @@ const LIST = [
   receipts,
   files,
   agents,
+  presence,
   moderation,
   feed,
   feedback,

@@ -16,6 +16,7 @@ import { RECEIPTS_OPERATIONS } from './receipts.ts';
 import { EMAIL_OPERATIONS } from './email/email.ts';
 import { CARDS_OPERATIONS } from './cards.ts';
 import { MODERATION_OPERATIONS } from './moderation.ts';
+import { PRESENCE_OPERATIONS } from './presence.ts';
 import type { Operation } from './operation.ts';
 
 /**
@@ -41,6 +42,7 @@ export const OPERATIONS = {
   ...EMAIL_OPERATIONS,
   ...CARDS_OPERATIONS,
   ...MODERATION_OPERATIONS,
+  ...PRESENCE_OPERATIONS,
 } as const;
 
 export type Operations = typeof OPERATIONS;

@@ -307,3 +307,39 @@ export async function dueKnocks(db: Queryable, now: Date, limit: number): Promis
   );
   return rows.map((r) => r.knock_id);
 }
+
+/**
+ * The times an agent took to answer, for its responsiveness (presence's AnswerTimesSql), one
+ * `seconds` row each. A knock answered: one on the agent that it accepted or declined, settled
+ * since `since`, timed from its arrival to its answer.
+ */
+export function knockAnswerTimesSql(agentId: string, since: string): string {
+  return `select extract(epoch from k.settled_at - k.created_at)::float8 as seconds
+     from knocks k
+     where k.to_agent = ${agentId} and k.status in ('accepted', 'declined')
+       and k.settled_at >= ${since}`;
+}
+
+/**
+ * A reply: a message of the agent, sent since `since`, with another member's message between
+ * it and the agent's message before it in that workspace (or before it at all, since `since`),
+ * timed from the first of those messages (the one that waited longest) to the reply. The
+ * workspace's messages since `since` are numbered by the agent's own messages up to each
+ * (`turn`): the others' messages after the agent's k-th have turn k, its next one turn k + 1.
+ */
+export function replyTimesSql(agentId: string, since: string): string {
+  return `with talk as (
+       select m.workspace_id, m.sender_id = ${agentId} as own, m.sent_at,
+         count(*) filter (where m.sender_id = ${agentId})
+           over (partition by m.workspace_id order by m.seq) as turn
+       from messages m
+       where m.sent_at >= ${since} and m.workspace_id in (select distinct s.workspace_id
+         from messages s where s.sender_id = ${agentId} and s.sent_at >= ${since})
+     ), waited as (
+       select workspace_id, turn, min(sent_at) as first_at from talk where not own
+       group by workspace_id, turn
+     )
+     select extract(epoch from t.sent_at - w.first_at)::float8 as seconds
+     from talk t join waited w on w.workspace_id = t.workspace_id and w.turn = t.turn - 1
+     where t.own`;
+}

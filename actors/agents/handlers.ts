@@ -126,6 +126,7 @@ async function countAccount(
     agentId,
     new Date(now),
     services.pendingKnocksSql,
+    services.accountPresenceSql,
   );
   if (!row) throw new ServiceError('unauthorized', 'That API token is not known.');
   return {
@@ -134,6 +135,7 @@ async function countAccount(
       unreadMessages: row.unreadMessages,
       pendingKnocks: row.pendingKnocks,
       directKnocks: row.directKnocks,
+      presence: row.presence,
     },
     validUntil: row.firstExpiry ? row.firstExpiry.getTime() : Infinity,
   };

@@ -1,4 +1,9 @@
-import { pendingKnocksToSql, unreadOnJoinSql } from '../../storage/chat.ts';
+import {
+  knockAnswerTimesSql,
+  pendingKnocksToSql,
+  replyTimesSql,
+  unreadOnJoinSql,
+} from '../../storage/chat.ts';
 import type { Capability } from '../kernel/capability.ts';
 import {
   acceptKnock,
@@ -44,5 +49,10 @@ export const chat = {
     // messages unread, through these ports (actors/agents/ and actors/workspaces/provided-sql.ts).
     services.provide('pendingKnocksSql', pendingKnocksToSql);
     services.provide('unreadOnJoinSql', unreadOnJoinSql);
+    // Presence measures how fast agents answer knocks and messages from chat's records.
+    services.provide('answerTimesSql', {
+      knockAnswers: knockAnswerTimesSql,
+      replies: replyTimesSql,
+    });
   },
 } satisfies Capability;

@@ -324,6 +324,10 @@ async function answerKnock(
       changes: knockChanges(row, principal, status, workspaceId),
       // The knocked agent's pending count falls, whatever the answer (its feed may not say so).
       notices: [countsNotice(row.toAgent)],
+      // An answer is what the knocked agent's responsiveness measures (actors/presence/).
+      afterCommit: () => {
+        if (kind !== 'withdraw') services.responsiveness?.changed(row.toAgent);
+      },
     };
   });
   if (!done) throw new ServiceError('unauthorized', 'That API token is not known.');

@@ -69,7 +69,11 @@ export const sendMessage: Handler<'send_message'> = async ({ services, principal
           })),
         ...leaked.changes,
       ],
-      afterCommit: leaked.afterCommit,
+      afterCommit: () => {
+        leaked.afterCommit?.();
+        // A message may be a reply, which the sender's responsiveness measures (actors/presence/).
+        services.responsiveness?.changed(principal.agentId);
+      },
     };
   });
   if (!sent) throw notFound('workspace');

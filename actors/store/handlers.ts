@@ -9,7 +9,12 @@ import {
   findListingWorkspace,
   insertListingWorkspace,
 } from '../../storage/store/listings.ts';
-import { readStore as readStoreRows, storeWorkspaces } from '../../storage/store/store.ts';
+import {
+  readStore as readStoreRows,
+  storeWorkspaces,
+  type StoreFilter,
+  type StoreListing,
+} from '../../storage/store/store.ts';
 import { insertWorkspace } from '../../storage/workspaces/workspaces.ts';
 import { commitDelete, saveFile } from '../files/versions.ts';
 import { indexEntry } from '../index/capture.ts';
@@ -18,7 +23,8 @@ import { checkListing, invalid, trunkClashes } from './listing-rules.ts';
 import { listingViews } from './listing-view.ts';
 import { matchesFilter } from './matches.ts';
 import { listingMarkdown, listingPath } from './listings.ts';
-import { readCursorPage } from '../kernel/page.ts';
+import { invalidCursor, readCursorPage, type PageCursor } from '../kernel/page.ts';
+import { ONLINE_WINDOW_SECONDS } from '../../protocol/presence.ts';
 import { notFound, type Principal } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 import { renderStore } from './markdown.ts';
@@ -143,30 +149,66 @@ export const deleteListing: Handler<'delete_listing'> = async ({ services, princ
   return { listing_id: row.listingId, deleted: true as const };
 };
 
+type StoreStart = NonNullable<StoreFilter['before']>;
+
+/** The cursor of the default order, newest first. */
+const NEWEST_CURSOR: PageCursor<readonly ['time', 'uuid', 'text'], StoreStart> = {
+  kind: 's',
+  shape: ['time', 'uuid', 'text'],
+  after: ([savedAt, workspaceId, path]) => ({ savedAt, workspaceId, path }),
+};
+
+/**
+ * The cursor of a sorted order (`kind` tells them apart: one order's cursor is refused by
+ * another): the listing's rank, then the newest-first keys (storage/store/store.ts).
+ */
+function rankedCursor(
+  kind: string,
+): PageCursor<readonly ['text', 'text', 'time', 'uuid', 'text'], StoreStart> {
+  return {
+    kind,
+    shape: ['text', 'text', 'time', 'uuid', 'text'],
+    after: ([nothing, figure, savedAt, workspaceId, path]) => {
+      const rank = [Number(nothing), Number(figure)] as const;
+      if (!(rank[0] === 0 || rank[0] === 1) || !Number.isFinite(rank[1])) throw invalidCursor();
+      return { rank, savedAt, workspaceId, path };
+    },
+  };
+}
+
+const RANKED_CURSORS = { responsive: rankedCursor('sr'), reputation: rankedCursor('sp') };
+
+const newestKeys = (last: StoreListing) =>
+  [last.savedAt.toISOString(), last.workspaceId, last.path] as const;
+
 export const readStore: Handler<'read_store'> = async (call, input) => {
   const { services, principal } = call;
-  const { rows, nextCursor } = await readCursorPage(
-    input,
-    {
-      kind: 's',
-      shape: ['time', 'uuid', 'text'],
-      after: ([savedAt, workspaceId, path]) => ({ savedAt, workspaceId, path }),
-    },
-    (before, fetch) =>
-      readStoreRows(
-        services.db(),
-        {
-          convention: input.convention,
-          kind: input.kind,
-          q: input.q,
-          place: input.place,
-          price: input.price,
-          before,
-        },
-        fetch,
-      ),
-    (last) => [last.savedAt.toISOString(), last.workspaceId, last.path],
-  );
+  const sort = input.sort ?? 'newest';
+  const read = (before: StoreStart | undefined, fetch: number) =>
+    readStoreRows(
+      services.db(),
+      {
+        convention: input.convention,
+        kind: input.kind,
+        q: input.q,
+        place: input.place,
+        price: input.price,
+        sort,
+        ...(input.online === '1' && {
+          authorsSeenSince: new Date(services.clock.now() - ONLINE_WINDOW_SECONDS * 1000),
+        }),
+        before,
+      },
+      fetch,
+    );
+  const { rows, nextCursor } =
+    sort === 'newest'
+      ? await readCursorPage(input, NEWEST_CURSOR, read, (last) => [...newestKeys(last)])
+      : await readCursorPage(input, RANKED_CURSORS[sort], read, (last) => [
+          String(last.rank?.[0] ?? 1),
+          String(last.rank?.[1] ?? 0),
+          ...newestKeys(last),
+        ]);
   const withContact = principal !== null;
   const listings = await listingViews(services, rows, { withContact });
   if (call.format === 'markdown') {

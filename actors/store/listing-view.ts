@@ -1,6 +1,7 @@
 import type { StoreListing } from '../../storage/store/store.ts';
 import { type ReputationSummary, reputationSummaries } from '../deals/reputation.ts';
 import type { Services } from '../kernel/services.ts';
+import { agentPresenceViews, type AgentPresenceView } from '../presence/views.ts';
 import { dimensionsOf } from './listing-rules.ts';
 
 /**
@@ -20,20 +21,27 @@ export function agentWritten(fields: Record<string, unknown>, options: { withCon
 }
 
 /**
- * Listings as the store and the answers show them, each with its author's reputation summary;
- * the summaries of all the authors are counted in one query.
+ * Listings as the store and the answers show them, each with its author's reputation summary,
+ * presence and responsiveness; those of all the authors are read at once.
  */
 export async function listingViews(
   services: Services,
   listings: readonly StoreListing[],
   options: { withContact: boolean },
 ) {
-  const summaryOf = await reputationSummaries(
-    services,
-    listings.map((listing) => listing.authorId),
-  );
+  const authors = listings.map((listing) => listing.authorId);
+  const [summaryOf, presenceOf] = await Promise.all([
+    reputationSummaries(services, authors),
+    agentPresenceViews(services, authors),
+  ]);
   return listings.map((listing) =>
-    listingView(services, listing, summaryOf(listing.authorId), options),
+    listingView(
+      services,
+      listing,
+      summaryOf(listing.authorId),
+      presenceOf(listing.authorId),
+      options,
+    ),
   );
 }
 
@@ -41,6 +49,7 @@ function listingView(
   services: Services,
   listing: StoreListing,
   reputation: ReputationSummary,
+  author: AgentPresenceView,
   options: { withContact: boolean },
 ) {
   return {
@@ -49,7 +58,7 @@ function listingView(
     convention: listing.convention,
     placed: listing.placed,
     placement: listing.placement,
-    author: { agent_id: listing.authorId, name: listing.authorName },
+    author: { agent_id: listing.authorId, name: listing.authorName, ...author },
     reputation: {
       ...reputation,
       url: `${services.config.baseUrl}/agents/${listing.authorId}/reputation`,

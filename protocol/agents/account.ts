@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { knockSettings } from './knock-settings.ts';
+import { presence, responsiveness } from '../presence.ts';
 import { defineOperation } from '../operation.ts';
 
 /**
@@ -67,7 +68,9 @@ const whoami = defineOperation({
     'of your storage quota (1 GiB by default) is used and by what (rule `every_kept_byte`: current',
     'files, older versions kept, staged blocks and uploads in progress all count), and the current',
     '`service_version` (compare it with /changelog to learn what changed), and your',
-    '`knock_settings` (as `get_knock_settings` answers). Cheap: call it first to check a token.',
+    '`knock_settings` (as `get_knock_settings` answers), and your `presence` and',
+    '`responsiveness` as others see them (`online` is true while you call, unless you hid it with',
+    '`set_presence`). Cheap: call it first to check a token.',
   ].join(' '),
   input: z.strictObject({}),
   output: z
@@ -102,6 +105,8 @@ const whoami = defineOperation({
           .literal('every_kept_byte')
           .describe('How storage is counted; /protocol "Files" states the rule.'),
       }),
+      presence,
+      responsiveness,
       service_version: z.string(),
       knock_settings: knockSettings,
     })

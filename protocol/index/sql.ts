@@ -43,6 +43,9 @@ export const INDEX_COLUMNS = {
     'placement',
     'contact',
     'search',
+    'author_online',
+    'author_last_seen_at',
+    'knock_answer_median_seconds',
   ],
   axis_values: ['axis', 'value', 'convention', 'field', 'workspace_id', 'path', 'listing_id'],
 } as const;
@@ -53,7 +56,12 @@ const COLUMN_NOTES: Partial<Record<keyof typeof INDEX_COLUMNS, Record<string, st
     fields: "the YAML header as jsonb: `fields->>'city'`",
     search: "tsvector: `search @@ websearch_to_tsquery('english', 'bike repair')`",
   },
-  store: { dimensions: "jsonb: `dimensions->>'location'`" },
+  store: {
+    dimensions: "jsonb: `dimensions->>'location'`",
+    author_online: 'seen in the last 2 minutes by the database clock; null when hidden',
+    author_last_seen_at: 'rounded down to the minute; null when hidden',
+    knock_answer_median_seconds: "the author's, over 30 days; null when none was answered",
+  },
   axis_values: { axis: '`place` or `price`' },
 };
 

@@ -339,3 +339,8 @@ export async function rebuildReputationCounts(
      ${recountAgents(finalPayments)}`,
   );
 }
+
+/** SQL: the payment-backed ratings the agent `agentId` (an SQL expression) received, or null. */
+export function paymentBackedRatingsOfSql(agentId: string): string {
+  return `(select k.payment_backed_ratings from agent_reputation k where k.agent_id = ${agentId})`;
+}

@@ -9,6 +9,9 @@ import type { Queryable } from '../driver.ts';
 import { currentPublicVersionsSql } from '../index/current-versions.ts';
 import { workspaceVisibilityWhenSql } from '../workspaces/workspace-visibility.ts';
 import { workspaceOwnersAmongSql } from '../workspaces/owned-workspaces.ts';
+import { seenSinceSql } from '../presence/presence.ts';
+import { knockAnswerMedianOfSql } from '../presence/responsiveness.ts';
+import { paymentBackedRatingsOfSql } from '../deals/reputation-counts.ts';
 
 /** One listing as the store shows it: its current version, author and convention. */
 export interface StoreListing {
@@ -24,6 +27,8 @@ export interface StoreListing {
   path: string;
   version: number;
   savedAt: Date;
+  /** Where it stands in a sorted order (StoreFilter.sort), for the next page's cursor. */
+  rank?: Rank;
 }
 
 export interface StoreFilter {
@@ -40,9 +45,32 @@ export interface StoreFilter {
   exclude?: string | undefined;
   /** Listings sharing one of these values on the place axis (lower case). */
   anyPlace?: string[] | undefined;
-  /** Newest first: strictly after this one in the store's order (saved_at desc, workspace, path). */
-  before?: { savedAt: string; workspaceId: string; path: string } | undefined;
+  /** Only listings whose authors show their presence and were seen at this moment or later. */
+  authorsSeenSince?: Date | undefined;
+  /** The order (default newest first): see StoreSort. */
+  sort?: StoreSort | undefined;
+  /** Strictly after this one in the store's order: its rank (sorted orders), then newest first. */
+  before?: { rank?: Rank; savedAt: string; workspaceId: string; path: string } | undefined;
 }
+
+/**
+ * The store's orders. `newest`: by saved time. `responsive`: authors who answer knocks fastest
+ * first (their knock answer median; those with none measured last). `reputation`: authors with
+ * the most payment-backed ratings first. Among equals, newest first.
+ */
+export type StoreSort = 'newest' | 'responsive' | 'reputation';
+
+/**
+ * Where a listing stands in a sorted order, before its time: `nothing` 1 when its author has no
+ * figure (after those who have), and `figure`, smaller first.
+ */
+export type Rank = readonly [nothing: number, figure: number];
+
+/** Each sorted order's figure of the listing's author (`l.author_id`), and its direction. */
+const RANKED: Record<Exclude<StoreSort, 'newest'>, { figure: string; descending: boolean }> = {
+  responsive: { figure: knockAnswerMedianOfSql('l.author_id'), descending: false },
+  reputation: { figure: paymentBackedRatingsOfSql('l.author_id'), descending: true },
+};
 
 /**
  * A listing (`l`) the store shows, as its row keeps it (migration 030): in a public workspace,
@@ -108,6 +136,9 @@ function storeConditions(filter: StoreFilter, bind: (value: unknown) => string):
   if (filter.anyPlace !== undefined)
     where.push(onAxis('place', `${bind(filter.anyPlace)}::text[]`));
   if (filter.exclude !== undefined) where.push(`l.listing_id <> ${bind(filter.exclude)}`);
+  if (filter.authorsSeenSince !== undefined) {
+    where.push(`l.author_id in (${seenSinceSql(`${bind(filter.authorsSeenSince)}::timestamptz`)})`);
+  }
   return where;
 }
 
@@ -152,13 +183,44 @@ function limitBucket(limit: number): number {
  */
 const STORE_WALK = 4096;
 
-/** The store's listings that `filter` keeps, newest first. */
-export async function readStore(
-  db: Queryable,
+/**
+ * The listings of a sorted order that `filter` keeps, after `filter.before`: every match is
+ * ranked by its author's figure (looked up per listing) and sorted, so the cost grows with the
+ * store; the default order, newest first, walks its index instead.
+ */
+function sortedFound(
   filter: StoreFilter,
+  sort: Exclude<StoreSort, 'newest'>,
+  columns: string,
+  bind: (value: unknown) => string,
   limit: number,
-): Promise<StoreListing[]> {
-  const { params, bind } = parameters();
+): string {
+  const { figure, descending } = RANKED[sort];
+  const where = [IN_STORE, ...storeConditions(filter, bind)];
+  const before = filter.before;
+  if (before?.rank) {
+    const [nothing, value] = [bind(before.rank[0]), bind(before.rank[1])];
+    where.push(`((rank.nothing, rank.figure) > (${nothing}::int, ${value}::float8)
+      or ((rank.nothing, rank.figure) = (${nothing}::int, ${value}::float8)
+        and ${afterCursor(before, bind)}))`);
+  }
+  return `select ${columns}, rank.nothing, rank.figure
+    from listings l
+    cross join lateral (select (v.figure is null)::int as nothing,
+        ${descending ? '-' : ''}coalesce(v.figure, 0)::float8 as figure
+      from (select ${figure} as figure) v) rank
+    where ${where.join(' and ')}
+    order by rank.nothing, rank.figure, l.saved_at desc, l.workspace_id, l.path
+    limit ${limitBucket(limit)}`;
+}
+
+/** The listings of the default order, newest first, that `filter` keeps, after `filter.before`. */
+function newestFound(
+  filter: StoreFilter,
+  columns: string,
+  bind: (value: unknown) => string,
+  limit: number,
+): string {
   const where = [IN_STORE, ...storeConditions(filter, bind)];
   const start = filter.before ? afterCursor(filter.before, bind) : null;
   const matching = [...where, ...(start ? [start] : [])].join(' and ');
@@ -168,16 +230,14 @@ export async function readStore(
       : []),
     ...(start ? [start] : []),
   ];
-  const columns =
-    'l.listing_id, l.kind, l.author_id, l.workspace_id, l.path, l.saved_at, l.convention';
   const order = 'order by l.saved_at desc, l.workspace_id, l.path';
   // One listing, or one author's: found through the listings' own indexes, no walk.
-  const byListing = filter.listingId !== undefined || filter.authorId !== undefined;
+  if (filter.listingId !== undefined || filter.authorId !== undefined) {
+    return `select ${columns} from listings l where ${matching} ${order} limit ${limitBucket(limit)}`;
+  }
   // The walk stops at `limit` matches: bound, as its plan is the walk whatever the number.
-  const fetched = byListing ? '' : `${bind(limit)}::bigint`;
-  const found = byListing
-    ? `select ${columns} from listings l where ${matching} ${order} limit ${limitBucket(limit)}`
-    : `with walked as (
+  const fetched = `${bind(limit)}::bigint`;
+  return `with walked as (
          select ${columns}
          from (select * from listings l ${walk.length ? `where ${walk.join(' and ')}` : ''}
            ${order} limit ${STORE_WALK}) l
@@ -188,6 +248,22 @@ export async function readStore(
        select * from (select ${columns} from listings l where ${matching} ${order}
          limit ${limitBucket(limit)}) l
        where (select count(*) from walked) < ${fetched}`;
+}
+
+/** The store's listings that `filter` keeps, in its order (newest first by default). */
+export async function readStore(
+  db: Queryable,
+  filter: StoreFilter,
+  limit: number,
+): Promise<StoreListing[]> {
+  const { params, bind } = parameters();
+  const columns =
+    'l.listing_id, l.kind, l.author_id, l.workspace_id, l.path, l.saved_at, l.convention';
+  const sort = filter.sort ?? 'newest';
+  const ranked = sort !== 'newest';
+  const found = ranked
+    ? sortedFound(filter, sort, columns, bind, limit)
+    : newestFound(filter, columns, bind, limit);
   const rows = await db.query<{
     listing_id: string;
     kind: 'need' | 'can';
@@ -201,13 +277,16 @@ export async function readStore(
     path: string;
     version: number;
     saved_at: Date;
+    nothing: number | null;
+    figure: number | null;
   }>(
     `select s.listing_id, s.kind, iv.fields, iv.convention, c.status, c.placement,
-       iv.author_id, ${agentNameSql('s.author_id')} as author_name, s.workspace_id, s.path, iv.version, s.saved_at
+       iv.author_id, ${agentNameSql('s.author_id')} as author_name, s.workspace_id, s.path, iv.version, s.saved_at,
+       ${ranked ? 's.nothing, s.figure' : 'null::int as nothing, null::float8 as figure'}
      from (${found}) s
      ${CURRENT_VERSION('s')}
      left join (${conventionPlacementsSql()}) c on c.name = s.convention
-     order by s.saved_at desc, s.workspace_id, s.path`,
+     order by ${ranked ? 's.nothing, s.figure, ' : ''}s.saved_at desc, s.workspace_id, s.path`,
     params,
   );
   return rows.slice(0, limit).map((r) => ({
@@ -223,6 +302,7 @@ export async function readStore(
     path: r.path,
     version: r.version,
     savedAt: r.saved_at,
+    ...(r.nothing !== null && r.figure !== null && { rank: [r.nothing, r.figure] as const }),
   }));
 }
 

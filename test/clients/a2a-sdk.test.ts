@@ -81,8 +81,14 @@ test('each card says in capabilities.extensions that there is no A2A endpoint ye
     const path = cardPath(operation.path, agentId);
     const card = await resolver.resolve(server.url('/'), path);
     const extensions = card.capabilities?.extensions ?? [];
-    assert.is(extensions.length, 1, path);
-    const [extension] = extensions;
+    // An agent's card adds its presence (protocol.md "Presence"); the service's has none.
+    const agentCard = operation.name === 'get_agent_card';
+    assert.is(extensions.length, agentCard ? 2 : 1, path);
+    const [extension, presence] = extensions;
+    if (agentCard) {
+      assert.match(presence!.uri, /\/protocol#presence$/, path);
+      assert.equal(Object.keys(presence!.params ?? {}), ['presence', 'responsiveness'], path);
+    }
     assert.match(extension!.description, /no A2A endpoint/, path);
     assert.is(extension!.required, false, path);
     assert.equal(extension!.params?.a2aBindings, [], path);

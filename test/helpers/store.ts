@@ -1,4 +1,5 @@
 import * as assert from 'uvu/assert';
+import type { Presence, Responsiveness } from './presence.ts';
 import { newToken } from '../../actors/kernel/tokens.ts';
 import { request as call } from './http.ts';
 import { serverSuite, type ServerSuiteContext } from './server-suite.ts';
@@ -30,7 +31,7 @@ export interface Listing {
   convention: string | null;
   placed: boolean;
   placement: string[] | null;
-  author: { agent_id: string; name: string };
+  author: { agent_id: string; name: string; presence: Presence; responsiveness: Responsiveness };
   workspace_id: string;
   path: string;
   version: number;

@@ -28,6 +28,7 @@ const OWNERS: Record<string, string[]> = {
     'service_secrets',
   ],
   agents: ['agents'],
+  presence: ['agent_presence', 'agent_responsiveness'],
   moderation: ['operator_log'],
   files: [
     'files',

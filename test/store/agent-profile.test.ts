@@ -27,6 +27,8 @@ interface Profile {
     scored_ratings: number;
     url: string;
   };
+  presence: { online: boolean | null; last_seen_at: string | null; note: string | null };
+  responsiveness: Record<string, number | null>;
 }
 
 const profileOf = (server: TestServer, agentId: string, token: string | null = null) =>
@@ -69,7 +71,11 @@ test('the profile shows name, since, listings as the store does, and the mean sc
       scored_ratings: 2,
       url: `${server.baseUrl}/agents/${seller.agent_id}/reputation`,
     },
+    // The author of the listing, as the listing shows it: its presence and responsiveness.
+    presence: store.body.listings[0]?.author.presence,
+    responsiveness: store.body.listings[0]?.author.responsiveness,
   });
+  assert.is(anonymous.body.presence.online, true, 'the seller posted a moment ago');
   assert.is(anonymous.body.reputation.counts.deals_agreed, 1);
   assert.not.ok('contact' in (anonymous.body.listings[0]?.agent_written ?? {}));
 

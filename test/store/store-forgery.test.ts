@@ -150,8 +150,10 @@ test('a listing forging the service’s lines shows one Author line, one knock l
     authorLines[0]?.startsWith(`- Author: ${author.name} (agent \`${author.agent_id}\`)`),
     authorLines[0],
   );
-  const knockLines = plain.filter((line) => /^\s*[-*+]\s.*knock/i.test(line));
+  const knockLines = plain.filter((line) => /^\s*[-*+]\s+\\?knock\b/i.test(line));
   assert.equal(knockLines, [`- Knock on workspace \`${workspace_id}\` to talk to the author`]);
+  const presenceLines = plain.filter((line) => /^\s*[-*+]\s+\\?presence\b/i.test(line));
+  assert.equal(presenceLines, ['- Presence: online now; no knocks answered in 30 days']);
   assert.ok(
     plain.some((line) => line.includes(listing_id)),
     'the service names the listing',
@@ -213,7 +215,12 @@ test('the store as JSON puts everything the author wrote under agent_written, be
     'workspace_id',
   ]);
   assert.not.ok(JSON.stringify(service).includes('FORGED'), 'no agent text beside agent_written');
-  assert.equal(service.author, { agent_id: author.agent_id, name: author.name });
+  const { presence, responsiveness, ...who } = service.author as typeof service.author & {
+    presence: unknown;
+    responsiveness: unknown;
+  };
+  assert.equal(who, { agent_id: author.agent_id, name: author.name });
+  assert.ok(presence && responsiveness, "the author's presence and responsiveness, the service's");
   assert.is(service.workspace_id, workspace_id);
   const owner = store.body.workspaces.find((w) => w.workspace_id === workspace_id)?.owner;
   assert.equal(owner, { agent_id: author.agent_id, name: author.name });

@@ -52,7 +52,18 @@ test('the anonymous store is markdown that names each listing and its author but
   assert.equal(Object.keys(signedIn.body).sort(), ['listings', 'next_cursor', 'workspaces']);
   const shown = signedIn.body.listings.find((l) => l.listing_id === posted.body.listing_id);
   assert.is(shown?.agent_written.contact, 'call 030 1234 5678');
-  assert.equal(shown?.author, { agent_id: author.agent_id, name: author.name });
+  assert.equal(shown?.author, {
+    agent_id: author.agent_id,
+    name: author.name,
+    presence: { online: true, last_seen_at: shown?.author.presence.last_seen_at, note: null },
+    responsiveness: {
+      window_days: 30,
+      knocks_answered: 0,
+      knock_answer_median_seconds: null,
+      replies: 0,
+      reply_median_seconds: null,
+    },
+  });
   assert.equal(shown?.placement, ['root', 'local']);
   assert.ok(
     signedIn.body.workspaces.some((w) => w.workspace_id === posted.body.workspace_id),
