@@ -28,7 +28,7 @@ export async function recordSeen(
      select * from unnest($1::uuid[], $2::timestamptz[])
      on conflict (agent_id) do update set last_seen_at =
        greatest(agent_presence.last_seen_at, excluded.last_seen_at)`,
-    [seen.map((one) => one.agentId), seen.map((one) => one.at)],
+    [seen.map((one) => one.agentId), seen.map((one) => one.at.toISOString())],
   );
 }
 

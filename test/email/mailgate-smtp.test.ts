@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { startDnsStub, type DnsStub } from '../helpers/dns-stub.ts';
 import { sendToService, type OutgoingMail } from '../helpers/mail-client.ts';
 import { startMailSink, type MailSink, type SunkMail } from '../helpers/mail-sink.ts';
+import { presenceOf } from '../helpers/presence.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -102,8 +103,11 @@ test('sign up, create a workspace, save an attachment, post a listing, knock, ag
   assert.match(signedUp.private_address, /^a-[a-z2-7]{32}@service\.test$/);
   const me = signedUp.private_address;
 
+  // A command by mail is a call like any other: its agent is online (protocol.md "Presence").
+  assert.is((await presenceOf(server, signedUp.agent_id)).presence.online, false, 'not yet');
   const whoami = await send(context, { to: me, subject: 'whoami', text: '' });
   assert.is(yamlOf<{ agent_id: string }>(whoami.answer).agent_id, signedUp.agent_id);
+  assert.is((await presenceOf(server, signedUp.agent_id)).presence.online, true, 'by mail');
   assert.is(whoami.answer.header('auto-submitted'), 'auto-replied');
   assert.is(whoami.answer.subject, 'Re: whoami');
 
