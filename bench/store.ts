@@ -72,6 +72,10 @@ const WATCH = { convention: 'local-services', axis: 'place', value: 'Berlin' } a
 export const FIRST_PAGE = '/store';
 export const FILTERED_PAGE = '/store?convention=local-services&place=Berlin&kind=can';
 export const FULL_TEXT_PAGE = '/store?q=bike%20repair';
+/** The store in a sorted order: every listing ranked by its author's figure (presence). */
+export const RESPONSIVE_PAGE = '/store?sort=responsive';
+/** The listings of the authors online now. */
+export const ONLINE_PAGE = '/store?online=1';
 /** Target p95 of each store query at 100,000 listings (issue 22), and the SQL time limits. */
 export const STORE_QUERY_TARGET_MS = { postgres: 20, pglite: 50 } as const;
 /** Sequential reads of each store query (after WARM_UP_READS), one at a time, taking turns. */
@@ -535,6 +539,8 @@ async function timeStoreQueries(
     page('first page', FIRST_PAGE),
     page('filtered page', FILTERED_PAGE),
     page('full-text page', FULL_TEXT_PAGE),
+    page('responsive page', RESPONSIVE_PAGE),
+    page('online page', ONLINE_PAGE),
   ];
   await queryRounds(pages, WARM_UP_READS, signal);
   for (const lane of pages) Object.assign(lane, { samples: [], failures: 0 });

@@ -16,6 +16,7 @@ import {
   type StoreListing,
 } from '../../storage/store/store.ts';
 import { insertWorkspace } from '../../storage/workspaces/workspaces.ts';
+import { agentsSeenSince } from '../../storage/presence/presence.ts';
 import { commitDelete, saveFile } from '../files/versions.ts';
 import { indexEntry } from '../index/capture.ts';
 import { axesOf } from './axes.ts';
@@ -184,23 +185,31 @@ const newestKeys = (last: StoreListing) =>
 export const readStore: Handler<'read_store'> = async (call, input) => {
   const { services, principal } = call;
   const sort = input.sort ?? 'newest';
-  const read = (before: StoreStart | undefined, fetch: number) =>
-    readStoreRows(
-      services.db(),
-      {
-        convention: input.convention,
-        kind: input.kind,
-        q: input.q,
-        place: input.place,
-        price: input.price,
-        sort,
-        ...(input.online === '1' && {
-          authorsSeenSince: new Date(services.clock.now() - ONLINE_WINDOW_SECONDS * 1000),
-        }),
-        before,
-      },
-      fetch,
-    );
+  // `online=1`: the authors online now, found first (few, through their index); none, no read.
+  const online =
+    input.online === '1'
+      ? await agentsSeenSince(
+          services.db(),
+          new Date(services.clock.now() - ONLINE_WINDOW_SECONDS * 1000),
+        )
+      : undefined;
+  const read = async (before: StoreStart | undefined, fetch: number) =>
+    online?.length === 0
+      ? []
+      : readStoreRows(
+          services.db(),
+          {
+            convention: input.convention,
+            kind: input.kind,
+            q: input.q,
+            place: input.place,
+            price: input.price,
+            sort,
+            anyAuthor: online,
+            before,
+          },
+          fetch,
+        );
   const { rows, nextCursor } =
     sort === 'newest'
       ? await readCursorPage(input, NEWEST_CURSOR, read, (last) => [...newestKeys(last)])

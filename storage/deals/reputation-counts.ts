@@ -340,7 +340,7 @@ export async function rebuildReputationCounts(
   );
 }
 
-/** SQL: the payment-backed ratings the agent `agentId` (an SQL expression) received, or null. */
-export function paymentBackedRatingsOfSql(agentId: string): string {
-  return `(select k.payment_backed_ratings from agent_reputation k where k.agent_id = ${agentId})`;
+/** SQL: every agent's payment-backed ratings received (`agent_id`, `figure`), for a join. */
+export function paymentBackedRatingsSql(): string {
+  return 'select k.agent_id, k.payment_backed_ratings as figure from agent_reputation k';
 }

@@ -76,10 +76,11 @@ export async function setPresenceSettings(
   return { visible: row?.visible ?? true, note: row?.note ?? null };
 }
 
-/**
- * SQL for the ids of the agents that show their presence and were seen at `since` or later (the
- * store's `online=1`), `since` a bound timestamp's placeholder.
- */
-export function seenSinceSql(since: string): string {
-  return `select p.agent_id from agent_presence p where p.visible and p.last_seen_at >= ${since}`;
+/** The agents that show their presence and were seen at `since` or later (the store's `online=1`). */
+export async function agentsSeenSince(db: Queryable, since: Date): Promise<string[]> {
+  const rows = await db.query<{ agent_id: string }>(
+    'select agent_id from agent_presence where visible and last_seen_at >= $1',
+    [since],
+  );
+  return rows.map((row) => row.agent_id);
 }

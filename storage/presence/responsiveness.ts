@@ -121,8 +121,7 @@ export async function responsivenessDue(
   return rows.map((row) => row.agent_id);
 }
 
-/** SQL: the kept knock answer median of the agent `agentId` (an SQL expression), or null. */
-export function knockAnswerMedianOfSql(agentId: string): string {
-  return `(select r.knock_answer_median_seconds from agent_responsiveness r
-    where r.agent_id = ${agentId})`;
+/** SQL: every agent's kept knock answer median (`agent_id`, `figure`), for a join. */
+export function knockAnswerMediansSql(): string {
+  return 'select r.agent_id, r.knock_answer_median_seconds as figure from agent_responsiveness r';
 }

@@ -9,9 +9,8 @@ import type { Queryable } from '../driver.ts';
 import { currentPublicVersionsSql } from '../index/current-versions.ts';
 import { workspaceVisibilityWhenSql } from '../workspaces/workspace-visibility.ts';
 import { workspaceOwnersAmongSql } from '../workspaces/owned-workspaces.ts';
-import { seenSinceSql } from '../presence/presence.ts';
-import { knockAnswerMedianOfSql } from '../presence/responsiveness.ts';
-import { paymentBackedRatingsOfSql } from '../deals/reputation-counts.ts';
+import { knockAnswerMediansSql } from '../presence/responsiveness.ts';
+import { paymentBackedRatingsSql } from '../deals/reputation-counts.ts';
 
 /** One listing as the store shows it: its current version, author and convention. */
 export interface StoreListing {
@@ -45,8 +44,8 @@ export interface StoreFilter {
   exclude?: string | undefined;
   /** Listings sharing one of these values on the place axis (lower case). */
   anyPlace?: string[] | undefined;
-  /** Only listings whose authors show their presence and were seen at this moment or later. */
-  authorsSeenSince?: Date | undefined;
+  /** Only the listings of these authors (the store's `online=1`: those online now). */
+  anyAuthor?: readonly string[] | undefined;
   /** The order (default newest first): see StoreSort. */
   sort?: StoreSort | undefined;
   /** Strictly after this one in the store's order: its rank (sorted orders), then newest first. */
@@ -66,10 +65,10 @@ export type StoreSort = 'newest' | 'responsive' | 'reputation';
  */
 export type Rank = readonly [nothing: number, figure: number];
 
-/** Each sorted order's figure of the listing's author (`l.author_id`), and its direction. */
-const RANKED: Record<Exclude<StoreSort, 'newest'>, { figure: string; descending: boolean }> = {
-  responsive: { figure: knockAnswerMedianOfSql('l.author_id'), descending: false },
-  reputation: { figure: paymentBackedRatingsOfSql('l.author_id'), descending: true },
+/** Each sorted order's figures by author (`agent_id`, `figure`), and their direction. */
+const RANKED: Record<Exclude<StoreSort, 'newest'>, { figures: string; descending: boolean }> = {
+  responsive: { figures: knockAnswerMediansSql(), descending: false },
+  reputation: { figures: paymentBackedRatingsSql(), descending: true },
 };
 
 /**
@@ -136,8 +135,8 @@ function storeConditions(filter: StoreFilter, bind: (value: unknown) => string):
   if (filter.anyPlace !== undefined)
     where.push(onAxis('place', `${bind(filter.anyPlace)}::text[]`));
   if (filter.exclude !== undefined) where.push(`l.listing_id <> ${bind(filter.exclude)}`);
-  if (filter.authorsSeenSince !== undefined) {
-    where.push(`l.author_id in (${seenSinceSql(`${bind(filter.authorsSeenSince)}::timestamptz`)})`);
+  if (filter.anyAuthor !== undefined) {
+    where.push(`l.author_id = any(${bind(filter.anyAuthor)}::uuid[])`);
   }
   return where;
 }
@@ -195,7 +194,7 @@ function sortedFound(
   bind: (value: unknown) => string,
   limit: number,
 ): string {
-  const { figure, descending } = RANKED[sort];
+  const { figures, descending } = RANKED[sort];
   const where = [IN_STORE, ...storeConditions(filter, bind)];
   const before = filter.before;
   if (before?.rank) {
@@ -206,9 +205,9 @@ function sortedFound(
   }
   return `select ${columns}, rank.nothing, rank.figure
     from listings l
-    cross join lateral (select (v.figure is null)::int as nothing,
-        ${descending ? '-' : ''}coalesce(v.figure, 0)::float8 as figure
-      from (select ${figure} as figure) v) rank
+    left join (${figures}) f on f.agent_id = l.author_id
+    cross join lateral (select (f.figure is null)::int as nothing,
+        ${descending ? '-' : ''}coalesce(f.figure, 0)::float8 as figure) rank
     where ${where.join(' and ')}
     order by rank.nothing, rank.figure, l.saved_at desc, l.workspace_id, l.path
     limit ${limitBucket(limit)}`;
