@@ -417,6 +417,20 @@ export async function loadStoreFixture(
      where workspace_id = any($1::uuid[]) group by workspace_id`,
     [workspaces.map((w) => w.workspace_id)],
   );
+  // Presence: half the owners answer knocks (a median each), a third are online now, so the
+  // store's responsive and online pages have authors to rank and find.
+  await driver.query(
+    `with owner as (select o, n from unnest($1::uuid[]) with ordinality as t(o, n))
+     insert into agent_responsiveness (agent_id, knocks_answered, knock_answer_median_seconds,
+       replies, reply_median_seconds, computed_at)
+     select o, 5, 60 * n, 0, null, now() from owner where n % 2 = 0`,
+    [owners],
+  );
+  await driver.query(
+    `insert into agent_presence (agent_id, last_seen_at)
+     select o, now() from unnest($1::uuid[]) with ordinality as t(o, n) where n % 3 = 0`,
+    [owners],
+  );
   await driver.query('analyze');
   return { localServices, filteredMatches };
 }

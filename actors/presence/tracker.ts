@@ -49,7 +49,17 @@ export class PresenceTracker {
     /** Where the moments are written: the driver, outside any request's transaction. */
     private readonly writer: () => Queryable,
     private readonly log: (message: string) => void,
+    /** Real milliseconds between sweeps (tests make it short). */
+    private readonly sweepMs = SWEEP_MS,
   ) {}
+
+  /** How many sweeps have run (a test waits on it instead of on time). */
+  sweeps = 0;
+
+  /** Agents this process keeps something of now (held, seen lately, or not yet written). */
+  get size(): number {
+    return this.entries.size;
+  }
 
   /** The agent was seen now (a call at any door). */
   seen(agentId: string): void {
@@ -148,12 +158,13 @@ export class PresenceTracker {
     this.sweeper = setTimeout(() => {
       this.sweeper = null;
       this.sweep();
-    }, SWEEP_MS);
+    }, this.sweepMs);
     this.sweeper.unref();
   }
 
   /** Refreshes held agents, sends moments whose minute is up, forgets agents long gone. */
   private sweep(): void {
+    this.sweeps++;
     const now = this.clock.now();
     for (const [agentId, entry] of this.entries) {
       if (entry.held > 0) {

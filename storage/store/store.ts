@@ -183,9 +183,11 @@ function limitBucket(limit: number): number {
 const STORE_WALK = 4096;
 
 /**
- * The listings of a sorted order that `filter` keeps, after `filter.before`: every match is
- * ranked by its author's figure (looked up per listing) and sorted, so the cost grows with the
- * store; the default order, newest first, walks its index instead.
+ * The listings of a sorted order that `filter` keeps, after `filter.before`, in two parts. First
+ * the listings of the authors who have a figure: the authors walked in the figure's order
+ * through its index, each author's listings newest first, so a page reads the few authors it
+ * shows. Then every other listing, newest first, as the default order walks them (with "its
+ * author has no figure" as one more condition). A cursor in the second part skips the first.
  */
 function sortedFound(
   filter: StoreFilter,
@@ -195,22 +197,30 @@ function sortedFound(
   limit: number,
 ): string {
   const { figures, descending } = RANKED[sort];
-  const where = [IN_STORE, ...storeConditions(filter, bind)];
   const before = filter.before;
+  const ranked = `(${figures}) g where g.figure ${descending ? '> 0' : 'is not null'}`;
+  const unranked = `not exists (select 1 from ${ranked} and g.agent_id = l.author_id)`;
+  const rest = `select r.*, 1 as nothing, 0::float8 as figure from (${newestFound(
+    { ...filter, before: before?.rank?.[0] === 1 ? before : undefined },
+    columns,
+    bind,
+    limit,
+    [unranked],
+  )}) r`;
+  if (before?.rank?.[0] === 1) return rest;
+  const where = [IN_STORE, ...storeConditions(filter, bind)];
   if (before?.rank) {
-    const [nothing, value] = [bind(before.rank[0]), bind(before.rank[1])];
-    where.push(`((rank.nothing, rank.figure) > (${nothing}::int, ${value}::float8)
-      or ((rank.nothing, rank.figure) = (${nothing}::int, ${value}::float8)
-        and ${afterCursor(before, bind)}))`);
+    const value = bind(before.rank[1]);
+    where.push(`(f.figure > ${value}::float8
+      or (f.figure = ${value}::float8 and ${afterCursor(before, bind)}))`);
   }
-  return `select ${columns}, rank.nothing, rank.figure
-    from listings l
-    left join (${figures}) f on f.agent_id = l.author_id
-    cross join lateral (select (f.figure is null)::int as nothing,
-        ${descending ? '-' : ''}coalesce(f.figure, 0)::float8 as figure) rank
+  const first = `select ${columns}, 0 as nothing, f.figure
+    from (select g.agent_id, ${descending ? '-' : ''}g.figure::float8 as figure from ${ranked}) f
+    join listings l on l.author_id = f.agent_id
     where ${where.join(' and ')}
-    order by rank.nothing, rank.figure, l.saved_at desc, l.workspace_id, l.path
+    order by f.figure, l.saved_at desc, l.workspace_id, l.path
     limit ${limitBucket(limit)}`;
+  return `select * from (${first}) a union all (${rest})`;
 }
 
 /** The listings of the default order, newest first, that `filter` keeps, after `filter.before`. */
@@ -219,8 +229,9 @@ function newestFound(
   columns: string,
   bind: (value: unknown) => string,
   limit: number,
+  more: readonly string[] = [],
 ): string {
-  const where = [IN_STORE, ...storeConditions(filter, bind)];
+  const where = [IN_STORE, ...storeConditions(filter, bind), ...more];
   const start = filter.before ? afterCursor(filter.before, bind) : null;
   const matching = [...where, ...(start ? [start] : [])].join(' and ');
   const walk = [
