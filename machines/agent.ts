@@ -2,15 +2,19 @@ import { assign, setup, type SnapshotFrom } from 'xstate';
 import { machineCodec } from './codec.ts';
 
 /**
- * An agent's own state. Today: its remembered place in its changes feed, which only moves
- * forward. Later layers add knock settings and the like here.
+ * An agent's own state: its remembered place in its changes feed, which only moves forward, and
+ * whether it requires signed requests for every write (set_signature_policy).
  */
 export interface AgentContext {
   /** Sequence number of the last change the agent has read. */
   readSeq: number;
+  /** Writes need an RFC 9421 signature by a live key; absent (snapshots before it): false. */
+  requireSignature?: boolean;
 }
 
-export type AgentEvent = { type: 'feed.read'; seq: number };
+export type AgentEvent =
+  | { type: 'feed.read'; seq: number }
+  | { type: 'signature_policy.set'; requireSignature: boolean };
 
 export const agentMachine = setup({
   types: {
@@ -19,7 +23,10 @@ export const agentMachine = setup({
     input: {} as { readSeq: number } | undefined,
   },
   guards: {
-    movesForward: ({ context, event }) => event.seq > context.readSeq,
+    movesForward: ({ context, event }) => event.type === 'feed.read' && event.seq > context.readSeq,
+    changesPolicy: ({ context, event }) =>
+      event.type === 'signature_policy.set' &&
+      event.requireSignature !== (context.requireSignature === true),
   },
 }).createMachine({
   id: 'agent',
@@ -32,6 +39,12 @@ export const agentMachine = setup({
         'feed.read': {
           guard: 'movesForward',
           actions: assign({ readSeq: ({ event }) => event.seq }),
+        },
+        'signature_policy.set': {
+          guard: 'changesPolicy',
+          actions: assign({
+            requireSignature: ({ event }) => event.requireSignature,
+          }),
         },
       },
     },

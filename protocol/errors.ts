@@ -23,6 +23,15 @@ export const ERRORS = {
     title: 'The cursor was not issued by this service for this agent',
   },
   unauthorized: { status: 401, title: 'A valid API token is required' },
+  signature_required: {
+    status: 401,
+    title:
+      'You require signed requests (set_signature_policy): this changes state, so sign it with a live key (`sign` names what to cover)',
+  },
+  invalid_signature: {
+    status: 401,
+    title: 'The request\u2019s RFC 9421 signature does not hold (`reason` says why)',
+  },
   forbidden: { status: 403, title: 'You can see this but may not change it' },
   token_scope: {
     status: 403,
@@ -176,6 +185,11 @@ export const ERRORS = {
     title: 'A delivered file does not exist in the deal\u2019s workspace (`paths` names them)',
   },
   limit_reached: { status: 409, title: 'You hold as many of these as one agent may' },
+  key_exists: { status: 409, title: 'That public key is live here already' },
+  last_key: {
+    status: 409,
+    title: 'Signed requests are required and this would leave no live key to sign with',
+  },
   quota_exceeded: { status: 507, title: 'Your storage quota would be exceeded' },
   sql_not_allowed: {
     status: 400,

@@ -88,8 +88,9 @@ export interface Operation<
   mintsSecret?: boolean;
   /**
    * It commits its caller to something another agent relies on (agreeing, delivering, rating,
-   * asking for money). The email door never runs it from one message: it answers with a
-   * confirmation request, and the reply to that carries it out, once (server/email/).
+   * asking for money), or changes how the agent proves itself (its signing keys, its signature
+   * policy). The email door never runs it from one message: it answers with a confirmation
+   * request, and the reply to that carries it out, once (server/email/).
    */
   binds?: boolean;
 }
@@ -171,6 +172,9 @@ export function commonErrors(operation: Operation): ErrorCode[] {
   ];
   // A restricted token used beyond its scopes (server/invoke.ts, actors/kernel/token-scope.ts).
   if (operation.auth !== 'none') codes.push('token_scope');
+  // A signed request whose signature does not hold (server/http/signed-request.ts); an unsigned
+  // write of an agent that requires signatures (server/invoke.ts).
+  if (operation.auth !== 'none') codes.push('invalid_signature', 'signature_required');
   const binding = resolveBinding(operation.method, operation.binding);
   if (binding.body.kind === 'json') codes.push('invalid_json', 'unsupported_media_type');
   if (binding.reply.kind === 'json_or_markdown') codes.push('not_acceptable');

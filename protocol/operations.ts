@@ -1,5 +1,6 @@
 import { ACCOUNT_OPERATIONS } from './agents/account.ts';
 import { TOKEN_OPERATIONS } from './agents/tokens.ts';
+import { KEY_OPERATIONS } from './agents/keys.ts';
 import { WEBHOOK_OPERATIONS } from './webhooks.ts';
 import { FEED_OPERATIONS } from './feed.ts';
 import { FEEDBACK_OPERATIONS } from './feedback.ts';
@@ -26,6 +27,7 @@ import type { Operation } from './operation.ts';
 export const OPERATIONS = {
   ...ACCOUNT_OPERATIONS,
   ...TOKEN_OPERATIONS,
+  ...KEY_OPERATIONS,
   ...WEBHOOK_OPERATIONS,
   ...FEED_OPERATIONS,
   ...FEEDBACK_OPERATIONS,

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
-import type { Principal } from '../actors/kernel/principal.ts';
-import { assertTokenScope } from '../actors/kernel/token-scope.ts';
+import { signedWith, unsigned, type Principal } from '../actors/kernel/principal.ts';
+import type { SignatureProof } from '../actors/kernel/request-signatures.ts';
+import { assertSignedWrite, assertTokenScope } from '../actors/kernel/token-scope.ts';
+import { signatureFault } from '../protocol/message-signature.ts';
 import type { Call } from '../actors/kernel/handler.ts';
 import type { CallTransport } from '../protocol/binding.ts';
 import { HANDLERS } from '../actors/handlers.ts';
@@ -26,33 +28,58 @@ export async function invoke(
   rawInput: Record<string, unknown>,
   caller: {
     token: string | undefined;
+    /** What the request's RFC 9421 signature proved (the door verified it), if it had one. */
+    signature?: SignatureProof | null;
     signal: AbortSignal;
     transport?: CallTransport;
     places?: InputPlaces;
   },
 ): Promise<unknown> {
-  const principal = await authenticate(services, operation, caller.token);
+  const principal = await authenticate(services, operation, caller.token, caller.signature);
   return run(services, operation, principal, rawInput, caller);
 }
 
 /**
  * The calling agent, as the operation's auth asks: required, taken when sent, or ignored.
  * A bad token is refused even where a token is optional: silently ignoring it would hide a
- * mistake the agent wants to know about.
+ * mistake the agent wants to know about. A valid signature (verified by the door) names the
+ * agent too: a token sent with it must be that agent's. An agent that requires signatures gets,
+ * for an unsigned call, a principal that may only read (`run` holds it so).
  */
 export async function authenticate(
   services: Services,
   operation: Operation,
   token: string | undefined,
+  signature?: SignatureProof | null,
 ): Promise<Principal | null> {
-  if (operation.auth === 'none' || (operation.auth === 'optional' && token === undefined)) {
-    return null;
-  }
+  if (operation.auth === 'none') return null;
+  if (signature) return signedCaller(services, token, signature);
+  if (operation.auth === 'optional' && token === undefined) return null;
   // callerForToken's steps, inline: this runs on every request, one promise fewer.
   const resolved = services.tokens.resolve(token);
   const grant = 'then' in resolved ? await resolved : resolved;
   const agent = known(await services.agents.get(grant.agentId));
-  return services.tokens.principalFor(grant, agent.principal);
+  const principal = services.tokens.principalFor(grant, agent.principal);
+  return agent.requireSignature ? unsigned(principal) : principal;
+}
+
+/** The principal of a signed call: the signing key's agent, with the token's reach if one came. */
+async function signedCaller(
+  services: Services,
+  token: string | undefined,
+  signature: SignatureProof,
+): Promise<Principal> {
+  const agent = known(await services.agents.get(signature.agentId));
+  if (token === undefined) return signedWith(agent.principal, signature.keyId);
+  const resolved = services.tokens.resolve(token);
+  const grant = 'then' in resolved ? await resolved : resolved;
+  if (grant.agentId !== signature.agentId) {
+    throw signatureFault(
+      'agent_mismatch',
+      'The request is signed by a key of one agent and carries the token of another: send the token of the agent whose key signs, or no token.',
+    );
+  }
+  return signedWith(services.tokens.principalFor(grant, agent.principal), signature.keyId);
 }
 
 /** A live agent, as the agents capability keeps them (services.agents). */
@@ -134,6 +161,8 @@ export async function run(
   // A restricted token is held to its scopes here, for every door (actors/kernel/token-scope.ts).
   const grant = principal?.token;
   if (grant?.restricted) assertTokenScope(operation, grant, input);
+  // An unsigned call of an agent that requires signatures reads only, at every door.
+  if (principal?.signatureRequired) assertSignedWrite(operation);
   const answer = handler(new HandlerCall(services, principal, caller), input);
   if (!services.config.strictProtocol) return answer;
   return answer.catch((error: unknown) => {

@@ -36,6 +36,11 @@ export class AgentActor extends MachineActor<typeof agentMachine> {
     return this.record.name;
   }
 
+  /** Whether the agent's writes need a signature by one of its keys (set_signature_policy). */
+  get requireSignature(): boolean {
+    return this.state.context.requireSignature === true;
+  }
+
   /** The agent's remembered place in its changes feed. */
   get readSeq(): number {
     return this.state.context.readSeq;

@@ -3,8 +3,10 @@ import type { ActorRegistry } from '../kernel/registry.ts';
 import { loadAgentActor, type AgentActor } from './actor.ts';
 import { signUp, whoami } from './handlers.ts';
 import { createToken, listTokens, revokeToken, rotateToken } from './token-handlers.ts';
+import { addKey, listKeys, revokeKey, setSignaturePolicy } from './key-handlers.ts';
 import { ensureOperator } from './operator.ts';
 import { lockAgent } from '../../storage/agents/agents.ts';
+import { deleteExpiredNonces } from '../../storage/kernel/agent-keys.ts';
 import { agentNameSql, agentNames } from '../../storage/agents/agent-names.ts';
 import { agentsSettings } from './settings.ts';
 import { addSaveHook } from '../files/save-hooks.ts';
@@ -32,7 +34,20 @@ export const agents = {
     list_tokens: listTokens,
     revoke_token: revokeToken,
     rotate_token: rotateToken,
+    add_key: addKey,
+    list_keys: listKeys,
+    revoke_key: revokeKey,
+    set_signature_policy: setSignaturePolicy,
   },
+  jobs: [
+    {
+      // A nonce is kept while its signature could still be accepted (created within 300 s).
+      name: 'agents.nonces.expire',
+      schedule: '*/10 * * * *',
+      purpose: 'when the nonces of signed requests past their window are forgotten',
+      run: async (services, now) => void (await deleteExpiredNonces(services.driver, now)),
+    },
+  ],
   actors: [
     {
       kind: 'agent',

@@ -22,6 +22,13 @@ export interface Principal {
    * token was used (the email door acts for the whole agent, proven by its mail).
    */
   readonly token: TokenGrant | null;
+  /** The key whose RFC 9421 signature this call carried (actors/kernel/request-signatures.ts). */
+  readonly signedBy: string | null;
+  /**
+   * The agent requires signed requests (set_signature_policy) and this call carries none:
+   * it may only read (server/invoke.ts refuses its writes with `401 signature_required`).
+   */
+  readonly signatureRequired: boolean;
 }
 
 export function principalOf(record: AgentRow): Principal {
@@ -32,12 +39,31 @@ export function principalOf(record: AgentRow): Principal {
     scopes: new Set<Scope>(record.isOperator ? ['agent', 'operator'] : ['agent']),
     isOperator: record.isOperator,
     token: null,
+    signedBy: null,
+    signatureRequired: false,
   });
 }
 
 /** The agent's principal as a call with `grant` sees it. */
 export function withToken(base: Principal, grant: TokenGrant): Principal {
   return Object.freeze({ ...base, token: grant });
+}
+
+/** `principal`, as a call signed by its agent's key `keyId` sees it. */
+export function signedWith(principal: Principal, keyId: string): Principal {
+  return Object.freeze({ ...principal, signedBy: keyId, signatureRequired: false });
+}
+
+const unsignedOf = new WeakMap<Principal, Principal>();
+
+/** `principal`, as an unsigned call of an agent that requires signatures sees it: reads only. */
+export function unsigned(principal: Principal): Principal {
+  let made = unsignedOf.get(principal);
+  if (!made) {
+    made = Object.freeze({ ...principal, signatureRequired: true });
+    unsignedOf.set(principal, made);
+  }
+  return made;
 }
 
 /**

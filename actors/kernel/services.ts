@@ -21,6 +21,7 @@ import { ChangeHub } from './change-hub.ts';
 import { realClock, type Clock } from './clock.ts';
 import { assertChangesDeclared, currentUnit, type CommitWork } from './commit.ts';
 import { ActorRegistry } from './registry.ts';
+import { RequestSignatures } from './request-signatures.ts';
 import { TokenResolver } from './token-resolver.ts';
 import type { ScopeTarget } from './token-scope.ts';
 
@@ -56,6 +57,8 @@ export class Services {
   /** Time for everything that expires or waits; tests pass a TestClock. */
   readonly clock: Clock;
   readonly tokens: TokenResolver;
+  /** Agents' signing keys, as signed requests are verified against them (RFC 9421). */
+  readonly signatures: RequestSignatures;
   /**
    * Each agent's account figures (`whoami`) as last computed; forgotten after every commit that
    * changes them, here or in another process (agent-counts.ts).
@@ -114,6 +117,11 @@ export class Services {
       (target) => target.prefix,
     );
     this.tokens = new TokenResolver(
+      () => this.db(),
+      () => this.driver,
+      this.clock,
+    );
+    this.signatures = new RequestSignatures(
       () => this.db(),
       () => this.driver,
       this.clock,
@@ -198,7 +206,7 @@ export class Services {
     await this.driver.listen?.(ACTOR_CHANNEL, (payload) => {
       const notice = parseActorNotice(payload);
       if (!notice || notice.sender === this.instance) return;
-      if (notice.kind === TOKEN_NOTICE_KIND) this.tokens.forgetAgent(notice.id);
+      if (notice.kind === TOKEN_NOTICE_KIND) this.forgetCredentials(notice.id);
       else if (notice.kind === COUNTS_NOTICE_KIND) this.counts.forget(notice.id);
       else this.#registries.get(notice.kind)?.invalidate(notice.id, notice.version);
     });
@@ -213,11 +221,24 @@ export class Services {
   private forgetWhatOthersMayHaveChanged(): void {
     this.counts.clear();
     this.tokens.forgetAll();
+    this.signatures.forgetAll();
     for (const registry of this.#registries.values()) registry.invalidateAll();
     this.hub.resync();
   }
 
-  /** Tells other processes that an agent's tokens changed, inside the transaction that did it. */
+  /**
+   * Forgets what this process holds of an agent's credentials (its tokens, its signing keys):
+   * they changed, here or in another process.
+   */
+  forgetCredentials(agentId: string): void {
+    this.tokens.forgetAgent(agentId);
+    this.signatures.forgetAgent(agentId);
+  }
+
+  /**
+   * Tells other processes that an agent's credentials (tokens, signing keys, suspension)
+   * changed, inside the transaction that did it.
+   */
   async noticeTokenChange(tx: Queryable, agentId: string): Promise<void> {
     if (!this.driver.listen) return;
     await notifyActors(tx, this.instance, [{ kind: TOKEN_NOTICE_KIND, id: agentId, version: 0 }]);

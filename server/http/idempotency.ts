@@ -67,9 +67,11 @@ function checkKey(key: string): void {
  */
 export function idempotencyScope(principal: Principal | null, address: () => string): string {
   if (principal === null) return `anonymous ${address()}`;
+  // An unsigned call of an agent that requires signatures never shares a signed call's answers.
+  const reach = principal.signatureRequired ? ' unsigned' : '';
   const grant = principal.token;
-  if (!grant?.restricted) return principal.agentId;
-  return `${principal.agentId} ${[...grant.scopes].sort().join(' ')}`;
+  if (!grant?.restricted) return `${principal.agentId}${reach}`;
+  return `${principal.agentId} ${[...grant.scopes].sort().join(' ')}${reach}`;
 }
 
 function keyHash(request: { key: string; scope: string }): string {

@@ -19,12 +19,19 @@ import {
 } from '../../protocol/operation.ts';
 import { toJsonSchema, type JsonSchema } from '../../protocol/json-schema.ts';
 import { authenticate, run, type AnyHandler, type InputPlaces } from '../invoke.ts';
+import { assertSignedWrite } from '../../actors/kernel/token-scope.ts';
 import { negotiateFormat } from './accept.ts';
 import { byteResponse } from './byte-reply.ts';
 import type { EngineRequest, EngineResponse } from './engine.ts';
 import type { AddressOf } from './client-address.ts';
 import { HashedBody, idempotencyScope, runIdempotent, runIdempotentBytes } from './idempotency.ts';
 import { jsonResponse } from './problem.ts';
+import {
+  checkedBytes,
+  DigestCheckedBody,
+  verifySignedRequest,
+  type VerifiedRequest,
+} from './signed-request.ts';
 
 /** The bearer token of a request: undefined when none was sent; refused when malformed. */
 export function bearerToken(headers: Record<string, string>): string | undefined {
@@ -68,6 +75,7 @@ async function bodyInput(
   request: EngineRequest,
   limit: number,
   operation: Operation,
+  signed: VerifiedRequest | null,
 ): Promise<Record<string, unknown>> {
   const type = request.headers['content-type'];
   const form = type !== undefined && FORM_TYPE.test(type);
@@ -79,7 +87,7 @@ async function bodyInput(
         '`Content-Type: application/json`.',
     );
   }
-  const bytes = await request.body(limit);
+  const bytes = checkedBytes(signed, await request.body(limit));
   if (bytes.length === 0) return {};
   let value: unknown;
   try {
@@ -217,8 +225,17 @@ export async function serveOperation(
   const plan = planFor(operation);
   const key = request.headers['idempotency-key'];
   if (key !== undefined && operation.mintsSecret) throw secretNotReplayed(operation);
-  // The caller is checked before the body is read: a stranger's body is never read.
-  const principal = await authenticate(services, operation, bearerToken(request.headers));
+  // The caller is checked before the body is read: a stranger's body is never read. A signed
+  // request's signature is verified first (its body is checked against it as it is read).
+  const token = bearerToken(request.headers);
+  const signed =
+    operation.auth === 'none' || request.headers['signature-input'] === undefined
+      ? null
+      : await verifySignedRequest(services, request);
+  const principal = await authenticate(services, operation, token, signed?.proof);
+  // Before any replay: an unsigned write of an agent that requires signatures is refused, never
+  // answered from a signed request's kept answer (run() holds every other door so).
+  if (principal?.signatureRequired) assertSignedWrite(operation);
   let format: 'json' | 'markdown' = 'json';
   const reply = plan.binding.reply;
   if (reply.kind === 'json_or_markdown') {
@@ -234,10 +251,11 @@ export async function serveOperation(
   const bodyKind = plan.binding.body.kind;
   const fields =
     bodyKind === 'json'
-      ? await bodyInput(request, plan.bodyLimit, operation)
+      ? await bodyInput(request, plan.bodyLimit, operation, signed)
       : queryInput(request.query);
   // Refused here, before the handler runs, when the declared length is over the limit.
-  const stream = bodyKind === 'bytes' ? request.stream(plan.bodyLimit) : undefined;
+  const raw = bodyKind === 'bytes' ? request.stream(plan.bodyLimit) : undefined;
+  const stream = raw && signed?.digest ? new DigestCheckedBody(raw, signed.digest) : raw;
   // A keyed byte write hashes its body on the way: its sha256 is part of its fingerprint.
   const body = stream && key !== undefined && plan.idempotent ? new HashedBody(stream) : stream;
   for (const name in params) {

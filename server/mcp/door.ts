@@ -19,6 +19,8 @@ import { SERVICE_VERSION } from '../../protocol/version.ts';
 import { corsHeaders, preflightResponse } from '../http/cors.ts';
 import type { EngineRequest, EngineResponse } from '../http/engine.ts';
 import { bearerToken } from '../http/operation-route.ts';
+import { checkedBytes, verifySignedRequest } from '../http/signed-request.ts';
+import type { SignatureProof } from '../../actors/kernel/request-signatures.ts';
 import { asServiceError, problemResponse } from '../http/problem.ts';
 import { agentForToken, invoke } from '../invoke.ts';
 import {
@@ -102,6 +104,7 @@ export function createMcpDoor(
    */
   function buildServer(
     headerToken: string | undefined,
+    signature: SignatureProof | null,
     http: EngineRequest,
     rawArguments: ReadonlyMap<unknown, Record<string, unknown>>,
   ): Server {
@@ -164,6 +167,7 @@ export function createMcpDoor(
         await admit(entry.operation, http);
         const answer = await invoke(services, entry.operation, fields, {
           token: argumentToken ?? headerToken,
+          signature,
           // Aborted when the server closes, which it does as soon as the HTTP client goes.
           signal: extra.signal,
           // MCP has no request headers, and its tools answer JSON.
@@ -202,12 +206,18 @@ export function createMcpDoor(
       );
     }
     const headerToken = bearerToken(request.headers);
-    const bytes = await request.body(tools.bodyLimit);
+    // A signed POST is verified once, before its body is read; its tool calls carry the proof.
+    const signed =
+      request.headers['signature-input'] === undefined
+        ? null
+        : await verifySignedRequest(services, request);
+    const bytes = checkedBytes(signed, await request.body(tools.bodyLimit));
     const decoded = decodeBody(bytes, request.headers['content-type']);
     if (decoded.kind === 'refused') return decoded.response;
 
     const server = buildServer(
       headerToken,
+      signed?.proof ?? null,
       request,
       decoded.kind === 'messages' ? toolArguments(decoded.body) : new Map(),
     );

@@ -9,6 +9,13 @@ import { markRead, placeOf, visibleChangesAfter } from '../../actors/feed/feed.t
 import { asServiceError } from '../http/problem.ts';
 import { callerForToken } from '../invoke.ts';
 import { HandshakeTurns } from './handshake-turns.ts';
+import { signatureRequired } from '../../actors/kernel/token-scope.ts';
+import {
+  signatureClaims,
+  signatureFault,
+  SOCKET_CHALLENGE_HEADER,
+  SOCKET_PATH,
+} from '../../protocol/message-signature.ts';
 
 const REPLAY_PAGE = 500;
 
@@ -54,6 +61,78 @@ interface SocketData {
   agentId: string;
   grant: TokenGrant;
   from: number;
+  /** The key whose signature the handshake carried; null: an unsigned connection. */
+  signedBy: string | null;
+}
+
+/** What a client sends as socket.io's `auth`. */
+interface SocketAuth {
+  token?: unknown;
+  cursor?: unknown;
+  /** RFC 9421 `Signature-Input` and `Signature` values over the connection's challenge. */
+  signature_input?: unknown;
+  signature?: unknown;
+}
+
+/**
+ * engine.io's session id of the connection: what the client sees as `socket.io.engine.id`.
+ * engine.io declares it private in its types, though it is the id of its public handshake.
+ */
+function engineSessionId(socket: Socket): string {
+  return (socket.conn as unknown as { id: string }).id;
+}
+
+/** What a handshake's signature covers: the challenge binds it to this one connection. */
+const HANDSHAKE_COMPONENTS = ['@method', '@authority', '@path', SOCKET_CHALLENGE_HEADER];
+
+/**
+ * Verifies a handshake's signature, if it carries one: RFC 9421 over `GET <base>/socket.io/`
+ * with the header `socket-challenge` set to the connection's challenge (engine.io's session id,
+ * made by the server for this connection: `socket.io.engine.id` in socket.io-client). The key
+ * must be the token's agent's. Answers the key's id, or null for an unsigned connection.
+ */
+async function verifySignedHandshake(
+  services: Services,
+  socket: Socket,
+  auth: SocketAuth,
+  agentId: string,
+): Promise<string | null> {
+  if (auth.signature_input === undefined && auth.signature === undefined) return null;
+  if (typeof auth.signature_input !== 'string' || typeof auth.signature !== 'string') {
+    throw signatureFault(
+      'malformed',
+      '`auth.signature_input` and `auth.signature` are the two header values of an RFC 9421 signature, as strings.',
+    );
+  }
+  const claims = signatureClaims(
+    {
+      method: 'GET',
+      authority: socket.handshake.headers.host ?? '',
+      path: SOCKET_PATH,
+      query: '',
+      headers: {
+        'signature-input': auth.signature_input,
+        signature: auth.signature,
+        [SOCKET_CHALLENGE_HEADER]: engineSessionId(socket),
+      },
+    },
+    () => new URL(services.config.baseUrl).protocol.slice(0, -1),
+  );
+  const unknown: string[] = [];
+  const proof = await services.signatures.verify(claims ?? [], HANDSHAKE_COMPONENTS, unknown);
+  if (proof === null) {
+    throw signatureFault(
+      'malformed',
+      `The handshake's signature names no key added here (keyid ${unknown.map((id) => `"${id}"`).join(', ') || 'missing'}).`,
+    );
+  }
+  if (proof.agentId !== agentId) {
+    throw signatureFault(
+      'agent_mismatch',
+      'The handshake is signed by a key of another agent than the token\u2019s.',
+    );
+  }
+  return proof.keyId;
 }
 
 /**
@@ -74,7 +153,7 @@ export function attachSocketDoor(
   // A crowd of handshakes takes turns with every other request (./handshake-turns.ts).
   const turns = new HandshakeTurns();
   io.use((socket, next) => {
-    const auth = (socket.handshake.auth ?? {}) as { token?: unknown; cursor?: unknown };
+    const auth = (socket.handshake.auth ?? {}) as SocketAuth;
     (async () => {
       await turns.turn();
       const { agent, principal } = await callerForToken(
@@ -82,6 +161,7 @@ export function attachSocketDoor(
         typeof auth.token === 'string' ? auth.token : undefined,
       );
       const { agentId } = agent;
+      const signedBy = await verifySignedHandshake(services, socket, auth, agentId);
       const grant = principal.token as TokenGrant;
       if ((open.get(agentId) ?? 0) >= options.socketsPerAgent) {
         throw new ServiceError(
@@ -93,7 +173,7 @@ export function attachSocketDoor(
         auth.cursor === undefined || auth.cursor === null
           ? await placeOf(services, grant, agent.readSeq)
           : await cursorSeq(services, agentId, auth.cursor);
-      socket.data = { agentId, grant, from } satisfies SocketData;
+      socket.data = { agentId, grant, from, signedBy } satisfies SocketData;
     })().then(
       () => next(),
       (error: unknown) =>
@@ -102,7 +182,7 @@ export function attachSocketDoor(
   });
 
   io.on('connection', (socket: Socket) => {
-    const { agentId, grant, from } = socket.data as SocketData;
+    const { agentId, grant, from, signedBy } = socket.data as SocketData;
     // A workspace token's socket passes over the other workspaces' changes.
     const workspaceId = grant.workspaceId;
     open.set(agentId, (open.get(agentId) ?? 0) + 1);
@@ -176,6 +256,12 @@ export function attachSocketDoor(
       const reply =
         typeof callback === 'function' ? (callback as (answer: unknown) => void) : () => undefined;
       (async () => {
+        // An unsigned connection of an agent that requires signatures reads only.
+        if (signedBy === null && (await services.agents.get(agentId))?.requireSignature) {
+          throw signatureRequired(
+            '`ack` (it moves your place in the feed); connect with a signed handshake (auth.signature_input, auth.signature) to ack,',
+          );
+        }
         const cursor = (payload as { cursor?: unknown } | null)?.cursor;
         const seq = await cursorSeq(services, agentId, cursor);
         return { cursor: encodeCursor(await markRead(services, agentId, grant, seq)) };

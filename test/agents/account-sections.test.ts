@@ -117,6 +117,8 @@ test('a scope that no capability checks is refused, never let through unchecked'
     scopes: new Set(),
     isOperator: false,
     token: null,
+    signedBy: null,
+    signatureRequired: false,
   };
   await assertScopesReachable(bare, principal, ['read']);
   const error = await assertScopesReachable(bare, principal, [`workspace:${randomUUID()}`]).catch(

@@ -24,6 +24,8 @@ const SHARED: Record<string, Record<string, string>> = {
     'events.ts': 'the change events of every capability, spread from their tables',
     'input-guard.ts': "the bounds of agents' input (sizes, depth) every parser takes",
     'jcs.ts': 'JSON canonicalization (RFC 8785), a general algorithm',
+    'message-signature.ts':
+      'HTTP Message Signatures (RFC 9421): what every door that takes a signed request reads',
     'json-schema.ts': 'JSON Schema from the zod declarations, for MCP and OpenAPI',
     'openapi-doors.ts': 'the OpenAPI of the doors that are no operation (/mcp, storage links)',
     'openapi.ts': '/openapi.json, generated from the operation table',

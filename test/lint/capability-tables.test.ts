@@ -19,6 +19,8 @@ const root = join(import.meta.dirname, '../..');
 const OWNERS: Record<string, string[]> = {
   kernel: [
     'agent_tokens',
+    'agent_keys',
+    'signature_nonces',
     'changes',
     'change_payloads',
     'feed_heads',
