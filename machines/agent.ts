@@ -13,8 +13,7 @@ export interface AgentContext {
 }
 
 export type AgentEvent =
-  | { type: 'feed.read'; seq: number }
-  | { type: 'signature_policy.set'; requireSignature: boolean };
+  { type: 'feed.read'; seq: number } | { type: 'signature_policy.set'; requireSignature: boolean };
 
 export const agentMachine = setup({
   types: {
