@@ -9,7 +9,6 @@ import { markRead, placeOf, visibleChangesAfter } from '../../actors/feed/feed.t
 import { asServiceError } from '../http/problem.ts';
 import { callerForToken } from '../invoke.ts';
 import { HandshakeTurns } from './handshake-turns.ts';
-import { signatureRequired } from '../../actors/kernel/token-scope.ts';
 import {
   signatureClaims,
   signatureFault,
@@ -258,8 +257,10 @@ export function attachSocketDoor(
       (async () => {
         // An unsigned connection of an agent that requires signatures reads only.
         if (signedBy === null && (await services.agents.get(agentId))?.requireSignature) {
-          throw signatureRequired(
-            '`ack` (it moves your place in the feed); connect with a signed handshake (auth.signature_input, auth.signature) to ack,',
+          throw new ServiceError(
+            'signature_required',
+            'You require signed requests (set_signature_policy), and this connection\u2019s handshake was not signed: it receives your changes, but `ack` (which moves your place) needs a connection whose `auth` carries `signature_input` and `signature`, an RFC 9421 signature over its challenge (/protocol#signed-requests).',
+            { sign: HANDSHAKE_COMPONENTS },
           );
         }
         const cursor = (payload as { cursor?: unknown } | null)?.cursor;
