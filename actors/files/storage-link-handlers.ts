@@ -1,16 +1,13 @@
 import { parseFilePath } from '../../protocol/files/path.ts';
 import { StorageLinks } from './storage-links.ts';
 import type { Handler } from '../kernel/handler.ts';
-import { assertMayWrite, assertSigned } from '../kernel/token-scope.ts';
+import { assertMayWrite } from '../kernel/token-scope.ts';
 import { assertMayChange, readable } from '../workspaces/access.ts';
 
 export const getStorageLink: Handler<'get_storage_link'> = async (
   { services, principal },
   input,
 ) => {
-  // A link is a bearer credential of its own: an agent that requires signatures mints one only
-  // by a signed request, whatever it grants, so that a stolen token cannot make one.
-  assertSigned(principal, 'minting a storage link');
   // The operation lets `read` tokens through (readScope `handler`): to read only.
   if (input.access === 'readwrite') assertMayWrite(principal, 'a `readwrite` storage link');
   const path = input.path === undefined ? undefined : parseFilePath(input.path);

@@ -92,15 +92,6 @@ export function assertMayWrite(principal: Principal, what: string): void {
   if (principal.signatureRequired) throw signatureRequired(what);
 }
 
-/**
- * Refuses with `signature_required` when the caller's agent requires signed writes and the call
- * is unsigned: what mints a bearer secret (a storage link) needs the signature whatever it
- * grants, so that a stolen token cannot make a credential of its own.
- */
-export function assertSigned(principal: Principal, what: string): void {
-  if (principal.signatureRequired) throw signatureRequired(what);
-}
-
 /** The components a signature must cover, in the words of a refusal. */
 const SIGN = ['@method', '@authority', '@path', '@query', 'authorization', 'content-digest'];
 
@@ -108,15 +99,21 @@ const SIGN = ['@method', '@authority', '@path', '@query', 'authorization', 'cont
 export function signatureRequired(what: string): ServiceError {
   return new ServiceError(
     'signature_required',
-    `You require signed requests (set_signature_policy), and ${what} changes state: sign the request per RFC 9421 with a live key of yours (\`Signature-Input\` with \`keyid\`, \`alg="ed25519"\`, \`created\`; \`Signature\`), covering "@method" "@authority" "@path", "@query" when there is a query, "authorization" when you send a token, and "content-digest" (sha-256) when there is a body. Reads need no signature.`,
+    `You require signed requests (set_signature_policy), and ${what} changes state or mints a credential: sign the request per RFC 9421 with a live key of yours (\`Signature-Input\` with \`keyid\`, \`alg="ed25519"\`, \`created\`; \`Signature\`), covering "@method" "@authority" "@path", "@query" when there is a query, "authorization" when you send a token, and "content-digest" (sha-256) when there is a body. Reads need no signature.`,
     { sign: SIGN },
   );
 }
 
-/** Holds an unsigned call of an agent that requires signatures to the operations that read. */
+/**
+ * Holds an unsigned call of an agent that requires signatures to the operations that read: a
+ * write is refused, and so is what mints a bearer secret (a storage link, even one that only
+ * reads), so that a stolen token cannot make itself a credential of its own.
+ */
 export function assertSignedWrite(operation: Operation): void {
   const writes = operation.readOnly !== true && operation.readScope !== 'handler';
-  if (writes) throw signatureRequired(`\`${operation.name}\``);
+  if (writes || operation.mintsSecret === true) {
+    throw signatureRequired(`\`${operation.name}\``);
+  }
 }
 
 /**

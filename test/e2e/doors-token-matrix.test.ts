@@ -6,6 +6,7 @@ import { TestClock } from '../helpers/clock.ts';
 import { callJson } from '../helpers/http.ts';
 import { serverSuite } from '../helpers/server-suite.ts';
 import { madeToken, revokeToken, type TokenProblem } from '../helpers/tokens.ts';
+import { addKey, newKey, signedJson } from '../helpers/signatures.ts';
 
 /**
  * Every door times every limit of a token (issue 32 §4): each cell names the test that holds it,
@@ -23,7 +24,14 @@ const test = serverSuite<{ clock: TestClock; operatorToken: string }>(
   },
 );
 
-const LIMITS = ['revoked', 'expired', 'suspended', 'read scope', 'workspace scope'] as const;
+const LIMITS = [
+  'revoked',
+  'expired',
+  'suspended',
+  'read scope',
+  'workspace scope',
+  'signature policy',
+] as const;
 type Limit = (typeof LIMITS)[number];
 
 /** Where a cell is held: a test (file: name) or, for an exclusion, why it cannot apply. */
@@ -34,6 +42,10 @@ const MATRIX = 'doors-token-matrix.test.ts';
 const SCOPES = 'token-scopes.test.ts';
 const SOCKETS = 'token-doors-sockets.test.ts';
 const FEED = 'token-doors-feed.test.ts';
+const SIGNED = 'signed-requests.test.ts';
+const SIGNED_DOORS = 'signed-requests-doors.test.ts';
+const FEED_IS_READING =
+  'the feed only reads (readScope handler): under the policy an unsigned caller reads it, its place moving as reading moves it';
 
 const each = (cell: Cell): Record<'revoked' | 'expired' | 'suspended', Cell> => ({
   revoked: cell,
@@ -49,38 +61,47 @@ const DOORS: Record<string, Record<Limit, Cell>> = {
     ...each({ test: `${MATRIX}: every operation over HTTP` }),
     'read scope': { test: `${SCOPES}: a read token writing anything gets 403` },
     'workspace scope': { test: `${SCOPES}: a workspace token reaching another workspace` },
+    'signature policy': { test: `${MATRIX}: every operation over HTTP, unsigned under the policy` },
   },
   mcp: {
     ...each({ test: 'moderation-suspension.test.ts, tokens.test.ts: MCP tool calls' }),
     revoked: { test: `${ENDS}: wait_for_changes over MCP, parked` },
     'read scope': { test: `${SCOPES}: over MCP a restricted token's refusal` },
     'workspace scope': { test: `${SCOPES}: over MCP a restricted token's refusal` },
+    'signature policy': { test: `${SIGNED_DOORS}: MCP, unsigned and signed POSTs` },
   },
   'mcp stream': {
     ...each({ excluded: 'the MCP door is stateless: GET /mcp answers 405, no stream is held' }),
     revoked: { test: `${ENDS}: GET /mcp is refused at once` },
     'read scope': { excluded: 'no MCP stream exists to hold' },
     'workspace scope': { excluded: 'no MCP stream exists to hold' },
+    'signature policy': { excluded: 'no MCP stream exists to hold' },
   },
   'socket.io': {
     ...each({ test: `${SOCKETS} (server/socket/door.ts: services.tokens.watch)` }),
     'read scope': { test: `${SOCKETS}` },
     'workspace scope': { test: `${SOCKETS}` },
+    'signature policy': { test: `${SIGNED_DOORS}: socket.io, an unsigned connection's ack` },
   },
   'long-poll': {
     ...each({ test: `${ENDS}: a long-poll parked with a full, read, workspace token` }),
     'read scope': { test: `${FEED}: a restricted token reads from its own place` },
     'workspace scope': { test: `${FEED}: a workspace token's long-poll` },
+    'signature policy': { excluded: FEED_IS_READING },
   },
   'storage link': {
     ...each({ test: `${ENDS}: a storage link made by a token stops` }),
     'read scope': { test: `${ENDS}: a storage link of a read token stays read-only` },
     'workspace scope': { test: 'the link signs its one workspace (storage-link-refusals.test.ts)' },
+    'signature policy': { test: `${SIGNED_DOORS}: storage links, minted only signed` },
   },
   'idempotent replay': {
     ...each({ test: `${MATRIX}: authentication comes before any replay (HTTP row)` }),
     'read scope': { test: `${ENDS}: a restricted token repeating a full token's key` },
     'workspace scope': { test: `${ENDS}: a restricted token repeating a full token's key` },
+    'signature policy': {
+      test: `${SIGNED}: a replay of the signed write's key by the token alone`,
+    },
   },
   mail: {
     revoked: { excluded: MAIL_HAS_NO_TOKEN },
@@ -88,6 +109,9 @@ const DOORS: Record<string, Record<Limit, Cell>> = {
     suspended: { test: 'moderation-suspension.test.ts: its mail' },
     'read scope': { excluded: MAIL_HAS_NO_TOKEN },
     'workspace scope': { excluded: MAIL_HAS_NO_TOKEN },
+    'signature policy': {
+      test: 'mailgate.test.ts: key commands by mail wait for a confirmation (mail is proven by mail, not a token)',
+    },
   },
   webhooks: {
     revoked: { excluded: "a webhook is the agent's, not a token's: a token's end leaves it" },
@@ -97,11 +121,13 @@ const DOORS: Record<string, Record<Limit, Cell>> = {
     'workspace scope': {
       excluded: 'set_webhook reaches the account: a workspace token is refused it (HTTP row)',
     },
+    'signature policy': { excluded: 'set_webhook writes: unsigned, it is refused (HTTP row)' },
   },
   documents: {
     ...each({ excluded: 'the reference documents and /health take no token' }),
     'read scope': { excluded: 'the reference documents take no token' },
     'workspace scope': { excluded: 'the reference documents take no token' },
+    'signature policy': { excluded: 'the reference documents take no token and write nothing' },
   },
 };
 
@@ -203,6 +229,54 @@ test('every operation over HTTP refuses a revoked, an expired and a suspended to
       assert.is(body.reason, reason, what);
     }
   }
+});
+
+test('every operation over HTTP, unsigned under the policy: each write answers 401 signature_required, each read never does', async ({
+  server,
+  clock,
+}) => {
+  const agent = await server.signUp();
+  const key = newKey();
+  await addKey(server, agent.api_token, key);
+  // Signed at the service's clock (this suite's test clock), as a signer's clock must agree.
+  const set = await signedJson(
+    server,
+    key,
+    'PUT',
+    '/whoami/signature-policy',
+    agent.api_token,
+    { require_signature: true },
+    { created: new Date(clock.now()) },
+  );
+  assert.is(set.status, 200, JSON.stringify(set.body));
+  const operations = OPERATION_LIST.filter((op) => op.auth !== 'none' && !op.operatorOnly);
+  let writes = 0;
+  for (const operation of operations) {
+    // The long-poll would wait: it reads, and a read is not refused (its own row says so).
+    if (operation.name === 'wait_for_changes') continue;
+    const response = await fetch(server.url(filled(operation.path)), {
+      method: operation.method,
+      headers: {
+        authorization: `Bearer ${agent.api_token}`,
+        accept: 'application/json',
+        ...(!operation.mintsSecret && { 'idempotency-key': crypto.randomUUID() }),
+      },
+    });
+    const text = await response.text();
+    const code = text.startsWith('{') ? (JSON.parse(text) as { code?: string }).code : undefined;
+    // A write, or what mints a bearer secret of its own (a storage link that only reads).
+    const writesState =
+      (operation.readOnly !== true && operation.readScope !== 'handler') ||
+      operation.mintsSecret === true;
+    if (writesState) {
+      writes++;
+      assert.is(response.status, 401, `${operation.name}: ${text}`);
+      assert.is(code, 'signature_required', operation.name);
+    } else {
+      assert.is.not(code, 'signature_required', `${operation.name} only reads: ${text}`);
+    }
+  }
+  assert.ok(writes > 40, 'the table was read');
 });
 
 test.run();

@@ -8,6 +8,8 @@ import type { InboundMail } from '../../server/email/inbound.ts';
 import { OPERATION_LIST } from '../../protocol/operations.ts';
 import { mailRouter } from '../../server/email/mailgate.ts';
 import { dealRoom } from '../helpers/deals.ts';
+import { callJson } from '../helpers/http.ts';
+import { addKey, newKey, signedJson } from '../helpers/signatures.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -510,6 +512,57 @@ test('a binding command whose input cannot run is refused at once and nothing wa
     .db()
     .query('select 1 from mail_confirmations where agent_id = $1', [me.agent_id]);
   assert.is(held.length, 0);
+});
+
+test('under the signature policy mail still acts for the agent, and key commands always wait for a confirmation: the way back in', async (context) => {
+  const { server, router } = context;
+  const me = await signUpByMail(context, 'keys@person.example', 'keys-bot');
+  const key = newKey();
+  await addKey(server, me.api_token, key);
+  const set = await signedJson(server, key, 'PUT', '/whoami/signature-policy', me.api_token, {
+    require_signature: true,
+  });
+  assert.is(set.status, 200, JSON.stringify(set.body));
+  const aligned = { spf: 'pass', dkim: 'pass', dmarc: 'pass', aligned: true } as const;
+  // A write that binds nothing runs at once from aligned mail: mail is proven by mail, not a token.
+  const made = inbound({
+    from: 'keys@person.example',
+    recipient: me.private_address,
+    subject: 'create_workspace',
+    text: 'name: by mail',
+    auth: aligned,
+  });
+  await router.agent(made, me.agent_id);
+  assert.match((await onlyAnswerTo(server, made)).parsed.text ?? '', /workspace_id/);
+  // The policy itself is held for a reply, even from aligned mail: one email cannot change it.
+  const off = inbound({
+    from: 'keys@person.example',
+    recipient: me.private_address,
+    subject: 'set_signature_policy',
+    text: 'require_signature: false',
+    auth: aligned,
+  });
+  await router.agent(off, me.agent_id);
+  const request = await onlyAnswerTo(server, off);
+  assert.is(request.kind, 'confirmation_request');
+  const policy = async () =>
+    (await callJson<{ require_signature: boolean }>(server, 'GET', '/whoami/keys', me.api_token))
+      .body.require_signature;
+  assert.is(await policy(), true, 'nothing ran from one email');
+  const confirmed = inbound({
+    from: 'keys@person.example',
+    recipient: me.private_address,
+    subject: 'Re: set_signature_policy',
+    text: 'yes',
+    inReplyTo: request.parsed.messageId!,
+    auth: aligned,
+  });
+  await router.agent(confirmed, me.agent_id);
+  const done = parse((await onlyAnswerTo(server, confirmed)).parsed.text ?? '') as {
+    answer: { require_signature: boolean };
+  };
+  assert.is(done.answer.require_signature, false, JSON.stringify(done));
+  assert.is(await policy(), false);
 });
 
 test('/mailgate/protocol lists every command from the operation table, marked by when it is held', async ({
