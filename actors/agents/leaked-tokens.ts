@@ -228,7 +228,7 @@ export async function revokeLeakedTokens(
   return {
     changes,
     afterCommit: () => {
-      for (const agentId of owners) services.tokens.forgetAgent(agentId);
+      for (const agentId of owners) services.forgetCredentials(agentId);
     },
   };
 }

@@ -34,7 +34,7 @@ async function changeTokens<R>(
   return services.commit(async (tx) => {
     const result = await work(tx);
     await services.noticeTokenChange(tx, agentId);
-    return { result, afterCommit: () => services.tokens.forgetAgent(agentId) };
+    return { result, afterCommit: () => services.forgetCredentials(agentId) };
   });
 }
 

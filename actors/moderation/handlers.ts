@@ -124,7 +124,7 @@ async function moderateAgent(
       result: { agent_id: agent.agentId, suspended: suspend, entry_id: entryId },
       changes: [notice(principal, agent.agentId, action, input.reason)],
       // Before the notice is pushed: a parked long-poll it wakes finds the tokens forgotten.
-      afterCommit: () => services.tokens.forgetAgent(input.agent_id),
+      afterCommit: () => services.forgetCredentials(input.agent_id),
     };
   });
   return result;

@@ -1,4 +1,5 @@
 import * as assert from 'uvu/assert';
+import { newToken } from '../../actors/kernel/tokens.ts';
 import { callJson } from '../helpers/http.ts';
 import { serverSuite } from '../helpers/server-suite.ts';
 import { addKey, newKey, signedHeaders, signedJson, type AgentKey } from '../helpers/signatures.ts';
@@ -7,7 +8,13 @@ import { addKey, newKey, signedHeaders, signedJson, type AgentKey } from '../hel
  * Signed requests (RFC 9421) at the HTTP door, signed by an independent implementation
  * (http-message-signatures): keys, the policy, and each attack the issue names.
  */
-const test = serverSuite('signed requests: keys, the policy and the attacks on them');
+const test = serverSuite<{ operatorToken: string }>(
+  'signed requests: keys, the policy and the attacks on them',
+  () => {
+    const operatorToken = newToken();
+    return { extra: { operatorToken }, config: { operatorToken } };
+  },
+);
 
 async function agentWithKey(server: Parameters<typeof addKey>[0]) {
   const agent = await server.signUp();
@@ -284,6 +291,25 @@ test('a signature by a key not added here is ignored with a token, and named wit
   const alone = await signedJson(server, stranger, 'GET', '/whoami', null);
   assert.is(alone.status, 401);
   assert.match(alone.body.detail ?? '', /no key added here/);
+});
+
+test('a suspended agent\u2019s signatures stop at once, in the process that suspended it too', async ({
+  server,
+  operatorToken,
+}) => {
+  const agent = await agentWithKey(server);
+  assert.is((await signedJson(server, agent.key, 'GET', '/whoami', null)).status, 200, 'cached');
+  const stopped = await callJson(
+    server,
+    'POST',
+    `/operator/agents/${agent.agent_id}/suspend`,
+    operatorToken,
+    { reason: 'A test of signatures.' },
+  );
+  assert.is(stopped.status, 200, JSON.stringify(stopped.body));
+  const refused = await signedJson(server, agent.key, 'GET', '/whoami', null);
+  assert.is(refused.status, 401);
+  assert.is(refused.body.reason, 'suspended');
 });
 
 test('malformed signature headers are refused with a reason', async ({ server }) => {
