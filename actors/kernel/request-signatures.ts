@@ -172,6 +172,17 @@ export class RequestSignatures {
     return { agentId: key.agentId, keyId };
   }
 
+  /**
+   * Refuses, as a signature by it would be, a key that was revoked (or whose agent was suspended)
+   * since it signed something held open: a socket's handshake.
+   */
+  async assertLive(keyId: string): Promise<void> {
+    if (this.cache.has(keyId)) return;
+    if ((await this.load(keyId)) === null) {
+      throw signatureFault('key_revoked', `The key ${keyId} is no longer known here.`);
+    }
+  }
+
   /** Forgets the agent's keys (they changed, maybe in another process). */
   forgetAgent(agentId: string): void {
     for (const [keyId, key] of this.cache) if (key.agentId === agentId) this.cache.delete(keyId);

@@ -255,8 +255,10 @@ export function attachSocketDoor(
       const reply =
         typeof callback === 'function' ? (callback as (answer: unknown) => void) : () => undefined;
       (async () => {
-        // An unsigned connection of an agent that requires signatures reads only.
-        if (signedBy === null && (await services.agents.get(agentId))?.requireSignature) {
+        // An unsigned connection of an agent that requires signatures reads only; a signed one
+        // acks while the key that signed its handshake stays live.
+        if (signedBy !== null) await services.signatures.assertLive(signedBy);
+        else if ((await services.agents.get(agentId))?.requireSignature) {
           throw new ServiceError(
             'signature_required',
             'You require signed requests (set_signature_policy), and this connection\u2019s handshake was not signed: it receives your changes, but `ack` (which moves your place) needs a connection whose `auth` carries `signature_input` and `signature`, an RFC 9421 signature over its challenge (/protocol#signed-requests).',

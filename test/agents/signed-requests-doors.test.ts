@@ -178,6 +178,23 @@ test('socket.io: an unsigned connection reads but its ack is refused; a signed h
     const answer = await ack(signed);
     // The cursor is not one of the feed's: refused for that, not for want of a signature.
     assert.is.not(answer.error?.code, 'signature_required', JSON.stringify(answer));
+    assert.is.not(answer.error?.code, 'invalid_signature', JSON.stringify(answer));
+    // The key that signed the handshake revoked (a spare keeps the policy possible): no more acks.
+    const spare = newKey();
+    const added = await signedJson(server, agent.key, 'POST', '/whoami/keys', agent.api_token, {
+      jwk: spare.jwk,
+    });
+    assert.is(added.status, 201, JSON.stringify(added.body));
+    const revoked = await signedJson(
+      server,
+      agent.key,
+      'DELETE',
+      `/whoami/keys/${agent.key.keyId}`,
+      agent.api_token,
+    );
+    assert.is(revoked.status, 200, JSON.stringify(revoked.body));
+    const afterRevoke = await ack(signed);
+    assert.is(afterRevoke.error?.code, 'invalid_signature', JSON.stringify(afterRevoke));
   } finally {
     signed.disconnect();
   }
