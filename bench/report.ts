@@ -14,6 +14,7 @@ import { LOAD_GENERATOR, type LoadResult } from './load.ts';
 import { emailLines, emailRatios, type EmailFigure } from './email.ts';
 import { paymentsLines, paymentsRatios, type PaymentsFigure } from './payments.ts';
 import { emptySamples, type PushSamples } from './push-latency.ts';
+import { signaturesLines, signaturesRatios, type SignaturesFigure } from './signatures.ts';
 import { REPUTATION_DEALS, type ReputationFigure, type ReputationFixture } from './reputation.ts';
 import { ms, perSecond, summarize, table } from './stats.ts';
 import type { StoreFixture, StorePageFigure, StoreQueryFigure } from './store.ts';
@@ -26,6 +27,8 @@ export function emptyResults() {
     rawUws: undefined as LoadResult | undefined,
     whoamiUws: undefined as LoadResult | undefined,
     whoamiNode: undefined as LoadResult | undefined,
+    /** GET /whoami signed and with a token on one service, and a signature's cost (signatures.ts). */
+    signatures: null as SignaturesFigure | null,
     serviceClients: 0,
     baselineClients: 0,
     servicePush: emptySamples(),
@@ -780,6 +783,7 @@ export function report(results: Results): void {
       'not uWS, was the limit, so compare per CPU-second rather than by throughput.',
     );
   }
+  lines.push(...signaturesLines(results.signatures));
   lines.push(
     '',
     'Write-to-push latency: sequential writes by one sender, fan-out 1, clients in this process.',
@@ -837,6 +841,7 @@ export function report(results: Results): void {
     'Ratios, all measured in this run:',
     ...[
       ...whoamiRatios(results),
+      ...signaturesRatios(results.signatures),
       ...pushRatios(results),
       ...(commandRatios(results.commands).length > 0
         ? commandRatios(results.commands)

@@ -5,9 +5,12 @@
  * beside a baseline measured in the same run on the same machine. It prints figures and never
  * fails: a run that breaks or overruns prints what it has and exits 0.
  *
- * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, files, commands, idle-rss,
- * index-sql, store, chat, reputation, sql-timeouts, payments, email, webhooks, hostile-neighbours, scale-out) runs only those sections; BENCH_EXPLAIN=1 prints the
- * index queries' plans; BENCH_STORE_LISTINGS makes the store's fixture smaller for a try-out.
+ * BENCH_ONLY=index-sql (a comma-separated list of push, throughput, signatures, files, commands,
+ * idle-rss, index-sql, store, chat, reputation, sql-timeouts, payments, email, webhooks,
+ * hostile-neighbours, scale-out) runs only those sections; BENCH_EXPLAIN=1 prints the index
+ * queries' plans; BENCH_STORE_LISTINGS makes the store's fixture smaller for a try-out.
+ * signatures: GET /whoami signed (RFC 9421, Ed25519) and with a token on one service, beside
+ * raw uWS, and what verifying one signature costs (bench/signatures.ts).
  * The write-to-push section runs on PGlite and, with a database URL, on PostgreSQL, and
  * prints each write's round trips to the database (Driver.roundTrips).
  */
@@ -48,6 +51,7 @@ import {
 import { benchDatabaseUrl } from './scratch-database.ts';
 import { emptyScaleOut, measureScaleOut, scaleOutLines, scaleOutSkipReason } from './scale-out.ts';
 import { measureStore, STORE_LISTINGS, type StoreSink } from './store.ts';
+import { measureSignatures } from './signatures.ts';
 import { measureSqlTimeouts, sqlTimeoutsTable, type SqlTimeoutsFigure } from './sql-timeouts.ts';
 import { measureRawUws, measureWhoami } from './whoami.ts';
 import { measureWebhooks, WEBHOOK_CHANGES, WEBHOOK_ENDPOINTS } from './webhooks.ts';
@@ -95,6 +99,7 @@ const SECTIONS = [
   'webhooks',
   'hostile-neighbours',
   'scale-out',
+  'signatures',
 ] as const;
 type SectionName = (typeof SECTIONS)[number];
 const only = new Set(
@@ -147,6 +152,17 @@ async function throughput(): Promise<void> {
   });
   await section('GET /whoami on node:http', async () => {
     results.whoamiNode = await measureWhoami('node', serverLog, stop.signal);
+  });
+}
+
+/**
+ * GET /whoami with a Bearer token and signed with no token (RFC 9421, Ed25519) on one service,
+ * beside the raw uWS baseline of this run (the throughput section's, else measured here), and
+ * what verifying one signature costs (signatures.ts).
+ */
+async function signatures(): Promise<void> {
+  await section('GET /whoami signed and with a token, and the cost of a signature', async () => {
+    results.signatures = await measureSignatures(results.rawUws, stop.signal, log, serverLog);
   });
 }
 
@@ -499,6 +515,7 @@ if (wanted('push')) {
   await section(`write-to-push, raw socket.io baseline, ${CLIENTS} sockets`, baselinePushes);
 }
 if (wanted('throughput')) await throughput();
+if (wanted('signatures')) await signatures();
 // Early, and short (a few seconds): the later sections can run into BENCH_LIMIT_S.
 if (wanted('files')) await files();
 if (wanted('push')) await servicePushes();
