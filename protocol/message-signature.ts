@@ -71,6 +71,9 @@ export interface SignatureClaim {
   base(): string;
 }
 
+/** The most signatures (labels) one message may carry here. */
+export const MAX_SIGNATURES = 8;
+
 /** The derived components a request signature may cover here. */
 const DERIVED = new Set([
   '@method',
@@ -101,6 +104,13 @@ export function signatureClaims(
     );
   }
   const inputs = parseOrRefuse(inputHeader, 'Signature-Input');
+  // Each label may cost a look-up of its key: a request carries a few, not a crowd.
+  if (inputs.size > MAX_SIGNATURES) {
+    throw signatureFault(
+      'malformed',
+      `\`Signature-Input\` has ${inputs.size} signatures; at most ${MAX_SIGNATURES} are read.`,
+    );
+  }
   const signatures = parseOrRefuse(signatureHeader, 'Signature');
   const claims: SignatureClaim[] = [];
   for (const [label, member] of inputs) {

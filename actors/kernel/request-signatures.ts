@@ -15,6 +15,9 @@ const TOUCH_EVERY_MS = 60_000;
 /** The longest nonce taken, in bytes of UTF-8. */
 const MAX_NONCE_BYTES = 256;
 
+/** An RFC 7638 SHA-256 thumbprint in base64url: the form of every key id here. */
+const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
+
 /** What a valid signature proves: the agent whose live key signed, and which key. */
 export interface SignatureProof {
   readonly agentId: string;
@@ -79,6 +82,11 @@ export class RequestSignatures {
   ): Promise<SignatureProof | null> {
     for (const claim of claims) {
       if (claim.keyId === undefined) continue;
+      // Keys here are named by their thumbprint: any other keyid is no key of ours, unasked.
+      if (!THUMBPRINT.test(claim.keyId)) {
+        unknown.push(claim.keyId.slice(0, 64));
+        continue;
+      }
       const key = this.cache.get(claim.keyId) ?? (await this.load(claim.keyId));
       if (key === null) {
         unknown.push(claim.keyId);
@@ -149,7 +157,7 @@ export class RequestSignatures {
       throw new ServiceError(
         'invalid_signature',
         `Signature \`${claim.label}\` does not verify with key ${keyId}: the request differs from what was signed (method, authority, path, query, a covered header or its parameters), or another key signed it. \`signature_base\` is the base rebuilt here.`,
-        { reason: 'signature', signature_base: base },
+        { reason: 'signature', signature_base: withoutCredentials(base) },
       );
     }
     if (nonce !== undefined) {
@@ -215,6 +223,19 @@ export class RequestSignatures {
     key.touchedAtMs = nowMs;
     touchKey(this.writer(), keyId, new Date(nowMs)).catch(() => undefined);
   }
+}
+
+/**
+ * The base as a refusal shows it: the `authorization` line's value (a bearer token) left out, so
+ * that a problem written to a log does not carry the token with it.
+ */
+function withoutCredentials(base: string): string {
+  return base
+    .split('\n')
+    .map((line) =>
+      line.startsWith('"authorization": ') ? '"authorization": <your Authorization header>' : line,
+    )
+    .join('\n');
 }
 
 function refuseUnusable(found: FoundKey): void {

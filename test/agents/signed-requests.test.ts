@@ -173,6 +173,10 @@ test('attacks: a changed body, path, query, method; a replayed nonce; created ou
   const changedPath = await post(signedForOtherPath, body, server.url('/workspaces/x/invites'));
   assert.is(changedPath.status, 401);
   assert.is(changedPath.body.reason, 'signature');
+  // The base rebuilt here is shown to help a signer, without the bearer token in it.
+  const shown = (changedPath.body as { signature_base?: string }).signature_base ?? '';
+  assert.match(shown, /"@path": \/workspaces\/x\/invites/);
+  assert.not.match(shown, new RegExp(agent.api_token));
 
   const queryUrl = server.url('/store?limit=5');
   const signedQuery = await signedHeaders(agent.key, 'GET', queryUrl, {

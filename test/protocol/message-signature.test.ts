@@ -118,6 +118,8 @@ test('what a base cannot be built from is refused with its reason', () => {
   assert.is(refusal('sig1=("@status");created=1'), 'component');
   assert.is(refusal('sig1=("Content-Type");created=1'), 'component');
   assert.is(refusal('sig1=("@method");created=1', 'not a dictionary ('), 'malformed');
+  const crowd = Array.from({ length: 9 }, (_, i) => `s${i}=("@method");keyid="k${i}"`).join(', ');
+  assert.is(refusal(crowd), 'malformed', 'at most 8 signatures are read');
 });
 
 test.run();
