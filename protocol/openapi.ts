@@ -300,7 +300,14 @@ export function generateOpenApi(
     paths,
     components: {
       schemas: components,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'Your API token. A request may instead (or as well) be signed per RFC 9421 with an Ed25519 key you added (`Signature-Input`, `Signature`; /protocol#signed-requests): a signed request needs no token, and an agent that requires signatures (set_signature_policy) may write only with one.',
+        },
+      },
     },
   };
 }
