@@ -28,6 +28,8 @@ export function validValue(schema: JsonSchema): unknown {
       if (schema.format === 'email') return 'someone@example.org';
       if (schema.format === 'uri') return 'https://example.org/';
       if (schema.pattern === '^[0-9a-f]{64}$') return 'a'.repeat(64);
+      // 32 bytes in base64url: an Ed25519 public key's `x`, a key id (an RFC 7638 thumbprint).
+      if (schema.pattern === '^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$') return 'A'.repeat(43);
       return 'abc';
     case 'integer':
     case 'number':
