@@ -32,6 +32,21 @@ async function policyAgent(server: TestServer): Promise<Agent> {
   return { ...agent, key };
 }
 
+/** An agent that requires signatures, and a workspace it made by a signed request. */
+async function policyWorkspace(server: TestServer): Promise<{ agent: Agent; workspaceId: string }> {
+  const agent = await policyAgent(server);
+  const made = await signedJson<{ workspace_id: string }>(
+    server,
+    agent.key,
+    'POST',
+    '/workspaces',
+    agent.api_token,
+    { name: 'signed' },
+  );
+  assert.is(made.status, 201, JSON.stringify(made.body));
+  return { agent, workspaceId: made.body.workspace_id };
+}
+
 /** An MCP client of the SDK whose every POST is signed with `key` when given. */
 async function mcp(server: TestServer, token: string, key?: AgentKey): Promise<Client> {
   const signingFetch = async (input: string | URL | Request, init?: RequestInit) => {
@@ -225,17 +240,8 @@ test('socket.io: a handshake signed over another challenge, or by another agent\
 test('storage links: under the policy only a signed request mints one, of any access', async ({
   server,
 }) => {
-  const agent = await policyAgent(server);
-  const made = await signedJson<{ workspace_id: string }>(
-    server,
-    agent.key,
-    'POST',
-    '/workspaces',
-    agent.api_token,
-    { name: 'links' },
-  );
-  assert.is(made.status, 201);
-  const path = `/workspaces/${made.body.workspace_id}/sas`;
+  const { agent, workspaceId } = await policyWorkspace(server);
+  const path = `/workspaces/${workspaceId}/sas`;
   for (const access of ['read', 'readwrite']) {
     const unsigned = await callJson(server, 'POST', path, agent.api_token, { access });
     assert.is(unsigned.status, 401, `${access}: ${JSON.stringify(unsigned.body)}`);
@@ -246,16 +252,8 @@ test('storage links: under the policy only a signed request mints one, of any ac
 });
 
 test('a byte body that does not hash to its signed digest writes nothing', async ({ server }) => {
-  const agent = await policyAgent(server);
-  const made = await signedJson<{ workspace_id: string }>(
-    server,
-    agent.key,
-    'POST',
-    '/workspaces',
-    agent.api_token,
-    { name: 'bytes' },
-  );
-  const url = server.url(`/workspaces/${made.body.workspace_id}/files/notes.txt`);
+  const { agent, workspaceId } = await policyWorkspace(server);
+  const url = server.url(`/workspaces/${workspaceId}/files/notes.txt`);
   const signedFor = 'the bytes that were signed';
   const headers = await signedHeaders(
     agent.key,

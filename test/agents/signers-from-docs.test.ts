@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +9,7 @@ import { io, type Socket } from 'socket.io-client';
 import * as assert from 'uvu/assert';
 import { callTool, toolProblem } from '../helpers/clients.ts';
 import { callJson } from '../helpers/http.ts';
+import { codeBlock, runProgram, type ProgramRun } from '../helpers/document-programs.ts';
 import { runPython } from '../helpers/python.ts';
 import { clientSuite, type ExternalClient } from '../helpers/real-clients.ts';
 import { onTestsEnd } from '../helpers/resources.ts';
@@ -37,19 +37,7 @@ const PYTHON_CRYPTOGRAPHY: ExternalClient = {
   debian: 'python3-cryptography',
 };
 
-/** The code block of `language` in `document` that starts with `marker`, exactly as served. */
-function codeBlock(document: string, language: string, marker: string): string {
-  for (const match of document.matchAll(/```(\w+)\n([\s\S]*?)```/g)) {
-    if (match[1] === language && (match[2] as string).startsWith(marker)) return match[2] as string;
-  }
-  throw new Error(`/protocol holds no ${language} code block starting with ${marker}`);
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = ProgramRun;
 
 /** One signer as the document gives it: run as a program, or asked to sign one request. */
 interface Signer {
@@ -65,21 +53,6 @@ interface Signer {
     headers: Record<string, string>,
     body: string,
   ): Promise<Record<string, string>>;
-}
-
-function runNode(file: string, args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, [file, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 /** What the Node signer's module exports, as /protocol says. */
@@ -108,13 +81,13 @@ async function nodeSigner(server: TestServer): Promise<Signer & { module: NodeSi
   const protocol = await (await server.get('/protocol')).text();
   const dir = scratchDir();
   const file = join(dir, 'sign-request.mjs');
-  writeFileSync(file, codeBlock(protocol, 'js', NODE_MARKER));
+  writeFileSync(file, codeBlock(protocol, 'js', NODE_MARKER, '/protocol'));
   const module = (await import(pathToFileURL(file).href)) as NodeSignerModule;
   return {
     language: 'node',
     dir,
     module,
-    run: (args, env) => runNode(file, args, env),
+    run: (args, env) => runProgram(process.execPath, [file, ...args], env),
     sign(keyFile, method, url, headers, body) {
       const { keyId, privateKey } = module.loadKey(keyFile);
       return Promise.resolve(module.signRequest({ method, url, headers, body, keyId, privateKey }));
@@ -135,7 +108,7 @@ async function pythonSigner(server: TestServer): Promise<Signer> {
   const protocol = await (await server.get('/protocol')).text();
   const dir = scratchDir();
   const file = join(dir, 'sign_request.py');
-  writeFileSync(file, codeBlock(protocol, 'python', PYTHON_MARKER));
+  writeFileSync(file, codeBlock(protocol, 'python', PYTHON_MARKER, '/protocol'));
   return {
     language: 'python',
     dir,

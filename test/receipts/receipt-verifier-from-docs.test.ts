@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { signReceipt } from '../../actors/receipts/receipts.ts';
 import { jwkOf, kidOf, rawPublicKey } from '../../actors/receipts/signing-keys.ts';
+import { codeBlock, runProgram } from '../helpers/document-programs.ts';
 import { agreeAll, dealRoom, deliver, rate } from '../helpers/deals.ts';
 import { callJson } from '../helpers/http.ts';
 import { jwksOf, type Jwks } from '../helpers/receipt-chain.ts';
@@ -56,14 +57,6 @@ interface Run {
 
 const test = suite<Context>('the receipt verifiers of /deals/protocol, run as served');
 
-/** The code block of `language` in `document` that starts with `marker`, exactly as served. */
-function codeBlock(document: string, language: string, marker: string): string {
-  for (const match of document.matchAll(/```(\w+)\n([\s\S]*?)```/g)) {
-    if (match[1] === language && (match[2] as string).startsWith(marker)) return match[2] as string;
-  }
-  throw new Error(`/deals/protocol holds no ${language} code block starting with ${marker}`);
-}
-
 /** Why python3 cannot run the Python verifier here, or null when it can. */
 function pythonMissing(): string | null {
   const probe = spawnSync('python3', ['-c', 'import cryptography'], { encoding: 'utf8' });
@@ -73,20 +66,14 @@ function pythonMissing(): string | null {
 }
 
 /** Runs a verifier to its end: its exit code and what it printed, one line per receipt. */
-function run(verifier: Verifier, args: string[], env: Record<string, string> = {}): Promise<Run> {
+async function run(
+  verifier: Verifier,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Run> {
   const [command, file] = verifier.command as [string, string];
-  const child = spawn(command, [file, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, lines: stdout.trimEnd().split('\n'), stderr }));
-  });
+  const { code, stdout, stderr } = await runProgram(command, [file, ...args], env);
+  return { code, lines: stdout.trimEnd().split('\n'), stderr };
 }
 
 /** Each verifier that can run here; says which is skipped and why (never silently). */
@@ -178,9 +165,9 @@ test.before(async (context) => {
 
   const document = await (await server.get('/deals/protocol')).text();
   const nodeFile = join(context.dir, 'verify-receipts.mjs');
-  writeFileSync(nodeFile, codeBlock(document, 'js', NODE_MARKER));
+  writeFileSync(nodeFile, codeBlock(document, 'js', NODE_MARKER, '/deals/protocol'));
   const pythonFile = join(context.dir, 'verify_receipts.py');
-  writeFileSync(pythonFile, codeBlock(document, 'python', PYTHON_MARKER));
+  writeFileSync(pythonFile, codeBlock(document, 'python', PYTHON_MARKER, '/deals/protocol'));
   const missing = pythonMissing();
   context.verifiers = [
     { language: 'node', command: [process.execPath, nodeFile], skipped: null },
@@ -385,11 +372,11 @@ test('each verifier writes RFC 8785 canonical JSON as the service signs it: memb
 
 test('the verifiers need nothing but their runtime and, for Python, cryptography', async (context) => {
   const document = await (await context.server.get('/deals/protocol')).text();
-  const node = codeBlock(document, 'js', NODE_MARKER);
+  const node = codeBlock(document, 'js', NODE_MARKER, '/deals/protocol');
   const imports = [...node.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
   assert.ok(imports.length > 0);
   for (const specifier of imports) assert.match(specifier ?? '', /^node:/);
-  const python = codeBlock(document, 'python', PYTHON_MARKER);
+  const python = codeBlock(document, 'python', PYTHON_MARKER, '/deals/protocol');
   const fromImports = [...python.matchAll(/^from (\S+) import/gm)].map((m) => m[1]);
   assert.ok(fromImports.length > 0);
   for (const module of fromImports) assert.match(module ?? '', /^cryptography(\.|$)/);
