@@ -73,7 +73,10 @@ export async function openPostgres(
     onnotice: () => undefined,
     // int8 as a JS number, as the PGlite driver does.
     types: { bigint: { to: 20, from: [20], serialize: String, parse: Number } },
-    connection: { application_name: 'agent-service' },
+    // JIT off: its compile costs 15-20 ms on a statement whose plan merely costs past
+    // jit_above_cost (the store's page has a branch it seldom runs), more than most statements
+    // here take whole. OLTP statements of milliseconds never win it back.
+    connection: { application_name: 'agent-service', jit: 'off' },
     // Seconds before connecting again after a failed attempt. postgres.js's own backoff grows
     // to 20 s, and every call waits it out: calls would hang, not fail, while the server is
     // down, and stay slow for as long after it is back.
@@ -88,7 +91,7 @@ export async function openPostgres(
     postgres(at, {
       ...shared,
       max: options.agentsMax ?? 4,
-      connection: { application_name: 'agent-service-index' },
+      connection: { application_name: 'agent-service-index', jit: 'off' },
     });
   const poolFor = (pool: TransactionOptions['pool']) =>
     pool === 'agents' ? (agentsSql ??= openAgentsPool(agentsUrl)) : sql;
