@@ -4,9 +4,8 @@ import { openPostgres } from '../../storage/postgres/driver.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
 
 /**
- * The settings every connection of the service's pools starts with. JIT is off: compiling a
- * plan whose cost merely passes `jit_above_cost` took 15-20 ms on every store page (a branch of
- * its statement the planner costs high and seldom runs), more than the whole page otherwise.
+ * The planner settings every connection of the service's pools starts with (storage/postgres/
+ * driver.ts, PLANNER says why): JIT off, and random pages costed as the cached data they are.
  */
 const test = postgresSuite<{ driver: Driver }>('the settings of the PostgreSQL pools');
 
@@ -17,14 +16,20 @@ test.after(async ({ driver }) => {
   await driver.close();
 });
 
-test('the service\u2019s pool and the agents\u2019 pool run with JIT off', async ({ driver }) => {
-  const [own] = await driver.query<{ jit: string }>('show jit');
-  assert.is(own?.jit, 'off');
-  const [agents] = await driver.transaction((tx) => tx.query<{ jit: string }>('show jit'), {
+const SETTINGS = `select current_setting('jit') as jit,
+  current_setting('random_page_cost') as random_page_cost`;
+
+test('the service\u2019s pool and the agents\u2019 pool run with JIT off and random pages at 1.1', async ({
+  driver,
+}) => {
+  const expected = { jit: 'off', random_page_cost: '1.1' };
+  const [own] = await driver.query(SETTINGS);
+  assert.equal(own, expected);
+  const [agents] = await driver.transaction((tx) => tx.query(SETTINGS), {
     pool: 'agents',
     readOnly: true,
   });
-  assert.is(agents?.jit, 'off');
+  assert.equal(agents, expected);
 });
 
 test.run();
