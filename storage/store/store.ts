@@ -117,13 +117,18 @@ function storeConditions(filter: StoreFilter, bind: (value: unknown) => string):
     where.push(`l.search @@ websearch_to_tsquery('pg_catalog.english', ${bind(filter.q)})`);
   }
   // The listing's (field, value) pairs of the axis's fields on its convention: any such pair
-  // narrows the rows through the terms' index, then the row's own convention decides.
+  // narrows the rows through the terms' index, then the row's own convention decides. With the
+  // convention asked for, every row kept has that one: its fields are found once, not per row.
+  const conventionOfRow = () =>
+    filter.convention === undefined
+      ? CONVENTION_OF_L
+      : registeredConventionSql(bind(filter.convention));
   const onAxis = (axis: 'place' | 'price', values: string) => {
     const terms = (convention?: string) => `array(
       select store_field_term(ax.field, v) from (${axisFieldsSql(axis, convention)}) ax,
         unnest(${values}) v)`;
     return `l.field_terms && ${terms()} and l.field_terms && ${terms(
-      `coalesce(${CONVENTION_OF_L}, '')`,
+      `coalesce(${conventionOfRow()}, '')`,
     )}`;
   };
   if (filter.place !== undefined) {
