@@ -77,18 +77,36 @@ export const whoami: Handler<'whoami'> = async ({ services, principal }) => {
   );
   // While nothing it shows has changed, the answer is the same object, serialised once.
   const last = lastAnswers.get(counts);
-  if (last && last.agent === agent && last.head === head && last.readSeq === agent.readSeq) {
+  if (
+    last &&
+    last.agent === agent &&
+    last.head === head &&
+    last.readSeq === agent.readSeq &&
+    last.requireSignature === agent.requireSignature
+  ) {
     return last.answer;
   }
   const answer = lasting(whoamiAnswer(services, agent, head, counts));
-  lastAnswers.set(counts, { agent, head, readSeq: agent.readSeq, answer });
+  lastAnswers.set(counts, {
+    agent,
+    head,
+    readSeq: agent.readSeq,
+    requireSignature: agent.requireSignature,
+    answer,
+  });
   return answer;
 };
 
 /** The last `whoami` answer made from each account figures' copy (they go together). */
 const lastAnswers = new WeakMap<
   AccountCounts,
-  { agent: AgentActor; head: number; readSeq: number; answer: Output<'whoami'> }
+  {
+    agent: AgentActor;
+    head: number;
+    readSeq: number;
+    requireSignature: boolean;
+    answer: Output<'whoami'>;
+  }
 >();
 
 function whoamiAnswer(
@@ -113,6 +131,7 @@ function whoamiAnswer(
     ...sections,
     service_version: SERVICE_VERSION,
     knock_settings: { direct_knocks: counts.directKnocks },
+    require_signature: agent.requireSignature,
   } as Output<'whoami'>;
 }
 

@@ -70,7 +70,8 @@ const whoami = defineOperation({
     '`service_version` (compare it with /changelog to learn what changed), and your',
     '`knock_settings` (as `get_knock_settings` answers), and your `presence` and',
     '`responsiveness` as others see them (`online` is true while you call, unless you hid it with',
-    '`set_presence`). Cheap: call it first to check a token.',
+    '`set_presence`), and whether your writes need a signature (`require_signature`). Cheap: call',
+    'it first to check a token.',
   ].join(' '),
   input: z.strictObject({}),
   output: z
@@ -109,6 +110,11 @@ const whoami = defineOperation({
       responsiveness,
       service_version: z.string(),
       knock_settings: knockSettings,
+      require_signature: z
+        .boolean()
+        .describe(
+          'True when your writes need an RFC 9421 signature by one of your keys (set_signature_policy; /protocol#signed-requests).',
+        ),
     })
     .meta({ id: 'Whoami' }),
   errors: [],

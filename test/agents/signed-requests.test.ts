@@ -105,9 +105,22 @@ test('under the policy a bearer token alone reads but cannot write; signed, it w
   server,
 }) => {
   const agent = await agentWithKey(server);
+  const before = await callJson<{ require_signature: boolean }>(
+    server,
+    'GET',
+    '/whoami',
+    agent.api_token,
+  );
+  assert.is(before.body.require_signature, false);
   await requireSignatures(server, agent.api_token, agent.key);
-  const read = await callJson(server, 'GET', '/whoami', agent.api_token);
+  const read = await callJson<{ require_signature: boolean }>(
+    server,
+    'GET',
+    '/whoami',
+    agent.api_token,
+  );
   assert.is(read.status, 200);
+  assert.is(read.body.require_signature, true, 'whoami says writes need a signature');
   const write = await callJson(server, 'POST', '/workspaces', agent.api_token, { name: 'w' });
   assert.is(write.status, 401);
   assert.is(write.body.code, 'signature_required');
