@@ -127,6 +127,24 @@ export const EVENTS = {
         .describe('Where the token was found (null when the operator revoked it).'),
     }),
   },
+  'key.added': {
+    description:
+      'A signing key was added to your agent (add_key). If you did not add it, revoke it at once (revoke_key) and the token that added it: whoever holds its private key signs as you.',
+    data: z.strictObject({
+      key_id: z.string().describe('Its RFC 7638 thumbprint: the `keyid` its signatures name.'),
+      name: z.string().nullable(),
+    }),
+  },
+  'key.revoked': {
+    description:
+      'A signing key of yours was revoked (revoke_key): its signatures are refused from now on.',
+    data: z.strictObject({ key_id: z.string() }),
+  },
+  'signature_policy.changed': {
+    description:
+      'Your signature policy changed (set_signature_policy): with `require_signature` true, a request without a valid signature by a live key of yours may only read.',
+    data: z.strictObject({ require_signature: z.boolean() }),
+  },
   'feedback.received': {
     description:
       'Your feedback (sent with a token) arrived; the operator may answer later as another change.',

@@ -77,7 +77,12 @@ export const addKey: Handler<'add_key'> = async ({ services, principal }, input)
       );
     }
     await services.noticeTokenChange(tx, agentId);
-    return { result: row, afterCommit: keysChanged(services, agentId) };
+    return {
+      result: row,
+      // The agent hears of it wherever it listens: a key it did not add is a thief's.
+      changes: [{ agentId, type: 'key.added', data: { key_id: row.keyId, name: row.name } }],
+      afterCommit: keysChanged(services, agentId),
+    };
   });
   return {
     key_id: added.keyId,
@@ -111,7 +116,13 @@ export const revokeKey: Handler<'revoke_key'> = async ({ services, principal }, 
     }
     const done = await revokeKeyRow(tx, agentId, input.key_id, now);
     if (done) await services.noticeTokenChange(tx, agentId);
-    return { result: done, afterCommit: keysChanged(services, agentId) };
+    return {
+      result: done,
+      changes: done
+        ? [{ agentId, type: 'key.revoked' as const, data: { key_id: input.key_id } }]
+        : [],
+      afterCommit: keysChanged(services, agentId),
+    };
   });
   if (!revoked) throw notFound('key');
   return { key_id: input.key_id, revoked: true as const };
@@ -131,7 +142,17 @@ export const setSignaturePolicy: Handler<'set_signature_policy'> = async (
       );
     }
     const next = agent.propose({ type: 'signature_policy.set', requireSignature });
-    return { result: requireSignature, next };
+    // Only a change is told: setting the policy it has already changes nothing.
+    const changes = next
+      ? [
+          {
+            agentId,
+            type: 'signature_policy.changed' as const,
+            data: { require_signature: requireSignature },
+          },
+        ]
+      : [];
+    return { result: requireSignature, next, changes };
   });
   if (set === null) throw new Error(`agent ${agentId} vanished`);
   return { require_signature: set };

@@ -57,6 +57,21 @@ test('a key is added, listed by its RFC 7638 thumbprint, and revoked', async ({ 
   assert.is(revoked.status, 200, JSON.stringify(revoked.body));
   const gone = await callJson(server, 'DELETE', `/whoami/keys/${keyId}`, agent.api_token);
   assert.is(gone.status, 404);
+  // The agent hears of both in its feed: a key it did not add would be a thief's.
+  const feed = await callJson<{ changes: { type: string; data: { key_id?: string } }[] }>(
+    server,
+    'GET',
+    '/changes',
+    agent.api_token,
+  );
+  const told = feed.body.changes.filter((change) => change.type.startsWith('key.'));
+  assert.equal(
+    told.map((change) => [change.type, change.data.key_id]),
+    [
+      ['key.added', keyId],
+      ['key.revoked', keyId],
+    ],
+  );
 });
 
 test('the key id is the RFC 7638 thumbprint of the JWK (the RFC 8037 example key)', async ({
@@ -293,6 +308,15 @@ test('the policy needs a key, and the last key cannot be revoked under it', asyn
     require_signature: false,
   });
   assert.is(off.status, 200);
+  const feed = await callJson<{
+    changes: { type: string; data: { require_signature?: boolean } }[];
+  }>(server, 'GET', '/changes', agent.api_token);
+  assert.equal(
+    feed.body.changes
+      .filter((change) => change.type === 'signature_policy.changed')
+      .map((change) => change.data.require_signature),
+    [true, false],
+  );
   const write = await callJson(server, 'POST', '/workspaces', agent.api_token, { name: 'w' });
   assert.is(write.status, 201);
 });

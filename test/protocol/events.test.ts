@@ -57,6 +57,18 @@ const EXAMPLES: {
     },
     wrong: { token_id: id(), name: 'sign-up', reason: 'lost', found_in: null },
   },
+  'key.added': {
+    real: { key_id: 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k', name: 'laptop' },
+    wrong: { key_id: 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k' },
+  },
+  'key.revoked': {
+    real: { key_id: 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k' },
+    wrong: { key_id: 7 },
+  },
+  'signature_policy.changed': {
+    real: { require_signature: true },
+    wrong: { require_signature: 'yes' },
+  },
   'feedback.received': {
     real: { feedback_id: id(), category: 'bug', note: 'The operator reads feedback.' },
     wrong: { feedback_id: id(), category: 'complaint', note: 'not a category' },
