@@ -353,6 +353,72 @@ test('a suspended agent\u2019s signatures stop at once, in the process that susp
   assert.is(refused.body.reason, 'suspended');
 });
 
+test('hostile signature headers never fail on the service\u2019s side: each mangling is a 401 or, left whole, a 200', async ({
+  server,
+}) => {
+  const agent = await agentWithKey(server);
+  const url = server.url('/whoami');
+  const good = await signedHeaders(agent.key, 'GET', url, {}, undefined, { nonce: null });
+  const input = Object.entries(good).find(([name]) => name.toLowerCase() === 'signature-input')!;
+  const signature = Object.entries(good).find(([name]) => name.toLowerCase() === 'signature')!;
+  // Seeded, so that a failure names a case that comes again.
+  let seed = 42;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const pieces = [
+    '"',
+    '(',
+    ')',
+    ';',
+    '=',
+    ':',
+    ',',
+    ' ',
+    '\\',
+    'keyid',
+    'alg',
+    'created',
+    '@path',
+    '9'.repeat(30),
+    '-1',
+    '?0',
+    '*',
+    'é',
+  ];
+  const mangle = (text: string) => {
+    const at = random(text.length + 1);
+    const cut = random(4);
+    const piece = pieces[random(pieces.length)] as string;
+    return text.slice(0, at) + piece + text.slice(at + cut);
+  };
+  for (let i = 0; i < 150; i++) {
+    const which = random(3);
+    const headers = {
+      [input[0]]: which !== 1 ? mangle(input[1]) : input[1],
+      [signature[0]]: which !== 0 ? mangle(signature[1]) : signature[1],
+    };
+    let response: Response;
+    try {
+      response = await fetch(url, { headers });
+    } catch {
+      continue; // a header value fetch itself refuses to send (a non-Latin-1 character)
+    }
+    const text = await response.text();
+    assert.ok(
+      [200, 401].includes(response.status),
+      `${JSON.stringify(headers)}: ${response.status} ${text}`,
+    );
+    if (response.status === 401) {
+      assert.ok(
+        ['invalid_signature', 'unauthorized'].includes((JSON.parse(text) as { code: string }).code),
+        text,
+      );
+    }
+  }
+});
+
 test('malformed signature headers are refused with a reason', async ({ server }) => {
   const agent = await agentWithKey(server);
   const response = await fetch(server.url('/whoami'), {
