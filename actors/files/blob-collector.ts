@@ -84,15 +84,16 @@ async function collectIfUnused(
   sha256: Sha256,
   putBefore: number,
 ): Promise<boolean> {
-  return services.driver.transaction(async (tx) => {
+  const freeRoom = await services.driver.transaction(async (tx) => {
     await lockBlob(tx, sha256);
-    if (await isBlobReferenced(tx, sha256)) return false;
+    if (await isBlobReferenced(tx, sha256)) return null;
     // Looked at under the lock: a save may have put the same bytes again since the listing.
     const stat = await blobs.stat(sha256);
-    if (!stat || stat.modifiedAt.getTime() >= putBefore) return false;
-    await blobs.delete(sha256);
-    return true;
+    if (!stat || stat.modifiedAt.getTime() >= putBefore) return null;
+    return blobs.detach(sha256);
   });
+  await freeRoom?.();
+  return freeRoom !== null;
 }
 
 /**
@@ -108,10 +109,12 @@ export async function discardUnusedBlobs(
 ): Promise<void> {
   const blobs = services.files.blobs;
   for (const sha256 of new Set(sha256s)) {
-    await services.driver.transaction(async (tx) => {
+    const freeRoom = await services.driver.transaction(async (tx) => {
       await lockBlob(tx, sha256);
-      if (!(await isBlobReferenced(tx, sha256))) await blobs.delete(sha256);
+      return (await isBlobReferenced(tx, sha256)) ? null : blobs.detach(sha256);
     });
+    // Past the lock: the blob left its address under it, and the disk frees it now.
+    await freeRoom?.();
   }
 }
 

@@ -1,5 +1,6 @@
 import { FILE_RECEIPTS_SQL } from '../../storage/files/file-receipts.ts';
 import { openBlobStore } from '../../storage/blobs/open.ts';
+import { BlobDiscards } from './blob-discards.ts';
 import { checkBlobStoreIdentity } from './blob-store-identity.ts';
 import type { BlobStore } from '../../storage/blobs/blob-store.ts';
 import type { Capability } from '../kernel/capability.ts';
@@ -18,6 +19,8 @@ interface FileServices {
   signingKeys: SigningKeys;
   /** Signs and checks storage links. */
   links: StorageLinks;
+  /** Let-go bytes being deleted after their answer (./blob-discards.ts). */
+  discards: BlobDiscards;
 }
 
 declare module '../kernel/services.ts' {
@@ -79,6 +82,11 @@ export const files = {
       blobs,
       signingKeys,
       links: await StorageLinks.start(services.driver),
+      discards: new BlobDiscards(),
     });
+  },
+  async shutDown(services) {
+    // Their transactions need the database, which closes after this step.
+    await services.files.discards.settled();
   },
 } satisfies Capability;

@@ -132,7 +132,7 @@ export async function stageBlock(
   }
   if (!replaced) throw notFound('workspace');
   // The block staged before under the same id, replaced: its bytes go now.
-  await discardLetGo(services, replaced);
+  discardLetGo(services, replaced);
 }
 
 /**

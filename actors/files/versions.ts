@@ -165,18 +165,19 @@ function outcome(
 }
 
 /**
- * Deletes the bytes a committed command let go, if no row uses them any more: at once, or, in a
- * request's unit of work, once the unit commits (its rollback would bring the rows back).
+ * Deletes the bytes a committed command let go, if no row uses them any more, once the command
+ * has committed (in a request's unit of work, once the unit commits: its rollback would bring
+ * the rows back). Never on the answer's path: deleting a large file takes the disk tens of
+ * milliseconds (an S3 store, a round trip), and the answer does not depend on it
+ * (./blob-discards.ts). Bytes left behind by a process that stops meanwhile are the collector's
+ * to take later.
  */
-export async function discardLetGo(services: Services, sha256s: readonly string[]): Promise<void> {
+export function discardLetGo(services: Services, sha256s: readonly string[]): void {
   if (sha256s.length === 0) return;
+  const discard = () => services.files.discards.start(() => discardUnusedBlobs(services, sha256s));
   const unit = currentUnit();
-  if (unit?.isOpen) {
-    unit.onCommit(() => void discardUnusedBlobs(services, sha256s).catch(() => undefined));
-    return;
-  }
-  // The commit is done: bytes left behind now are the collector's to take later.
-  await discardUnusedBlobs(services, sha256s).catch(() => undefined);
+  if (unit?.isOpen) unit.onCommit(discard);
+  else discard();
 }
 
 /** Bytes in the blob store on their way to becoming a version, with the room they hold. */
@@ -401,7 +402,7 @@ export async function commitSave(
     await stored.reservation.settle(answer !== null);
   }
   if (!answer) throw notFound('workspace');
-  await discardLetGo(services, answer.letGo);
+  discardLetGo(services, answer.letGo);
   return answer.receipt;
 }
 
@@ -481,6 +482,6 @@ export async function commitDelete(
     };
   });
   if (!answer) throw notFound('workspace');
-  await discardLetGo(services, answer.letGo);
+  discardLetGo(services, answer.letGo);
   return answer.receipt;
 }

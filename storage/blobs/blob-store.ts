@@ -95,6 +95,14 @@ export interface BlobStore {
   stat(sha256: Sha256): Promise<BlobStat | null>;
   /** Removes the blob; removing one the store does not hold is not an error. */
   delete(sha256: Sha256): Promise<void>;
+  /**
+   * Takes the blob from its address at once, as `delete` does, and answers the rest of the
+   * removal (giving its room back to the disk), which never rejects: run it after the lock the
+   * caller decided under (actors/files/blob-collector.ts), so that the lock, and the database
+   * connection that holds it, is not held while the disk frees a large file (tens of
+   * milliseconds for 100 MiB). A bucket has nothing left to do.
+   */
+  detach(sha256: Sha256): Promise<() => Promise<void>>;
   /** Every blob the store holds, in no particular order (for the collector of unused blobs). */
   list(): AsyncIterable<Sha256>;
 }

@@ -128,6 +128,23 @@ export async function openFilesystemBlobStore(
     }
   }
 
+  /**
+   * A rename into the temporary directory takes the blob from its address at once (metadata
+   * only); the unlink, which frees the file's blocks, comes after. A crash between them leaves a
+   * temporary file, swept at a later start like any other.
+   */
+  async function detach(sha256: string): Promise<() => Promise<void>> {
+    const path = pathOf(sha256);
+    const removed = join(tempDir, `${randomUUID()}.removed`);
+    try {
+      await rename(path, removed);
+    } catch (error) {
+      if (systemErrorCode(error) === 'ENOENT') return async () => undefined;
+      throw fileSystemFailure(error);
+    }
+    return () => rm(removed, { force: true }).catch(() => undefined);
+  }
+
   async function* list(): AsyncIterable<string> {
     const twoHex = /^[0-9a-f]{2}$/;
     try {
@@ -145,7 +162,15 @@ export async function openFilesystemBlobStore(
     }
   }
 
-  return { kind: 'filesystem', put, open: openBlob, stat: statBlob, delete: deleteBlob, list };
+  return {
+    kind: 'filesystem',
+    put,
+    open: openBlob,
+    stat: statBlob,
+    delete: deleteBlob,
+    detach,
+    list,
+  };
 }
 
 /** A read of `length` bytes from `offset`, chunk by chunk as asked; the handle closes at the end. */

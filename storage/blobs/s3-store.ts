@@ -152,6 +152,11 @@ export async function openS3BlobStore(options: S3BlobStoreOptions): Promise<Blob
     }
   }
 
+  async function detach(sha256: string): Promise<() => Promise<void>> {
+    await deleteBlob(sha256);
+    return async () => undefined;
+  }
+
   async function* list(): AsyncIterable<string> {
     try {
       for await (const item of client.listObjectsV2(bucket, prefix, true)) {
@@ -165,7 +170,7 @@ export async function openS3BlobStore(options: S3BlobStoreOptions): Promise<Blob
     }
   }
 
-  return { kind: 's3', put, open: openBlob, stat: statBlob, delete: deleteBlob, list };
+  return { kind: 's3', put, open: openBlob, stat: statBlob, delete: deleteBlob, detach, list };
 }
 
 /** Which bytes of the blob a GET answered: from Content-Range (206) or Content-Length (200). */

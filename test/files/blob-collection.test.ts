@@ -71,7 +71,9 @@ test("a replaced or deleted file's old bytes leave at once, without the collecto
   await saveFile(server, owner, id, 'gone.txt', 'soon deleted');
   await send(server, 'DELETE', `/workspaces/${id}/files/gone.txt`, owner.api_token);
 
-  // Rule every_kept_byte (actors/files/quota.ts): bytes let go are deleted by the save or delete.
+  // Rule every_kept_byte (actors/files/quota.ts): bytes let go are deleted by the save or delete,
+  // just after its answer.
+  await server.services.files.discards.settled();
   assert.not.ok(await held(server, 'report, first draft'));
   assert.not.ok(await held(server, 'soon deleted'));
   const stored = before.examined - before.collected + 3;

@@ -195,6 +195,8 @@ test('deleting a file lets go of every version it kept: the quota comes back and
   assert.equal([used.used_bytes, used.current_files_bytes, used.older_versions_bytes], [0, 0, 0]);
   const old = await server.get(`/workspaces/${id}/files/plan.md?version=1`, agent.api_token);
   assert.is(old.status, 404);
+  // The bytes are deleted after the answer, not before it.
+  await server.services.files.discards.settled();
   assert.is(blobsOnDisk(dataDir).bytes, before.bytes);
   // All the room is there again.
   assert.is(

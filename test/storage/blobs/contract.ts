@@ -217,6 +217,26 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
     assert.equal(await harness.leftovers(), []);
   });
 
+  test('a detached blob leaves its address at once, and its bytes once the rest of the removal has run', async ({
+    store,
+    harness,
+  }) => {
+    const { sha256 } = await store.put(chunksOf(randomBytes(100_000)), { maxBytes: MB });
+    const freeRoom = await store.detach(sha256);
+    assert.is(await store.stat(sha256), null);
+    assert.instance(await store.open(sha256).catch((e: unknown) => e), BlobNotFoundError);
+    const listed: string[] = [];
+    for await (const each of store.list()) listed.push(each);
+    assert.not.ok(listed.includes(sha256));
+    await freeRoom();
+    assert.equal(await harness.leftovers(), []);
+    // Detaching a blob the store does not hold is harmless, as deleting it is.
+    await (
+      await store.detach(sha256)
+    )();
+    assert.equal(await harness.leftovers(), []);
+  });
+
   test('list answers every blob held, once', async ({ store }) => {
     const stored = await Promise.all(
       [1, 2, 3].map(() => store.put(chunksOf(randomBytes(2_000)), { maxBytes: MB })),
@@ -231,6 +251,7 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStoreHar
       assert.instance(await store.stat(bad).catch((e: unknown) => e), TypeError);
       assert.instance(await store.open(bad).catch((e: unknown) => e), TypeError);
       assert.instance(await store.delete(bad).catch((e: unknown) => e), TypeError);
+      assert.instance(await store.detach(bad).catch((e: unknown) => e), TypeError);
     }
   });
 
