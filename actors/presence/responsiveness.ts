@@ -35,13 +35,25 @@ async function measure(services: Services, agentId: string): Promise<void> {
   });
 }
 
+/** One agent's measures: the one under way, or the gap after it, and whether one more is asked. */
+interface Measuring {
+  /** Told again since the last measure began: one more at the end of the gap. */
+  again: boolean;
+  /** The measure under way (null in the gap after it). */
+  running: Promise<void> | null;
+  /** The end of the gap after the last measure (null while measuring). */
+  gap: NodeJS.Timeout | null;
+}
+
 /**
  * Keeps each agent's responsiveness measured as it answers: told after the commit of a knock
- * answered or a message sent, it measures that agent again, off the request's path. One
- * measure per agent at a time; what is told meanwhile asks for one more, a moment after it.
+ * answered or a message sent, it measures that agent again, off the request's path. The first
+ * word is measured at once; what is told while a measure runs, or within MEASURE_GAP_MS after
+ * it, is measured once at the end of that gap. So messages sent one after another (each after
+ * the last one's measure ended) cost a measure every two seconds, not one each.
  */
 export class ResponsivenessKeeper {
-  private readonly running = new Map<string, { again: boolean }>();
+  private readonly agents = new Map<string, Measuring>();
   /**
    * Where measures run: made at start-up, outside every request, so a measure told by a keyed
    * request is its own write, not a step of that request's unit of work (actors/kernel/commit.ts).
@@ -55,33 +67,53 @@ export class ResponsivenessKeeper {
 
   /** Something the agent's figures count was committed: measure it again soon. */
   changed(agentId: string): void {
-    const running = this.running.get(agentId);
-    if (running) {
-      running.again = true;
+    const known = this.agents.get(agentId);
+    if (known) {
+      known.again = true;
       return;
     }
-    const state = { again: false };
-    this.running.set(agentId, state);
-    void this.outside.runInAsyncScope(async () => {
+    const state: Measuring = { again: false, running: null, gap: null };
+    this.agents.set(agentId, state);
+    this.measure(agentId, state);
+  }
+
+  private measure(agentId: string, state: Measuring): void {
+    state.again = false;
+    state.gap = null;
+    state.running = this.outside.runInAsyncScope(async () => {
       try {
-        for (;;) {
-          state.again = false;
-          await measure(this.services, agentId);
-          if (!state.again) break;
-          await new Promise((resolve) => setTimeout(resolve, MEASURE_GAP_MS).unref());
-        }
+        await measure(this.services, agentId);
       } catch (error) {
         // The hourly pass measures it again; the figures are late, never wrong for long.
         this.log(`presence: could not measure agent ${agentId} (${String(error)})`);
-      } finally {
-        this.running.delete(agentId);
       }
+      state.running = null;
+      state.gap = setTimeout(() => this.gapEnded(agentId, state), MEASURE_GAP_MS).unref();
     });
   }
 
-  /** Waits for every measure under way (tests; shutdown). */
+  private gapEnded(agentId: string, state: Measuring): void {
+    if (state.again) this.measure(agentId, state);
+    else this.agents.delete(agentId);
+  }
+
+  /**
+   * Measures at once what waits for the end of a gap, and waits for every measure under way
+   * (shutdown; tests).
+   */
   async settled(): Promise<void> {
-    while (this.running.size > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (;;) {
+      const running: Promise<void>[] = [];
+      for (const [agentId, state] of this.agents) {
+        if (state.gap && state.again) {
+          clearTimeout(state.gap);
+          this.measure(agentId, state);
+        }
+        if (state.running) running.push(state.running);
+      }
+      if (running.length === 0) return;
+      await Promise.all(running);
+    }
   }
 }
 

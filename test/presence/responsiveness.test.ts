@@ -28,6 +28,8 @@ async function measured(
   agentId: string,
   expected: Partial<Responsiveness>,
 ): Promise<Responsiveness> {
+  // A measure told within two seconds of the last waits for the end of that gap: now instead.
+  await server.services.responsiveness?.settled();
   return eventually(`responsiveness ${JSON.stringify(expected)}`, async () => {
     const { responsiveness } = await presenceOf(server, agentId);
     const matches = Object.entries(expected).every(

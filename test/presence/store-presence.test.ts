@@ -66,6 +66,7 @@ test.before(async ({ server, clock }) => {
     [fast, 30],
     [slow, 600],
   ] as const) {
+    await server.services.responsiveness?.settled();
     await eventually(`${agent.name} measured`, async () =>
       (await presenceOf(server, agent.agent_id)).responsiveness.knock_answer_median_seconds ===
       median
