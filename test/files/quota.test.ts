@@ -134,6 +134,9 @@ test('sixty saves of 600 KB of unreadable markdown keep only the newest; the dis
   assert.is(used.older_versions_bytes, 0);
   const old = await server.get(`/workspaces/${id}/files/noise.md?version=1`, agent.api_token);
   assert.is(old.status, 404);
+  // Each save's let-go bytes leave just after its answer: once they have, the disk holds only
+  // what is kept.
+  await server.services.files.discards.settled();
   const added = blobsOnDisk(dataDir).bytes - before.bytes;
   assert.ok(added <= QUOTA, `the blob store grew by ${added} bytes against a ${QUOTA} quota`);
 });

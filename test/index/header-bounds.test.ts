@@ -4,6 +4,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { holdHeaderThread } from '../../actors/index/header-thread.ts';
 import { connectMcp } from '../helpers/clients.ts';
+import { adminConnection } from '../helpers/postgres-backends.ts';
+import { freshDatabaseUrl, TEST_DATABASE_URL } from '../helpers/storage.ts';
 import { callJson } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newWorkspace, type TestAgent } from '../helpers/workspaces.ts';
@@ -18,9 +20,37 @@ const test = suite<{ server: TestServer }>('YAML headers are read within bounds,
 
 const NO_RETRY: StoragePipelineOptions = { retryOptions: { maxTries: 1 } };
 
+/** The server's own database on PostgreSQL, to list its backends (whatTheDatabaseDoes). */
+let databaseUrl: string | undefined;
+
 test.before(async (context) => {
-  context.server = await startTestServer({ storageQuotaBytes: 64 * 1024 * 1024 });
+  databaseUrl = TEST_DATABASE_URL ? await freshDatabaseUrl() : undefined;
+  context.server = await startTestServer({
+    storageQuotaBytes: 64 * 1024 * 1024,
+    ...(databaseUrl && { databaseUrl }),
+  });
 });
+
+/**
+ * A save here answers within seconds. One PUT of this suite went unanswered for 300 s (fetch's
+ * own limit) in one CI run on PostgreSQL (stop 48), and no run since has done it: past this much
+ * the test fails with what every backend of its database was doing, so the next time names it.
+ */
+const PUT_PATIENCE_MS = 60_000;
+
+async function whatTheDatabaseDoes(): Promise<string> {
+  if (!databaseUrl) return 'PGlite: no backends to list';
+  const admin = adminConnection(databaseUrl, 'header-bounds diagnosis');
+  try {
+    const rows = await admin`
+      select pid, application_name, state, wait_event_type, wait_event,
+        left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 120) as query
+      from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+    return JSON.stringify(rows);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
 test.after(async ({ server }) => {
   await server.close();
 });
@@ -62,9 +92,16 @@ function put(server: TestServer, agent: TestAgent, id: string, path: string, tex
     method: 'PUT',
     headers: { authorization: `Bearer ${agent.api_token}` },
     body: text,
-  }).then(async (response) => {
-    assert.is(response.status, 201, await response.text());
-  });
+    signal: AbortSignal.timeout(PUT_PATIENCE_MS),
+  }).then(
+    async (response) => {
+      assert.is(response.status, 201, await response.text());
+    },
+    async (error: unknown) => {
+      const backends = await whatTheDatabaseDoes().catch(String);
+      throw new Error(`PUT ${path} was not answered (${String(error)}); backends: ${backends}`);
+    },
+  );
 }
 
 async function writeOverMcp(client: Client, id: string, path: string, text: string) {
