@@ -110,6 +110,12 @@ class HeaderThread {
     this.finish(deadlinePassed(running.job.deadlineMs));
   }
 
+  /** Test-only: where the thread is, for a test that waited too long to say why. */
+  describe(): string {
+    const state = this.worker ? (this.ready ? 'ready' : 'starting') : 'none';
+    return `header thread ${state}, ${this.running ? 'reading one header' : 'idle'}, ${this.queue.length} queued`;
+  }
+
   private finish(reading: HeaderReading): void {
     const running = this.running;
     if (!running) return;
@@ -159,4 +165,9 @@ export function holdHeaderThread(deadlineMs: number | null = null): HeaderThread
       Atomics.notify(flag, 0);
     },
   };
+}
+
+/** Test-only: the header thread's state in words (HeaderThread.describe). */
+export function describeHeaderThread(): string {
+  return thread.describe();
 }

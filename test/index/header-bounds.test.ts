@@ -2,7 +2,7 @@ import { BlockBlobClient, type StoragePipelineOptions } from '@azure/storage-blo
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { holdHeaderThread } from '../../actors/index/header-thread.ts';
+import { describeHeaderThread, holdHeaderThread } from '../../actors/index/header-thread.ts';
 import { connectMcp } from '../helpers/clients.ts';
 import { adminConnection } from '../helpers/postgres-backends.ts';
 import { freshDatabaseUrl, TEST_DATABASE_URL } from '../helpers/storage.ts';
@@ -34,7 +34,8 @@ test.before(async (context) => {
 /**
  * A save here answers within seconds. One PUT of this suite went unanswered for 300 s (fetch's
  * own limit) in one CI run on PostgreSQL (stop 48), and no run since has done it: past this much
- * the test fails with what every backend of its database was doing, so the next time names it.
+ * the test fails with what the header thread and every backend of its database were doing, so
+ * the next time names it.
  */
 const PUT_PATIENCE_MS = 60_000;
 
@@ -99,7 +100,9 @@ function put(server: TestServer, agent: TestAgent, id: string, path: string, tex
     },
     async (error: unknown) => {
       const backends = await whatTheDatabaseDoes().catch(String);
-      throw new Error(`PUT ${path} was not answered (${String(error)}); backends: ${backends}`);
+      throw new Error(
+        `PUT ${path} was not answered (${String(error)}); ${describeHeaderThread()}; backends: ${backends}`,
+      );
     },
   );
 }
