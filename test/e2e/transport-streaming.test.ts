@@ -16,7 +16,7 @@ import { json, MIB, repeat, send, transportSuite, writeAll } from '../helpers/tr
  */
 const test = transportSuite('transport streaming');
 
-test('a 200 MB upload streams through with under 100 MB of extra server memory, and reads back whole and ranged', async ({
+test('a 200 MB upload streams through with under 150 MB of extra memory, and reads back whole and ranged', async ({
   server,
 }) => {
   const block = randomBytes(MIB);
@@ -69,8 +69,11 @@ test('a 200 MB upload streams through with under 100 MB of extra server memory, 
   });
   assert.is(received, blocks * MIB);
   assert.is(download.digest('hex'), expected);
+  // A server that held the body would grow by its 200 MB at least. What streaming leaves is
+  // chunks awaiting the garbage collector, the client's in this process included: 32 to 35 MB on
+  // Node 20, 64 to 102 MB on Node 24 (stop 48, five runs each), whose collector lets more wait.
   const growth = (peak - baseline) / MIB;
-  assert.ok(growth < 100, `the server's memory grew by ${growth.toFixed(1)} MB`);
+  assert.ok(growth < 150, `the process's memory grew by ${growth.toFixed(1)} MB`);
 
   // A range deep inside: block-relative offsets give the expected bytes.
   const start = 150 * MIB + 12345;

@@ -39,7 +39,12 @@ export type Stop =
   /** The time limit: 408 sql_timeout. */
   | { layer: 'timeout' }
   /** The row cap: 200 with exactly 1,000 rows and truncated. */
-  | { layer: 'cap' };
+  | { layer: 'cap' }
+  /**
+   * One value past the answer's byte bound, built about when the time limit comes: 408
+   * sql_timeout, or 200 with no rows and truncated, whichever the machine reaches first.
+   */
+  | { layer: 'bounded' };
 
 export interface Attack {
   /** What the attacker tries: the subject of the test's sentence. */
@@ -55,6 +60,7 @@ export interface Attack {
 export const INPUT: Stop = { layer: 'input' };
 export const TIMEOUT: Stop = { layer: 'timeout' };
 export const CAP: Stop = { layer: 'cap' };
+export const BOUNDED: Stop = { layer: 'bounded' };
 export const policy = (refused: string): Stop => ({ layer: 'policy', refused });
 export const inert = (rows: unknown[][]): Stop => ({ layer: 'inert', rows });
 export const scope = (rows: unknown[][]): Stop => ({ layer: 'scope', rows });
@@ -110,6 +116,8 @@ export const STOPPED_BY: Record<Stop['layer'], string> = {
   limits: 'is refused by PostgreSQL as past its limits (400 sql_too_complex)',
   timeout: 'is stopped by the time limit (408 sql_timeout)',
   cap: 'is stopped by the row cap (1,000 rows, truncated)',
+  bounded:
+    "is stopped by the time limit (408 sql_timeout) or the answer's byte bound (no rows, truncated), whichever it reaches first",
 };
 
 /** Fails the test unless `answer` shows the attack stopped as `stop` says. */
@@ -151,6 +159,15 @@ export function assertStopped(answer: Answer, stop: Stop, label: string): void {
     case 'cap':
       assert.is(answer.status, 200, shown);
       assert.is(answer.body.rows?.length, 1000, shown);
+      assert.is(answer.body.truncated, true, shown);
+      return;
+    case 'bounded':
+      if (answer.status === 408) {
+        assert.is(answer.body.code, 'sql_timeout', shown);
+        return;
+      }
+      assert.is(answer.status, 200, shown);
+      assert.equal(answer.body.rows, [], shown);
       assert.is(answer.body.truncated, true, shown);
       return;
   }
