@@ -1,6 +1,6 @@
 import { agentNameSql } from '../agents/agent-names.ts';
 import type { Queryable } from '../driver.ts';
-import { toRating, type RatingRecord } from './ratings.ts';
+import { toRating } from './ratings.ts';
 
 /**
  * The payments an agent's record counts, as SQL the payments capability gives
@@ -52,10 +52,12 @@ export async function reputationOf(
               join lateral ${agentNameSql('p.counterparty_id')} a on true
               where p.agent_id = me.agent_id and p.deals_agreed > 0
               order by p.deals_agreed desc, p.counterparty_id limit ${LISTED}) t) as counterparties,
-       (select coalesce(json_agg(t order by t.rated_at desc, t.rating_id desc), '[]')::text
-        from (select r.rating_id, r.deal_id, r.rater_id, r.ratee_id, r.delivered_can,
-                r.accepted_on_need, r.score, r.comment, r.payment_backed, r.rated_at,
-                r.superseded_by, a.name as rater_name, d.payment_final
+       (select coalesce(json_agg(json_build_array(t.rating_id, t.deal_id, t.rater_id,
+          t.delivered_can, t.accepted_on_need, t.score, t.comment, t.payment_backed, t.rated_at,
+          t.rater_name, t.payment_final) order by t.rated_at desc, t.rating_id desc), '[]')::text
+        from (select r.rating_id, r.deal_id, r.rater_id, r.delivered_can, r.accepted_on_need,
+                r.score, r.comment, r.payment_backed, r.rated_at, a.name as rater_name,
+                d.payment_final
               from deal_ratings r
               join lateral ${agentNameSql('r.rater_id')} a on true
               join deals d on d.deal_id = r.deal_id
@@ -66,14 +68,52 @@ export async function reputationOf(
      left join lateral ${paymentCountsSql('me.agent_id')} c on true`,
     [agentId],
   );
-  const ratings = JSON.parse(row?.ratings ?? '[]') as (Omit<
-    RatingRecord,
-    'rated_at' | 'receipt'
-  > & {
-    rated_at: string;
-    rater_name: string;
-    payment_final: boolean;
-  })[];
+  // Each rating as an array, in the order the statement builds it: no key repeated a hundred times.
+  type Listed = [
+    string,
+    string,
+    string,
+    boolean,
+    boolean,
+    number | null,
+    string | null,
+    boolean,
+    string,
+    string,
+    boolean,
+  ];
+  const ratings = (JSON.parse(row?.ratings ?? '[]') as Listed[]).map(
+    ([
+      ratingId,
+      dealId,
+      raterId,
+      deliveredCan,
+      acceptedOnNeed,
+      score,
+      comment,
+      paymentBacked,
+      ratedAt,
+      raterName,
+      paymentFinal,
+    ]) => ({
+      ...toRating({
+        rating_id: ratingId,
+        deal_id: dealId,
+        rater_id: raterId,
+        ratee_id: agentId,
+        delivered_can: deliveredCan,
+        accepted_on_need: acceptedOnNeed,
+        score,
+        comment,
+        payment_backed: paymentBacked,
+        rated_at: new Date(ratedAt),
+        superseded_by: null,
+        receipt: null,
+      }),
+      raterName,
+      backedNow: paymentFinal,
+    }),
+  );
   const counts = {
     deals_agreed: row?.deals_agreed ?? 0,
     distinct_counterparties: row?.distinct_counterparties ?? 0,
@@ -96,11 +136,7 @@ export async function reputationOf(
       deals_agreed: number;
       payments_final: number;
     }[],
-    ratings: ratings.map((r) => ({
-      ...toRating({ ...r, rated_at: new Date(r.rated_at), receipt: null }),
-      raterName: r.rater_name,
-      backedNow: r.payment_final,
-    })),
+    ratings,
   };
 }
 
