@@ -1,5 +1,7 @@
 import { findAgent } from '../../storage/agents/agents.ts';
 import { reputationCounts, reputationOf } from '../../storage/deals/reputation.ts';
+import { recordStamp, type RecordStamp } from '../../storage/deals/record-changes.ts';
+import { lasting } from '../kernel/lasting-answer.ts';
 import { notFound } from '../kernel/principal.ts';
 import type { Services } from '../kernel/services.ts';
 
@@ -37,8 +39,8 @@ export async function reputationSummaries(
 }
 
 /**
- * The agent, with its record; an agent that is not signed up is not found. The agent and its
- * record are read at once, not one after the other: the reads do not depend on each other, and
+ * The agent, with its record, for the profile; an agent that is not signed up is not found. The
+ * agent and its record are read at once, not one after the other: the reads do not depend on each other, and
  * an unknown id costs a few index look-ups that find nothing.
  */
 async function recordOf(services: Services, agentId: string) {
@@ -47,20 +49,24 @@ async function recordOf(services: Services, agentId: string) {
     reputationOf(services.db(), agentId, services.dealPayments.countsSql),
   ]);
   if (!agent) throw notFound('agent');
-  const { payments } = record;
   return {
     agent_id: agent.agentId,
     name: agent.name,
     since: new Date(agent.createdAt).toISOString(),
-    counts: {
-      deals_agreed: record.counts.deals_agreed,
-      payments_made: payments.payments_made,
-      payments_received: payments.payments_received,
-      payment_backed_ratings: record.counts.payment_backed_ratings,
-      offchain_payments_confirmed: payments.offchain_payments_confirmed,
-      distinct_counterparties: record.counts.distinct_counterparties,
-    },
+    counts: countsOf(record),
     record,
+  };
+}
+
+/** The counts a record shows, in the order the answer lists them. */
+function countsOf({ counts, payments }: Awaited<ReturnType<typeof reputationOf>>) {
+  return {
+    deals_agreed: counts.deals_agreed,
+    payments_made: payments.payments_made,
+    payments_received: payments.payments_received,
+    payment_backed_ratings: counts.payment_backed_ratings,
+    offchain_payments_confirmed: payments.offchain_payments_confirmed,
+    distinct_counterparties: counts.distinct_counterparties,
   };
 }
 
@@ -68,15 +74,35 @@ async function recordOf(services: Services, agentId: string) {
  * An agent's public record ("Reputation" in protocol/documents/deals-protocol.md, which gives
  * the formula): its deals agreed, counterparties, standing ratings and final on-chain payments
  * (each with its transaction, to check on a block explorer); confirmed off-chain payments are
- * counted apart and never back a rating.
+ * counted apart and never back a rating. A record this process computed is answered again
+ * while the database says nothing it shows changed since (actors/deals/record-cache.ts): one
+ * look-up instead of the record's joins, and the same text, serialised once.
  */
 export async function reputation(services: Services, agentId: string) {
-  const [{ record, ...agent }, payments] = await Promise.all([
-    recordOf(services, agentId),
+  const records = services.reputationRecords;
+  const now = services.clock.now();
+  const stamp = await recordStamp(services.db(), agentId, records.snapshotOf(agentId, now));
+  if (!stamp) throw notFound('agent');
+  const kept =
+    stamp.changed === false ? records.unchanged(agentId, stamp.snapshot, now) : undefined;
+  if (kept) return kept as Awaited<ReturnType<typeof computeRecord>>;
+  // Read after the stamp's snapshot: a change committed in between makes the next stamp say
+  // `changed`, so at worst this record is computed again, never served stale.
+  const answer = lasting(await computeRecord(services, agentId, stamp));
+  records.keep(agentId, stamp.snapshot, now, answer);
+  return answer;
+}
+
+async function computeRecord(services: Services, agentId: string, agent: RecordStamp) {
+  const [record, payments] = await Promise.all([
+    reputationOf(services.db(), agentId, services.dealPayments.countsSql),
     services.dealPayments.ofAgent(services.db(), agentId, PAYMENTS_LISTED),
   ]);
   return {
-    ...agent,
+    agent_id: agentId,
+    name: agent.name,
+    since: new Date(agent.created_at).toISOString(),
+    counts: countsOf(record),
     counterparties: record.counterparties,
     ratings: record.ratings.map((r) => ({
       rating_id: r.ratingId,
