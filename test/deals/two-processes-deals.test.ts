@@ -1,6 +1,6 @@
 import * as assert from 'uvu/assert';
 import { heard } from '../helpers/changes.ts';
-import { dealOf, dealText, lineOf } from '../helpers/deals.ts';
+import { agreeAll, dealOf, dealText, lineOf, rate, reputationOf } from '../helpers/deals.ts';
 import { callJson as call } from '../helpers/http.ts';
 import { allReceipts, chainOrder } from '../helpers/receipt-chain.ts';
 import { twoServerSuite, type TwoServers } from '../helpers/two-servers.ts';
@@ -147,6 +147,21 @@ test('a rating and a file save on the two servers at once both land, and the rec
   assert.is(
     chainOrder(await allReceipts(a, buyer, workspaceId, ['deal.md'])).length,
     1 + 2 + rounds * 2,
+  );
+});
+
+test('a record one server keeps shows at once a rating made through the other', async (servers) => {
+  const { a, b } = servers;
+  const { agents, workspaceId, at } = await dealRoom(servers, 2);
+  const [maker, rater] = agents as [Agent, Agent];
+  const dealId = await agreeAll(a, [maker, rater], workspaceId, at);
+  assert.equal((await reputationOf(a, maker)).ratings, []);
+  assert.equal((await reputationOf(a, maker)).ratings, [], 'kept by a');
+  const rated = await rate(b, rater, dealId, maker, { score: 3, comment: 'through b' });
+  assert.is(rated.status, 201, JSON.stringify(rated.body));
+  assert.equal(
+    (await reputationOf(a, maker)).ratings.map((r) => [r.score, r.comment]),
+    [[3, 'through b']],
   );
 });
 
