@@ -4,7 +4,10 @@
  * same server, `GET /health` (the same door and one database round trip: the floor of any
  * answer that reads the database) and the record's own SQL (storage/deals/reputation.ts reputationOf) run
  * directly on the driver, which splits the figure into the queries and the rest. The lanes take
- * turns request by request, so load that comes and goes weighs on all of them alike.
+ * turns request by request, so load that comes and goes weighs on all of them alike. Nothing
+ * changes the record while it is measured, so after the first round the endpoint answers the
+ * record its process kept (actors/deals/record-cache.ts: one look-up that nothing changed); the
+ * SQL lane is what the next read after a change costs on top of that.
  *
  * The deals are a fixture written by SQL straight into deals, deal_parties and deal_ratings
  * (receipts shaped like the service's, unsigned), on a server started the way every other
