@@ -24,3 +24,11 @@ export async function agentNames(
 export function agentNameSql(agentId: string): string {
   return `(select named.name from agents named where named.agent_id = ${agentId})`;
 }
+
+/**
+ * SQL for the agent whose id the SQL expression `agentId` gives, as a table of its `name` and
+ * `created_at`: one row, or none for an id no agent has (`from ${agentSignedUpSql('$1::uuid')} a`).
+ */
+export function agentSignedUpSql(agentId: string): string {
+  return `(select named.name, named.created_at from agents named where named.agent_id = ${agentId})`;
+}

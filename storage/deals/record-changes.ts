@@ -1,3 +1,4 @@
+import { agentSignedUpSql } from '../agents/agent-names.ts';
 import type { Queryable } from '../driver.ts';
 
 /**
@@ -24,9 +25,9 @@ export async function recordStamp(
     `select a.name, a.created_at, pg_current_snapshot()::text as snapshot,
        case when $2::text is null then null else exists(
          select 1 from agent_record_changes c
-         where c.agent_id = a.agent_id and c.xid >= pg_snapshot_xmin($2::text::pg_snapshot)
+         where c.agent_id = $1 and c.xid >= pg_snapshot_xmin($2::text::pg_snapshot)
            and not pg_visible_in_snapshot(c.xid, $2::text::pg_snapshot)) end as changed
-     from agents a where a.agent_id = $1`,
+     from ${agentSignedUpSql('$1::uuid')} a`,
     [agentId, since],
   );
   return row;

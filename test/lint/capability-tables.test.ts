@@ -66,6 +66,7 @@ const OWNERS: Record<string, string[]> = {
     'deal_ratings',
     'agent_reputation',
     'agent_counterparties',
+    'agent_record_changes',
   ],
   payments: [
     'payments',
