@@ -119,7 +119,10 @@ export async function appendChanges(
   const eventIds = ordered.map(() => randomUUID());
   // Each distinct (actor, shared data) once: objects shared by drafts serialise once too. A
   // draft's own data stays in its row, unless the whole of its data is shared.
-  const payloads = new Map<string, { id: string; actor: string | null; data: string }>();
+  // Keyed by the two texts themselves, not by one made of both: each text is one string,
+  // hashed once, however many drafts share it (a listing's 1 KB told to 1,000 watchers).
+  type Payload = { id: string; actor: string | null; data: string };
+  const payloads = new Map<string | null, Map<string, Payload>>();
   const texts = new Map<object, string>();
   const jsonOf = (value: object) => {
     let text = texts.get(value);
@@ -131,12 +134,13 @@ export async function appendChanges(
     const actor = draft.actor ? jsonOf(draft.actor) : null;
     const data = jsonOf(draft.sharedData ?? draft.data);
     own.push(draft.sharedData ? jsonOf(draft.data) : null);
-    const key = `${actor ?? ''}\u0000${data}`;
-    let payload = payloads.get(key);
-    if (!payload) payloads.set(key, (payload = { id: randomUUID(), actor, data }));
+    let byData = payloads.get(actor);
+    if (!byData) payloads.set(actor, (byData = new Map()));
+    let payload = byData.get(data);
+    if (!payload) byData.set(data, (payload = { id: randomUUID(), actor, data }));
     return payload;
   });
-  const shared = [...payloads.values()];
+  const shared = [...payloads.values()].flatMap((byData) => [...byData.values()]);
   const rows = (await send(
     `with locked as materialized (
        select agent_id from feed_heads where agent_id = any($1::uuid[])

@@ -121,6 +121,38 @@ export function storageContract(kind: DriverKind): void {
     assert.is((await readFeedHead(driver, a))?.lastSeq, 2);
   });
 
+  test('drafts sharing their data store it once per actor, and each reads back with its own actor and data', async ({
+    driver,
+  }) => {
+    const [a, b, c] = [await newAgent(driver), await newAgent(driver), await newAgent(driver)];
+    const shared = { listing: { name: `shared ${randomUUID()}` } };
+    const first = { agent_id: a, name: 'first actor' };
+    const second = { agent_id: b, name: 'second actor' };
+    await driver.transaction((tx) =>
+      appendChanges(tx, [
+        { agentId: a, type: 'test.shared', data: { watch: 1 }, sharedData: shared, actor: first },
+        { agentId: b, type: 'test.shared', data: { watch: 2 }, sharedData: shared, actor: second },
+        { agentId: c, type: 'test.shared', data: { watch: 3 }, sharedData: shared, actor: first },
+      ]),
+    );
+    const readBack = async (agentId: string) =>
+      (await readChanges(driver, agentId, 0, 10))[0]?.event;
+    const events = [await readBack(a), await readBack(b), await readBack(c)];
+    assert.equal(
+      events.map((e) => [e?.actor?.name, e?.data]),
+      [
+        ['first actor', { ...shared, watch: 1 }],
+        ['second actor', { ...shared, watch: 2 }],
+        ['first actor', { ...shared, watch: 3 }],
+      ],
+    );
+    const [stored] = await driver.query<{ n: number }>(
+      `select count(*)::int as n from change_payloads where data = $1::text::jsonb`,
+      [JSON.stringify(shared)],
+    );
+    assert.is(stored?.n, 2, 'one payload per actor');
+  });
+
   test('concurrent writers never give two changes of one agent the same number', async ({
     driver,
   }) => {
