@@ -11,7 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { insertConvention } from '../storage/conventions/conventions.ts';
 import { closeTestResources } from '../test/helpers/resources.ts';
-import { startTestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
 
 const SIZES = [100, 5_000];
 const TIMED = 30;
@@ -44,7 +44,7 @@ function quantile(sorted: number[], q: number): number {
 }
 
 for (const size of SIZES) {
-  const server = await startTestServer({ conventionsPerAgent: 0 });
+  const server = await startBenchServer({ conventionsPerAgent: 0 });
   try {
     const filler = await server.signUp();
     const now = new Date();

@@ -15,7 +15,7 @@ import { createTransport, type Transporter } from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { createMailAccount, privateAddress } from '../actors/email/accounts.ts';
 import { startDnsStub } from '../test/helpers/dns-stub.ts';
-import { startTestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
 import { ms, summarize, type LatencySummary } from './stats.ts';
 
 export const EMAIL_COMMANDS = 1_000;
@@ -114,7 +114,7 @@ export async function measureEmail(signal: AbortSignal): Promise<EmailFigure> {
     'bench.example': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
     '_dmarc.bench.example': { TXT: ['v=DMARC1; p=none'] },
   });
-  const server = await startTestServer({
+  const server = await startBenchServer({
     smtpUrl: `smtp://127.0.0.1:${sink.port}`,
     mailDnsServers: [dns.server],
   });

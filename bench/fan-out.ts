@@ -21,7 +21,8 @@ import type uWS from '@trufflesuite/uws-js-unofficial';
 import { Server as SocketIoServer } from 'socket.io';
 import type { Socket } from 'socket.io-client';
 import { loadUws } from '../server/http/uws-engine.ts';
-import { startTestServer, type TestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
+import { type TestServer } from '../test/helpers/server.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/storage.ts';
 import type { Baseline } from './baselines.ts';
 import { closeAll, connectMany, signUpMany, type PushClient } from './clients.ts';
@@ -234,7 +235,7 @@ export async function openCrowd(
     await scratch?.drop();
   };
   try {
-    server = await startTestServer({
+    server = await startBenchServer({
       httpEngine: 'uws',
       log: serverLog,
       ...(scratch ? { databaseUrl: scratch.url } : {}),

@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import type uWS from '@trufflesuite/uws-js-unofficial';
 import { loadUws } from '../server/http/uws-engine.ts';
 import { onTestsEnd } from '../test/helpers/resources.ts';
-import { startTestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
 import type { Driver, Row, Transaction, TransactionOptions } from '../storage/driver.ts';
 import type { Baseline } from './baselines.ts';
 
@@ -341,7 +341,7 @@ export async function measureFiles(
     fewestSamples = Math.min(fewestSamples, result.samples);
     return result;
   };
-  const server = await startTestServer({
+  const server = await startBenchServer({
     httpEngine: 'uws',
     log: serverLog,
     // Every run saves a new version; keep the quota out of the way.

@@ -31,7 +31,8 @@ import { findAgent } from '../storage/agents/agents.ts';
 import type { Driver } from '../storage/driver.ts';
 import { searchText } from '../storage/index/file-index.ts';
 import { bindScope, scopedQuery, type IndexScope } from '../storage/index/index-scope.ts';
-import { startTestServer, type TestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
+import { type TestServer } from '../test/helpers/server.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/storage.ts';
 import type { DriverKind } from './commands.ts';
 import { scratchDatabase } from './scratch-database.ts';
@@ -568,11 +569,11 @@ async function startServer(
   serverLog: (message: string) => void,
 ): Promise<{ server: TestServer; drop: () => Promise<void> }> {
   if (kind === 'pglite') {
-    return { server: await startTestServer({ log: serverLog }), drop: async () => undefined };
+    return { server: await startBenchServer({ log: serverLog }), drop: async () => undefined };
   }
   const scratch = await scratchDatabase(options.databaseUrl as string);
   try {
-    const server = await startTestServer({ databaseUrl: scratch.url, log: serverLog });
+    const server = await startBenchServer({ databaseUrl: scratch.url, log: serverLog });
     return { server, drop: scratch.drop };
   } catch (error) {
     await scratch.drop();

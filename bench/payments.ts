@@ -35,7 +35,8 @@ import { newPayment, paymentCodec } from '../machines/payment.ts';
 import type { Driver } from '../storage/driver.ts';
 import { insertPayment } from '../storage/payments/payments.ts';
 import { startAnvil, type TestChain } from '../test/helpers/chain.ts';
-import { startTestServer, type TestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
+import { type TestServer } from '../test/helpers/server.ts';
 import { newWorkspace } from '../test/helpers/workspaces.ts';
 import { rebuildReputationCounts } from '../storage/deals/reputation-counts.ts';
 import { FINAL_PAYMENTS_SQL } from '../storage/payments/deal-counts.ts';
@@ -341,7 +342,7 @@ export async function measurePayments(
   const proxy = await countingProxy(chain.url);
   let server: TestServer | null = null;
   try {
-    server = await startTestServer({
+    server = await startBenchServer({
       log: serverLog,
       chainRpcUrls: [proxy.url],
       chainId: chain.chainId,

@@ -21,7 +21,8 @@ import type { Driver } from '../storage/driver.ts';
 import { reputationOf } from '../storage/deals/reputation.ts';
 import { rebuildReputationCounts } from '../storage/deals/reputation-counts.ts';
 import { FINAL_PAYMENTS_SQL, paymentCountsSql } from '../storage/payments/deal-counts.ts';
-import { startTestServer, type TestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
+import { type TestServer } from '../test/helpers/server.ts';
 import { TEST_DATABASE_URL } from '../test/helpers/storage.ts';
 import { newWorkspace } from '../test/helpers/workspaces.ts';
 import { bounded } from './clients.ts';
@@ -273,11 +274,11 @@ async function startServer(
   serverLog: (message: string) => void,
 ): Promise<{ server: TestServer; drop: () => Promise<void> }> {
   if (kind === 'pglite') {
-    return { server: await startTestServer({ log: serverLog }), drop: async () => undefined };
+    return { server: await startBenchServer({ log: serverLog }), drop: async () => undefined };
   }
   const scratch = await scratchDatabase(databaseUrl as string);
   try {
-    const server = await startTestServer({ databaseUrl: scratch.url, log: serverLog });
+    const server = await startBenchServer({ databaseUrl: scratch.url, log: serverLog });
     return { server, drop: scratch.drop };
   } catch (error) {
     await scratch.drop();

@@ -22,7 +22,8 @@ import { performance } from 'node:perf_hooks';
 import { httpbis } from 'http-message-signatures';
 import { requiredComponents } from '../actors/kernel/request-signatures.ts';
 import { signatureClaims } from '../protocol/message-signature.ts';
-import { startTestServer, type TestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
+import { type TestServer } from '../test/helpers/server.ts';
 import { addKey, newKey, type AgentKey } from '../test/helpers/signatures.ts';
 import { measureLoad, type LoadResult } from './load.ts';
 import { perSecond, table } from './stats.ts';
@@ -156,7 +157,7 @@ export async function measureSignatures(
     figure.rawUws = await measureRawUws(signal);
     figure.rawUwsMeasuredHere = true;
   }
-  const server = await startTestServer({ httpEngine: 'uws', log: serverLog });
+  const server = await startBenchServer({ httpEngine: 'uws', log: serverLog });
   try {
     const agent = await server.signUp('bench signatures');
     const key = newKey();

@@ -25,7 +25,8 @@ import { listingMarkdown } from '../actors/store/listings.ts';
 import { indexEntryHere } from '../actors/index/capture.ts';
 import type { Driver } from '../storage/driver.ts';
 import { searchText } from '../storage/index/file-index.ts';
-import { startTestServer, type TestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
+import { type TestServer } from '../test/helpers/server.ts';
 import { bounded } from './clients.ts';
 import type { DriverKind } from './commands.ts';
 import {
@@ -629,7 +630,7 @@ async function startStaticTwin(
     Buffer.byteLength(`${server.baseUrl}/privacy`);
   for (let attempt = 1; ; attempt++) {
     const pad = padding(filler, bytes - rest);
-    const twin = await startTestServer({ httpEngine: 'uws', log: serverLog, privacyUrl: pad });
+    const twin = await startBenchServer({ httpEngine: 'uws', log: serverLog, privacyUrl: pad });
     const size = await byteLength(await fetch(twin.url(STATIC_TWIN)));
     if (size === bytes || attempt === 3) return { twin, bytes: size };
     rest = size - Buffer.byteLength(pad);

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { takeCoverage } from 'node:v8';
-import { startTestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
 
 const root = join(import.meta.dirname, '..');
 const coverage = process.env.NODE_V8_COVERAGE;
@@ -50,7 +50,7 @@ async function visited(label: string, request: () => Promise<unknown>) {
   console.log(`  files: ${files.join(', ')}`);
 }
 
-const server = await startTestServer();
+const server = await startBenchServer();
 const [a, b] = [await server.signUp(), await server.signUp()];
 const call = async (method: string, path: string, token: string, body: unknown, type?: string) => {
   const answer = await fetch(server.url(path), {

@@ -11,7 +11,7 @@
 import { createServer, Agent, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { startTestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
 import { ms, summarize, type LatencySummary } from './stats.ts';
 
 export const WEBHOOK_ENDPOINTS = 100;
@@ -116,7 +116,7 @@ export async function measureWebhooks(
 ): Promise<WebhooksFigure> {
   const perEndpoint = WEBHOOK_CHANGES / WEBHOOK_ENDPOINTS;
   const endpoints = await startEndpoints(WEBHOOK_ENDPOINTS);
-  const server = await startTestServer({ webhookAllowPrivate: true, log: serverLog });
+  const server = await startBenchServer({ webhookAllowPrivate: true, log: serverLog });
   try {
     const agents = [];
     for (const url of endpoints.urls) {

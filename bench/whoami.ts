@@ -1,4 +1,4 @@
-import { startTestServer } from '../test/helpers/server.ts';
+import { startBenchServer } from './bench-server.ts';
 import { startRawUws } from './baselines.ts';
 import { measureLoad, type LoadResult } from './load.ts';
 
@@ -12,7 +12,7 @@ export async function measureWhoami(
   log: (message: string) => void,
   signal: AbortSignal,
 ): Promise<LoadResult> {
-  const server = await startTestServer({ httpEngine: engine, log });
+  const server = await startBenchServer({ httpEngine: engine, log });
   try {
     const { api_token: token } = await server.signUp('bench whoami');
     // A token that fails would make a fast 401 look like throughput: check one answer first.
