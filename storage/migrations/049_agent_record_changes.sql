@@ -56,27 +56,26 @@ begin
   return null;
 end $$;
 
+-- Of agents and deals the record shows a name and whether a payment is final: only updates of
+-- those columns (test/deals/reputation-record-cache.test.ts checks the record reads no other
+-- column that changes).
 create trigger agents_note_record_change
   after insert or delete or update of name on agents
-  for each row execute function note_agent_record_change();
-create trigger agent_reputation_note_record_change
-  after insert or update or delete on agent_reputation
-  for each row execute function note_agent_record_change();
-create trigger agent_counterparties_note_record_change
-  after insert or update or delete on agent_counterparties
-  for each row execute function note_agent_record_change();
-create trigger agent_payment_counts_note_record_change
-  after insert or update or delete on agent_payment_counts
-  for each row execute function note_agent_record_change();
-create trigger deal_ratings_note_record_change
-  after insert or update or delete on deal_ratings
   for each row execute function note_agent_record_change();
 create trigger deals_note_record_change
   after insert or delete or update of payment_final on deals
   for each row execute function note_agent_record_change();
-create trigger payments_note_record_change
-  after insert or update or delete on payments
-  for each row execute function note_agent_record_change();
-create trigger payment_credits_note_record_change
-  after insert or update or delete on payment_credits
-  for each row execute function note_agent_record_change();
+
+-- Every change to these tables' rows is one to the records they show.
+do $$
+declare
+  shown text;
+begin
+  foreach shown in array array['agent_reputation', 'agent_counterparties', 'agent_payment_counts',
+    'deal_ratings', 'payments', 'payment_credits'] loop
+    execute format(
+      'create trigger %I after insert or update or delete on %I
+       for each row execute function note_agent_record_change()',
+      shown || '_note_record_change', shown);
+  end loop;
+end $$;
