@@ -153,6 +153,54 @@ export function storageContract(kind: DriverKind): void {
     assert.is(stored?.n, 2, 'one payload per actor');
   });
 
+  test('drafts telling several agents one thing, two of them to one agent, are numbered in order and read back whole', async ({
+    driver,
+  }) => {
+    const [a, b, c] = [await newAgent(driver), await newAgent(driver), await newAgent(driver)];
+    // An earlier change of b: its head is not at 0.
+    await driver.transaction((tx) =>
+      appendChanges(tx, [{ agentId: b, type: 'test.before', data: { n: 0 } }]),
+    );
+    const shared = { listing: { name: `told to many ${randomUUID()}` } };
+    const actor = { agent_id: a, name: 'poster' };
+    const workspaceId = randomUUID();
+    const told = (agentId: string, watch: number) => ({
+      agentId,
+      type: 'test.told',
+      data: { watch },
+      sharedData: shared,
+      actor,
+      workspaceId,
+    });
+    const stored = await driver.transaction((tx) =>
+      appendChanges(tx, [told(c, 1), told(b, 2), told(c, 3), told(a, 4)]),
+    );
+    assert.equal(
+      stored.map((s) => [s.agentId, s.seq, s.event.data]),
+      [
+        [a, 1, { ...shared, watch: 4 }],
+        [b, 2, { ...shared, watch: 2 }],
+        [c, 1, { ...shared, watch: 1 }],
+        [c, 2, { ...shared, watch: 3 }],
+      ].sort((x, y) => ((x[0] as string) < (y[0] as string) ? -1 : 1)),
+      'sorted by agent, each agent in the order of its drafts',
+    );
+    for (const s of stored) {
+      const [read] = await readChanges(driver, s.agentId, s.seq - 1, 1);
+      assert.equal(read?.event, s.event, 'read back as recorded');
+      assert.equal(JSON.parse(s.json as string), s.event, 'its JSON text is the event');
+      assert.is(read?.event.type, 'test.told');
+      assert.is(read?.event.workspace_id, workspaceId);
+      assert.equal(read?.event.actor, actor);
+    }
+    assert.is((await readFeedHead(driver, c))?.lastSeq, 2);
+    const [payloads] = await driver.query<{ n: number }>(
+      `select count(*)::int as n from change_payloads where data = $1::text::jsonb`,
+      [JSON.stringify(shared)],
+    );
+    assert.is(payloads?.n, 1, 'the payload is stored once');
+  });
+
   test('concurrent writers never give two changes of one agent the same number', async ({
     driver,
   }) => {
