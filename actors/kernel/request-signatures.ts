@@ -8,6 +8,7 @@ import {
 import { claimNonce, findKey, touchKey, type FoundKey } from '../../storage/kernel/agent-keys.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import type { Clock } from './clock.ts';
+import { SharedReads } from './shared-reads.ts';
 
 const CACHE_LIMIT = 50_000;
 /** A key's `last_used_at` is written at most this often. */
@@ -62,6 +63,8 @@ interface CachedKey {
  */
 export class RequestSignatures {
   private readonly cache = new Map<string, CachedKey>();
+  /** Reads of a key by its id: callers at once share one (./shared-reads.ts). */
+  private readonly reads = new SharedReads<CachedKey | null>();
 
   constructor(
     private readonly db: () => Queryable,
@@ -193,25 +196,39 @@ export class RequestSignatures {
 
   /** Forgets the agent's keys (they changed, maybe in another process). */
   forgetAgent(agentId: string): void {
+    this.reads.invalidate();
     for (const [keyId, key] of this.cache) if (key.agentId === agentId) this.cache.delete(keyId);
   }
 
   /** Forgets every key (word from other processes may have been lost). */
   forgetAll(): void {
+    this.reads.invalidate();
     this.cache.clear();
   }
 
-  /** A live key from the database (cached), null when no agent added it; refusals otherwise. */
-  private async load(keyId: string): Promise<CachedKey | null> {
-    const found = await findKey(this.db(), keyId);
+  /**
+   * A live key from the database (cached), null when no agent added it; refusals otherwise.
+   * Callers at once share one read, unless inside a request's transaction (on PGlite, which
+   * holds the one connection, it must read through it).
+   */
+  private load(keyId: string): Promise<CachedKey | null> {
+    const db = this.db();
+    if (db !== this.writer()) return this.read(db, keyId, this.reads.now);
+    return this.reads.share(keyId, (generation) => this.read(db, keyId, generation));
+  }
+
+  private async read(db: Queryable, keyId: string, generation: number): Promise<CachedKey | null> {
+    const found = await findKey(db, keyId);
     if (!found) return null;
     refuseUnusable(found);
-    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
     const key: CachedKey = {
       agentId: found.agentId,
       publicKey: publicKeyOf(found.publicKey),
       touchedAtMs: 0,
     };
+    // Read before the agent's keys changed: it may show the key as it was, so it is not kept.
+    if (!this.reads.kept(generation)) return key;
+    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(keyId, key);
     return key;
   }

@@ -7,6 +7,7 @@ import {
 } from '../../storage/kernel/tokens.ts';
 import type { Queryable } from '../../storage/driver.ts';
 import type { Clock } from './clock.ts';
+import { SharedReads } from './shared-reads.ts';
 import { withToken, type Principal } from './principal.ts';
 import { grantOf, type TokenGrant } from './token-scope.ts';
 import { sameHash, tokenKey, tokenShape, TOKEN_PREFIX } from './tokens.ts';
@@ -69,6 +70,8 @@ function unknownToken(): ServiceError {
  */
 export class TokenResolver {
   private readonly cache = new Map<string, Cached>();
+  /** Reads of a token by its key: callers at once share one (./shared-reads.ts). */
+  private readonly reads = new SharedReads<Cached>();
   private readonly listeners = new Set<(agentId: string) => void>();
   private readonly allListeners = new Set<() => void>();
 
@@ -142,6 +145,7 @@ export class TokenResolver {
 
   /** Forgets every cached token of the agent (its tokens changed, maybe in another process). */
   forgetAgent(agentId: string): void {
+    this.reads.invalidate();
     for (const [key, cached] of this.cache)
       if (cached.grant.agentId === agentId) this.cache.delete(key);
     for (const listener of this.listeners) listener(agentId);
@@ -152,6 +156,7 @@ export class TokenResolver {
    * tells the listeners of each agent whose tokens were cached, so open sockets are re-checked.
    */
   forgetAll(): void {
+    this.reads.invalidate();
     const agents = new Set([...this.cache.values()].map((cached) => cached.grant.agentId));
     for (const agentId of agents) this.forgetAgent(agentId);
     for (const listener of this.allListeners) listener();
@@ -170,6 +175,12 @@ export class TokenResolver {
   }
 
   private watches: TokenWatches | undefined;
+
+  /** The grant kept now for the token of `grant` (maybe a newer one), if it is kept. */
+  current(grant: TokenGrant): TokenGrant | undefined {
+    const key = this.keyOf(grant);
+    return key === undefined ? undefined : this.fresh(key)?.grant;
+  }
 
   /** Whether `grant` is still the one cached for its token (nothing was forgotten since). */
   isCurrent(grant: TokenGrant): boolean {
@@ -210,11 +221,22 @@ export class TokenResolver {
   /** Token id -> cache key, for tokens whose grant was handed out (sockets re-check by it). */
   private readonly keys = new Map<string, string>();
 
-  private async lookUp(key: string): Promise<Cached> {
+  /**
+   * The token's entry, read from the database: one read for every caller at once, unless the
+   * caller is inside a request's transaction (on PGlite, which holds the one connection, it
+   * must read through it, and a read of its own costs no one else a wait).
+   */
+  private lookUp(key: string): Promise<Cached> {
+    const db = this.db();
+    if (db !== this.writer()) return this.read(db, key, this.reads.now);
+    return this.reads.share(key, (generation) => this.read(db, key, generation));
+  }
+
+  private async read(db: Queryable, key: string, generation: number): Promise<Cached> {
     const hash = Buffer.from(key, 'base64');
-    const found = await findTokenByHash(this.db(), hash);
+    const found = await findTokenByHash(db, hash);
     if (!found || !sameHash(found.tokenHash, hash)) throw unknownToken();
-    return this.admit(found, key);
+    return this.admit(found, key, generation);
   }
 
   /**
@@ -225,13 +247,21 @@ export class TokenResolver {
     const key = this.keys.get(tokenId);
     const cached = key === undefined ? undefined : this.fresh(key);
     if (cached) return cached.grant;
+    const generation = this.reads.now;
     const found = await findTokenById(this.db(), tokenId);
     if (!found) throw unknownToken();
-    return this.admit(found, Buffer.from(found.tokenHash).toString('base64')).grant;
+    return this.admit(found, Buffer.from(found.tokenHash).toString('base64'), generation).grant;
   }
 
-  /** A token found in the database: refused when it no longer works, else cached. */
-  private admit(found: TokenRow & { agentSuspended: boolean }, key: string): Cached {
+  /**
+   * A token found in the database: refused when it no longer works, else cached, unless tokens
+   * were forgotten since the read began (`generation`): then it is only handed to its callers.
+   */
+  private admit(
+    found: TokenRow & { agentSuspended: boolean },
+    key: string,
+    generation: number,
+  ): Cached {
     const nowMs = this.clock.now();
     const why = refusal(found, nowMs);
     if (why !== null) {
@@ -242,6 +272,10 @@ export class TokenResolver {
           : 'expired';
       throw new ServiceError('unauthorized', why, { reason });
     }
+    // Its id names its key, for the re-checks of the sockets it is handed to, kept or not.
+    if (this.keys.size >= CACHE_LIMIT) this.keys.delete(this.keys.keys().next().value as string);
+    this.keys.set(found.tokenId, key);
+    if (!this.reads.kept(generation)) return { grant: grantOf(found), touchedAtMs: nowMs };
     if (this.cache.size >= CACHE_LIMIT) {
       const oldest = this.cache.keys().next().value as string;
       const gone = this.cache.get(oldest);
@@ -250,8 +284,6 @@ export class TokenResolver {
     }
     const entry: Cached = { grant: grantOf(found), touchedAtMs: 0 };
     this.cache.set(key, entry);
-    if (this.keys.size >= CACHE_LIMIT) this.keys.delete(this.keys.keys().next().value as string);
-    this.keys.set(found.tokenId, key);
     this.touch(entry, nowMs);
     return entry;
   }
@@ -296,8 +328,14 @@ class TokenWatches {
     let set = this.byAgent.get(grant.agentId);
     if (!set) this.byAgent.set(grant.agentId, (set = new Set()));
     set.add(watched);
-    // A change between the caller's resolve and this watch forgot the grant: look again.
-    if (!this.tokens.isCurrent(grant)) this.recheck([watched]);
+    // The grant is no longer the one kept: a change forgot it since the caller's resolve
+    // (look again), or another read of the same token replaced it (take that one: it was
+    // read after any change that forgot the old, so it is as good as a read now).
+    if (!this.tokens.isCurrent(grant)) {
+      const kept = this.tokens.current(grant);
+      if (kept) this.follow(watched, kept);
+      else this.recheck([watched]);
+    }
     return () => this.remove(watched);
   }
 
@@ -326,15 +364,7 @@ class TokenWatches {
     const grant = (holders[0] as Watched).grant;
     this.tokens.recheck(grant).then(
       (fresh) => {
-        for (const watched of holders) {
-          if (watched.done) continue;
-          watched.grant = fresh;
-          // A rotation with a grace shortens the old token's life: its timer follows.
-          if (fresh.expiresAtMs !== grant.expiresAtMs) {
-            watched.cancelExpiry();
-            watched.cancelExpiry = this.expiryTimer(watched);
-          }
-        }
+        for (const watched of holders) if (!watched.done) this.follow(watched, fresh);
       },
       (error: unknown) => {
         if (!(error instanceof ServiceError && error.code === 'unauthorized')) return;
@@ -345,6 +375,19 @@ class TokenWatches {
         }
       },
     );
+  }
+
+  /**
+   * The holder takes the newer grant of its token. A rotation with a grace shortens the old
+   * token's life: its timer follows.
+   */
+  private follow(watched: Watched, fresh: TokenGrant): void {
+    const before = watched.grant;
+    watched.grant = fresh;
+    if (fresh.expiresAtMs !== before.expiresAtMs) {
+      watched.cancelExpiry();
+      watched.cancelExpiry = this.expiryTimer(watched);
+    }
   }
 
   private expiryTimer(watched: Watched): () => void {
