@@ -135,9 +135,20 @@ export function changesAfter(
   return readChanges(services.db(), agentId, seq, limit);
 }
 
+type VisibleChanges = { rows: StoredChangeRow[]; readTo: number };
+
+/** The replay reads out now, per service: what `visibleChangesAfter` shares. */
+const replaysOut = new WeakMap<Services, Map<string, Promise<VisibleChanges>>>();
+
 /**
  * The changes after `seq` that `grant` sees, without moving anything: what a socket replays.
  * `readTo` is how far the read reached.
+ *
+ * Sockets of one agent that replay from one place at once (a crowd of them reconnecting after
+ * a restart) share one read. A read is shared only until the agent's feed is next signalled (a
+ * change committed, here or in another process): a socket asking after that must see the
+ * change, so it reads for itself; one that joined before hears the signal itself (the socket
+ * door listens before it reads) and reads again.
  */
 export function visibleChangesAfter(
   services: Services,
@@ -145,6 +156,23 @@ export function visibleChangesAfter(
   grant: TokenGrant | null,
   seq: number,
   limit: number,
-): Promise<{ rows: StoredChangeRow[]; readTo: number }> {
-  return visibleChanges(services.db(), agentId, grant, seq, limit);
+): Promise<VisibleChanges> {
+  const db = services.db();
+  // Inside a request's transaction a read is its own (on PGlite it holds the one connection).
+  if (db !== services.driver) return visibleChanges(db, agentId, grant, seq, limit);
+  let out = replaysOut.get(services);
+  if (!out) replaysOut.set(services, (out = new Map()));
+  const key = `${agentId} ${grant?.workspaceId ?? ''} ${seq} ${limit}`;
+  const shared = out.get(key);
+  if (shared) return shared;
+  const read = visibleChanges(db, agentId, grant, seq, limit);
+  const flights = out;
+  const end = () => {
+    if (flights.get(key) === read) flights.delete(key);
+    stopListening();
+  };
+  const stopListening = services.hub.subscribe(agentId, end);
+  flights.set(key, read);
+  read.then(end, end);
+  return read;
 }
