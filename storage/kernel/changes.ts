@@ -191,20 +191,19 @@ export async function appendChanges(
 }
 
 /**
- * `appendChanges`'s statement: the feed heads locked in agent-id order, the shared payloads
- * stored, each agent's head moved by its count of drafts, and the changes numbered from there
- * in the drafts' order.
+ * `appendChanges`'s statement: the feed heads locked in agent-id order, the payloads stored,
+ * each agent's head moved by its count of drafts, and the changes numbered from there in the
+ * drafts' order. Its two forms differ in how the payloads, the drafts (`input`) and each
+ * change's type, workspace and payload (`values`) are sent.
  */
-const APPEND_SQL = `with locked as materialized (
+function appendSql(payloads: string, input: string, values: string): string {
+  return `with locked as materialized (
   select agent_id from feed_heads where agent_id = any($1::uuid[])
   order by agent_id for update
 ), payloads as (
-  insert into change_payloads (payload_id, actor, data)
-  select id, actor::jsonb, data::jsonb from unnest($6::uuid[], $7::text[], $8::text[])
-    as p(id, actor, data)
+  ${payloads}
 ), input as (
-  select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::uuid[], $9::text[])
-    with ordinality as t(agent_id, event_id, type, workspace_id, payload_id, data, ord)
+  ${input}
 ), counts as (
   select agent_id, count(*)::bigint as n from input group by agent_id
 ), heads as (
@@ -215,37 +214,33 @@ const APPEND_SQL = `with locked as materialized (
 insert into changes (agent_id, seq, event_id, type, workspace_id, payload_id, data)
 select i.agent_id,
   heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord),
-  i.event_id, i.type, i.workspace_id, i.payload_id, i.data::jsonb
+  i.event_id, ${values}, i.data::jsonb
 from input i join heads on heads.agent_id = i.agent_id
 returning event_id, seq, at`;
+}
+
+/** Every draft its own type, workspace and payload. */
+const APPEND_SQL = appendSql(
+  `insert into change_payloads (payload_id, actor, data)
+  select id, actor::jsonb, data::jsonb from unnest($6::uuid[], $7::text[], $8::text[])
+    as p(id, actor, data)`,
+  `select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::uuid[], $9::text[])
+    with ordinality as t(agent_id, event_id, type, workspace_id, payload_id, data, ord)`,
+  'i.type, i.workspace_id, i.payload_id',
+);
 
 /**
- * The same for drafts that tell many agents one thing (a listing told to its watchers): one
- * type, one workspace and one payload, each sent once rather than once per draft (on PGlite,
- * 1,000 drafts took 22.1 ms as APPEND_SQL and 19.4 ms as this; PostgreSQL 10.0 and 8.9, the
- * probe's medians of 40). Each draft keeps its own event id and data.
+ * Drafts that tell many agents one thing (a listing told to its watchers): one type, one
+ * workspace and one payload, each sent once rather than once per draft (on PGlite, 1,000
+ * drafts took 22.1 ms as APPEND_SQL and 19.4 ms as this; PostgreSQL 10.0 and 8.9, the probe's
+ * medians of 40). Each draft keeps its own event id and data.
  */
-const FAN_OUT_SQL = `with locked as materialized (
-  select agent_id from feed_heads where agent_id = any($1::uuid[])
-  order by agent_id for update
-), payload as (
-  insert into change_payloads (payload_id, actor, data) values ($5, $6::text::jsonb, $7::text::jsonb)
-), input as (
-  select * from unnest($1::uuid[], $2::uuid[], $8::text[])
-    with ordinality as t(agent_id, event_id, data, ord)
-), counts as (
-  select agent_id, count(*)::bigint as n from input group by agent_id
-), heads as (
-  update feed_heads h set last_seq = h.last_seq + c.n from counts c
-  where h.agent_id = c.agent_id and (select count(*) from locked) > 0
-  returning h.agent_id, h.last_seq, c.n
-)
-insert into changes (agent_id, seq, event_id, type, workspace_id, payload_id, data)
-select i.agent_id,
-  heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord),
-  i.event_id, $3, $4::uuid, $5, i.data::jsonb
-from input i join heads on heads.agent_id = i.agent_id
-returning event_id, seq, at`;
+const FAN_OUT_SQL = appendSql(
+  'insert into change_payloads (payload_id, actor, data) values ($5, $6::text::jsonb, $7::text::jsonb)',
+  `select * from unnest($1::uuid[], $2::uuid[], $8::text[])
+    with ordinality as t(agent_id, event_id, data, ord)`,
+  '$3, $4::uuid, $5',
+);
 
 /** Two JSON objects' texts as one object's, the second's keys last (and so winning). */
 function merged(shared: string, own: string | null): string {
