@@ -179,7 +179,7 @@ async function service(count: number): Promise<Figures> {
   };
   try {
     return await inChild(
-      ['--max-semi-space-size=32', 'build/server/main.js'],
+      ['--max-semi-space-size=8', 'build/server/main.js'],
       {
         PORT: '0',
         SMTP_PORT: 'off',
@@ -199,7 +199,7 @@ async function service(count: number): Promise<Figures> {
 /** The baseline: bare socket.io on uWS (./bare-socketio-uws.ts), with the same node flags. */
 function bare(count: number): Promise<Figures> {
   return inChild(
-    ['--max-semi-space-size=32', '--import', 'tsx', 'bench/bare-socketio-uws.ts'],
+    ['--max-semi-space-size=8', '--import', 'tsx', 'bench/bare-socketio-uws.ts'],
     {},
     count,
     () => Promise.resolve({}),

@@ -609,7 +609,7 @@ function serviceProcess(
       throw new Error(`${name} still runs (pid ${child.pid})`);
     sentSignal = null;
     const started = track(
-      spawn(process.execPath, ['--max-semi-space-size=32', serviceMain], {
+      spawn(process.execPath, ['--max-semi-space-size=8', serviceMain], {
         cwd: root,
         env: { ...process.env, ...env },
         stdio: ['ignore', 'ignore', 'pipe'],

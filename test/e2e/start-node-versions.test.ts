@@ -49,7 +49,7 @@ async function startOutput(node: string): Promise<string> {
   };
   // The engine line is the subject, not the storage: PGlite, whatever the run's database.
   delete env.DATABASE_URL;
-  const child = spawn(node, ['--max-semi-space-size=32', main], { cwd: root, env });
+  const child = spawn(node, ['--max-semi-space-size=8', main], { cwd: root, env });
   let output = '';
   const exited = new Promise<number | string | null>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal)),
@@ -106,7 +106,7 @@ async function uwsRequired(node: string): Promise<{ code: number | null; output:
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', SMTP_PORT: 'off', DATA_DIR: dataDir };
   env.HTTP_ENGINE = 'uws';
   delete env.DATABASE_URL;
-  const child = spawn(node, ['--max-semi-space-size=32', main], { cwd: root, env });
+  const child = spawn(node, ['--max-semi-space-size=8', main], { cwd: root, env });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -58,7 +58,7 @@ export async function startServiceProcess(
     databaseUrl = databasesByDataDir.get(dataDir) ?? (await freshDatabaseUrl());
     databasesByDataDir.set(dataDir, databaseUrl);
   }
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', main], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', main], {
     cwd: root,
     env: {
       ...process.env,
