@@ -39,6 +39,28 @@ function sendChange(socket: Socket, change: FeedSignal): void {
   } else socket.emit('change', change.event);
 }
 
+/**
+ * Each replayed row's packet, made once: sockets that replay the same rows (one shared read,
+ * actors/feed/feed.ts) send the same text, not a serialisation each.
+ */
+type ReplayedRow = Awaited<ReturnType<typeof visibleChangesAfter>>['rows'][number];
+const replayPackets = new WeakMap<ReplayedRow, string>();
+
+/** Sends one replayed change, pre-encoded once for every socket that replays it. */
+function sendReplayed(socket: Socket, row: ReplayedRow): void {
+  const writer = socket as unknown as PacketWriter;
+  if (typeof writer.packet !== 'function') {
+    socket.emit('change', row.event);
+    return;
+  }
+  let packet = replayPackets.get(row);
+  if (packet === undefined) {
+    packet = encodedChange(row.json ?? JSON.stringify(row.event));
+    replayPackets.set(row, packet);
+  }
+  writer.packet([packet], { preEncoded: true });
+}
+
 /** A refused connection: the client's `connect_error` carries the problem as `data`. */
 export function socketRefusal(error: ServiceError, baseUrl: string): Error & { data: Problem } {
   const problem = toProblem(error, baseUrl);
@@ -219,7 +241,7 @@ export function attachSocketDoor(
               REPLAY_PAGE,
             );
             if (closed) return;
-            for (const row of rows) socket.emit('change', row.event);
+            for (const row of rows) sendReplayed(socket, row);
             sent = Math.max(sent, readTo);
             if (rows.length < REPLAY_PAGE) break;
           }
