@@ -171,7 +171,7 @@ export function visibleChangesAfter(
     if (flights.get(key) === read) flights.delete(key);
     stopListening();
   };
-  const stopListening = services.hub.subscribe(agentId, end);
+  const stopListening = services.hub.onNextSignal(agentId, end);
   flights.set(key, read);
   read.then(end, end);
   return read;

@@ -31,6 +31,8 @@ type Listener = (signal: FeedSignal) => void;
 export class ChangeHub {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly heads = new Map<string, number>();
+  /** What waits for an agent's next signal, once (`onNextSignal`); not counted as listening. */
+  private readonly nextSignal = new Map<string, Set<() => void>>();
 
   /** `clock` times the long-poll waits; tests pass one they move by hand. */
   constructor(private readonly clock: Clock = realClock) {}
@@ -51,9 +53,32 @@ export class ChangeHub {
     return this.listeners.get(agentId)?.size ?? 0;
   }
 
+  /**
+   * Calls `callback` once, at the agent's next signal (a change committed here, word from
+   * another process, a resync); returns the function that cancels it. It is not one of the
+   * agent's listeners (`listenerCount`): what uses it (a shared replay read) holds no connection.
+   */
+  onNextSignal(agentId: string, callback: () => void): () => void {
+    let set = this.nextSignal.get(agentId);
+    if (!set) this.nextSignal.set(agentId, (set = new Set()));
+    set.add(callback);
+    return () => {
+      set.delete(callback);
+      if (set.size === 0 && this.nextSignal.get(agentId) === set) this.nextSignal.delete(agentId);
+    };
+  }
+
+  private signalled(agentId: string): void {
+    const waiting = this.nextSignal.get(agentId);
+    if (!waiting) return;
+    this.nextSignal.delete(agentId);
+    for (const callback of waiting) callback();
+  }
+
   /** Called after commit only. Listeners must not throw; one that does is cut off, not others. */
   publish(changes: readonly FeedSignal[]): void {
     for (const change of changes) {
+      this.signalled(change.agentId);
       const head = this.heads.get(change.agentId);
       if (head !== undefined && change.seq > head) this.heads.set(change.agentId, change.seq);
       const set = this.listeners.get(change.agentId);
@@ -79,6 +104,7 @@ export class ChangeHub {
    */
   resync(): void {
     this.heads.clear();
+    for (const agentId of [...this.nextSignal.keys()]) this.signalled(agentId);
     for (const agentId of [...this.listeners.keys()]) {
       this.publish([{ agentId, seq: Number.POSITIVE_INFINITY }]);
     }

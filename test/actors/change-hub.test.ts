@@ -40,6 +40,25 @@ test('a listener that throws is cut off without stopping the others', () => {
   assert.equal(seen, [1, 2]);
 });
 
+test("a next-signal callback runs once, at its agent's next change or at a resync, and is no listener", () => {
+  const hub = new ChangeHub();
+  let calls = 0;
+  hub.onNextSignal('a', () => calls++);
+  assert.is(hub.listenerCount('a'), 0);
+  hub.publish([change('b', 1)]);
+  assert.is(calls, 0, "another agent's change");
+  hub.publish([change('a', 1), change('a', 2)]);
+  hub.publish([change('a', 3)]);
+  assert.is(calls, 1, 'once');
+  hub.onNextSignal('a', () => calls++);
+  hub.resync();
+  assert.is(calls, 2, 'a resync is a signal');
+  const cancel = hub.onNextSignal('a', () => calls++);
+  cancel();
+  hub.publish([change('a', 4)]);
+  assert.is(calls, 2, 'cancelled');
+});
+
 test('the head moves with published changes once seeded, never backward', () => {
   const hub = new ChangeHub();
   assert.is(hub.head('a'), undefined);
