@@ -19,6 +19,17 @@ export interface FeedSignal {
 
 type Listener = (signal: FeedSignal) => void;
 
+/** Adds `item` to the agent's set in `map`; returns the function that takes it out again. */
+function addPerAgent<T>(map: Map<string, Set<T>>, agentId: string, item: T): () => void {
+  let set = map.get(agentId);
+  if (!set) map.set(agentId, (set = new Set()));
+  set.add(item);
+  return () => {
+    set.delete(item);
+    if (set.size === 0 && map.get(agentId) === set) map.delete(agentId);
+  };
+}
+
 /**
  * Hands committed changes to whoever listens for an agent: sockets, long-poll waiters. It knows
  * no transport. Only committed changes are published (docs/architecture.md, "A write, end to end"),
@@ -39,13 +50,7 @@ export class ChangeHub {
 
   /** Listens for an agent's changes; returns the function that stops listening. */
   subscribe(agentId: string, listener: Listener): () => void {
-    let set = this.listeners.get(agentId);
-    if (!set) this.listeners.set(agentId, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(agentId) === set) this.listeners.delete(agentId);
-    };
+    return addPerAgent(this.listeners, agentId, listener);
   }
 
   /** How many listen for the agent now (sockets, parked long-polls). */
@@ -59,13 +64,7 @@ export class ChangeHub {
    * agent's listeners (`listenerCount`): what uses it (a shared replay read) holds no connection.
    */
   onNextSignal(agentId: string, callback: () => void): () => void {
-    let set = this.nextSignal.get(agentId);
-    if (!set) this.nextSignal.set(agentId, (set = new Set()));
-    set.add(callback);
-    return () => {
-      set.delete(callback);
-      if (set.size === 0 && this.nextSignal.get(agentId) === set) this.nextSignal.delete(agentId);
-    };
+    return addPerAgent(this.nextSignal, agentId, callback);
   }
 
   private signalled(agentId: string): void {
