@@ -22,7 +22,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import S3rver from 's3rver';
+import { S3rver } from './s3rver.ts';
 import { newToken } from '../actors/kernel/tokens.ts';
 import { ephemeralPortRange } from '../server/listen-error.ts';
 
