@@ -6,6 +6,7 @@ import { ServiceError } from '../protocol/errors.ts';
 import type { Operation } from '../protocol/operation.ts';
 import { generateOpenApi } from '../protocol/openapi.ts';
 import { OPERATION_LIST } from '../protocol/operations.ts';
+import { SOCKET_PATH } from '../protocol/message-signature.ts';
 import { SERVICE_VERSION } from '../protocol/version.ts';
 import { openStorage, type Driver } from '../storage/open.ts';
 import { capabilityServiceConfig, type Config } from './config.ts';
@@ -13,7 +14,12 @@ import { loadDocuments } from './documents.ts';
 import { HealthProbe } from './health-probe.ts';
 import { ListenError, StartRefusal } from './listen-error.ts';
 import type { EngineRequest, EngineResponse, HttpEngine, RequestHandler } from './http/engine.ts';
-import { PUBLIC_CORS_HEADERS, PUBLIC_PREFLIGHT, preflightResponse } from './http/cors.ts';
+import {
+  PUBLIC_CORS_HEADERS,
+  PUBLIC_PREFLIGHT,
+  preflightResponse,
+  SOCKET_PREFLIGHT,
+} from './http/cors.ts';
 import { createNodeEngine } from './http/node-engine.ts';
 import { bearerToken, serveOperation, type ServeOptions } from './http/operation-route.ts';
 import { asServiceError, jsonResponse, problemResponse } from './http/problem.ts';
@@ -259,7 +265,11 @@ async function startWith(
   };
 
   const engine = chooseEngine(config, handler);
-  const io = new SocketIoServer({ serveClient: false, cors: { origin: '*' } });
+  // No `cors` option: engine.io would run it as a middleware, and a middleware makes it keep a
+  // response wrapper alive for every WebSocket (about 0.4 KiB an idle socket). The polling
+  // transport's answers carry the CORS headers from the `headers` event below, and a browser's
+  // preflight there is answered by the router (SOCKET_PREFLIGHT), which each engine hands it.
+  const io = new SocketIoServer({ serveClient: false });
   io.use((_socket, next) => {
     if (ready && !stopping) return next();
     next(
@@ -270,6 +280,9 @@ async function startWith(
     );
   });
   engine.attachSocketIo(io);
+  io.engine.on('headers', (headers: Record<string, string>) =>
+    Object.assign(headers, PUBLIC_CORS_HEADERS),
+  );
   const port = await engine.listen(config.host, config.port).catch((error: unknown) => {
     throw new ListenError('HTTP', config.host, config.port, error);
   });
@@ -354,6 +367,7 @@ async function startWith(
   router.add('GET', '/openapi.json', { kind: 'static', serve: () => openApi });
   router.add('OPTIONS', '/openapi.json', { kind: 'static', serve: () => PUBLIC_PREFLIGHT });
   router.add('GET', '/health', { kind: 'health' });
+  router.add('OPTIONS', SOCKET_PATH, { kind: 'static', serve: () => SOCKET_PREFLIGHT });
   const serveStorageLink = createStorageLinkDoor(services, logError);
   const serveMcp = mcpDoorOnFirstRequest(
     services,

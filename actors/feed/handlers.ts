@@ -53,18 +53,18 @@ function tokenLife(services: Services, principal: Principal) {
   const stop = new AbortController();
   let why: ServiceError | undefined;
   const grant = principal.token;
-  const unwatch = grant
+  const watch = grant
     ? services.tokens.watch(grant, (error) => {
         why = error;
         stop.abort();
       })
-    : () => undefined;
+    : null;
   return {
     ended: stop.signal,
     assertLive(): void {
       if (why) throw why;
     },
-    stop: unwatch,
+    stop: () => watch?.stop(),
   };
 }
 

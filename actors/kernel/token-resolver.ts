@@ -166,12 +166,25 @@ export class TokenResolver {
    * Calls `ended` once, with the 401 a new call would get, when the token of `grant` stops
    * working: revoked, rotated out, expired (at its expiry, by the service's clock), or its agent
    * suspended; here or in another process. Every door that holds a caller beyond one answer (a
-   * socket, a parked long-poll) watches its token so; returns the function that stops watching.
-   * A failure to read the database is not the token's: the watch goes on.
+   * socket, a parked long-poll) watches its token so; `stop()` on the answer stops watching.
+   * A failure to read the database is not the token's: the watch goes on. A watch is one small
+   * object (no closure of its own): 10,000 idle sockets hold 10,000 of them.
    */
-  watch(grant: TokenGrant, ended: (why: ServiceError) => void): () => void {
-    this.watches ??= new TokenWatches(this, this.clock);
-    return this.watches.add(grant, ended);
+  watch(grant: TokenGrant, ended: (why: ServiceError) => void): TokenWatch {
+    return this.watchesOf().add(grant, ended);
+  }
+
+  /**
+   * Tells `observer` of every watch's start and end (its end comes once, whether stopped or
+   * ended by the token): what keeps an agent present while a connection is held open, without
+   * this resolver knowing of presence.
+   */
+  observeWatches(observer: WatchObserver): void {
+    this.watchesOf().observers.push(observer);
+  }
+
+  private watchesOf(): TokenWatches {
+    return (this.watches ??= new TokenWatches(this, this.clock));
   }
 
   private watches: TokenWatches | undefined;
@@ -295,12 +308,33 @@ export class TokenResolver {
   }
 }
 
+/** A watch on a token (TokenResolver.watch): `stop()` ends it; calling it again does nothing. */
+export interface TokenWatch {
+  stop(): void;
+}
+
+/** What hears of every token watch held in this process (TokenResolver.observeWatches). */
+export interface WatchObserver {
+  /** A connection of the agent's is held open from now... */
+  held(agentId: string): void;
+  /** ...until now: called once for each `held`. */
+  released(agentId: string): void;
+}
+
 /** One holder of a token: its grant (the newest, after a re-check) and what to call at its end. */
-interface Watched {
-  grant: TokenGrant;
-  readonly ended: (why: ServiceError) => void;
-  cancelExpiry: () => void;
-  done: boolean;
+class Watched implements TokenWatch {
+  cancelExpiry: (() => void) | null = null;
+  done = false;
+
+  constructor(
+    private readonly watches: TokenWatches,
+    public grant: TokenGrant,
+    readonly ended: (why: ServiceError) => void,
+  ) {}
+
+  stop(): void {
+    this.watches.remove(this);
+  }
 }
 
 /**
@@ -322,12 +356,15 @@ class TokenWatches {
     });
   }
 
-  add(grant: TokenGrant, ended: (why: ServiceError) => void): () => void {
-    const watched: Watched = { grant, ended, cancelExpiry: () => undefined, done: false };
+  readonly observers: WatchObserver[] = [];
+
+  add(grant: TokenGrant, ended: (why: ServiceError) => void): TokenWatch {
+    const watched = new Watched(this, grant, ended);
     watched.cancelExpiry = this.expiryTimer(watched);
     let set = this.byAgent.get(grant.agentId);
     if (!set) this.byAgent.set(grant.agentId, (set = new Set()));
     set.add(watched);
+    for (const observer of this.observers) observer.held(grant.agentId);
     // The grant is no longer the one kept: a change forgot it since the caller's resolve
     // (look again), or another read of the same token replaced it (take that one: it was
     // read after any change that forgot the old, so it is as good as a read now).
@@ -336,15 +373,18 @@ class TokenWatches {
       if (kept) this.follow(watched, kept);
       else this.recheck([watched]);
     }
-    return () => this.remove(watched);
+    return watched;
   }
 
-  private remove(watched: Watched): void {
+  remove(watched: Watched): void {
+    if (watched.done) return;
     watched.done = true;
-    watched.cancelExpiry();
-    const set = this.byAgent.get(watched.grant.agentId);
+    watched.cancelExpiry?.();
+    const { agentId } = watched.grant;
+    const set = this.byAgent.get(agentId);
     set?.delete(watched);
-    if (set?.size === 0) this.byAgent.delete(watched.grant.agentId);
+    if (set?.size === 0) this.byAgent.delete(agentId);
+    for (const observer of this.observers) observer.released(agentId);
   }
 
   private recheckAgent(agentId: string): void {
@@ -385,20 +425,21 @@ class TokenWatches {
     const before = watched.grant;
     watched.grant = fresh;
     if (fresh.expiresAtMs !== before.expiresAtMs) {
-      watched.cancelExpiry();
+      watched.cancelExpiry?.();
       watched.cancelExpiry = this.expiryTimer(watched);
     }
   }
 
-  private expiryTimer(watched: Watched): () => void {
+  /** The expiry's timer, cancelled by the answer; null for a token that does not expire. */
+  private expiryTimer(watched: Watched): (() => void) | null {
     const { expiresAtMs } = watched.grant;
-    if (expiresAtMs === null) return () => undefined;
+    if (expiresAtMs === null) return null;
     const waitMs = expiresAtMs - this.clock.now();
     if (waitMs > LONGEST_TIMER_MS) {
-      let cancel = this.clock.setTimeout(() => {
+      let cancel: (() => void) | null = this.clock.setTimeout(() => {
         cancel = this.expiryTimer(watched);
       }, LONGEST_TIMER_MS);
-      return () => cancel();
+      return () => cancel?.();
     }
     return this.clock.setTimeout(() => this.recheck([watched]), Math.max(0, waitMs));
   }

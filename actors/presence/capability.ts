@@ -21,23 +21,14 @@ declare module '../kernel/services.ts' {
 /**
  * Every connection a door holds open for an agent (a socket, a parked long-poll) watches its
  * token for as long as it is open: the token resolver's one contract every such door keeps
- * (TokenResolver.watch). Presence holds the agent present for exactly that long by taking
- * part in each watch, without any door, or the kernel, knowing that presence exists.
+ * (TokenResolver.watch). Presence holds the agent present for exactly that long by observing
+ * every watch, without any door, or the kernel, knowing that presence exists.
  */
 function holdWhileWatched(services: Services, tracker: PresenceTracker): void {
-  const tokens = services.tokens;
-  const watch = tokens.watch.bind(tokens);
-  tokens.watch = (grant, ended) => {
-    const release = tracker.hold(grant.agentId);
-    const unwatch = watch(grant, (why) => {
-      release();
-      ended(why);
-    });
-    return () => {
-      release();
-      unwatch();
-    };
-  };
+  services.tokens.observeWatches({
+    held: (agentId) => tracker.hold(agentId),
+    released: (agentId) => tracker.release(agentId),
+  });
 }
 
 /**

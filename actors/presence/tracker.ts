@@ -76,20 +76,21 @@ export class PresenceTracker {
     else this.sweepSoon();
   }
 
-  /** A connection of the agent's is held open from now until the returned function is called. */
-  hold(agentId: string): () => void {
+  /** A connection of the agent's is held open from now until `release` (once for each hold). */
+  hold(agentId: string): void {
     this.seen(agentId);
     const entry = this.entries.get(agentId) as Entry;
     entry.held++;
     this.sweepSoon();
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      entry.held--;
-      // Its end is a moment it was seen: online for the window after it.
-      this.seen(agentId);
-    };
+  }
+
+  /** A connection held open (`hold`) has closed. */
+  release(agentId: string): void {
+    const entry = this.entries.get(agentId);
+    if (!entry || entry.held === 0) return;
+    entry.held--;
+    // Its end is a moment it was seen: online for the window after it.
+    this.seen(agentId);
   }
 
   /** What this process knows of the agent: connections held here, and its last moment here. */

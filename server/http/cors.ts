@@ -62,3 +62,9 @@ export const PUBLIC_CORS_HEADERS: Readonly<Record<string, string>> = corsHeaders
 
 /** The preflight answer of a public document (GET, and HEAD with it: server/http/router.ts). */
 export const PUBLIC_PREFLIGHT: EngineResponse = preflightResponse('*', ['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The preflight answer of socket.io's polling transport (GET and POST under /socket.io/): the
+ * service answers it, not engine.io (server/app.ts says why).
+ */
+export const SOCKET_PREFLIGHT: EngineResponse = preflightResponse('*', ['GET', 'POST', 'OPTIONS']);

@@ -5,6 +5,7 @@ import { BodyStream } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
 import { TakenRequest } from './taken-request.ts';
 import { isBodyless } from '../../protocol/binding.ts';
+import { SOCKET_PATH } from '../../protocol/message-signature.ts';
 import {
   dropStream,
   requestsFinished,
@@ -18,7 +19,7 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
   const open = new Set<LazyAbort>();
   /** Resolves once the server has stopped listening and its last connection closed. */
   let closed: Promise<void> | null = null;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? '/';
     const mark = url.indexOf('?');
     const headers: Record<string, string> = {};
@@ -92,7 +93,8 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
       // character) must not become an unhandled rejection, which ends the process: cut the
       // connection instead.
       .catch(() => res.destroy());
-  });
+  };
+  const server = createServer(serve);
   server.keepAliveTimeout = 10_000;
 
   return {
@@ -104,6 +106,14 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
       }),
     attachSocketIo(io: SocketIoServer) {
       io.attach(server);
+      // engine.io now takes every request under its path; a browser's preflight there is the
+      // service's to answer, as on uWS (server/app.ts says why).
+      const engineIo = server.listeners('request') as ((...args: unknown[]) => void)[];
+      server.removeAllListeners('request');
+      server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+        if (req.method === 'OPTIONS' && req.url?.startsWith(SOCKET_PATH)) serve(req, res);
+        else for (const listener of engineIo) listener.call(server, req, res);
+      });
     },
     stopListening() {
       if (!closed) closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -4,6 +4,7 @@ import type { Server as SocketIoServer } from 'socket.io';
 import type uWS from '@trufflesuite/uws-js-unofficial';
 import { loadUwsBinary, type UWS } from './uws-load.ts';
 import { isBodyless } from '../../protocol/binding.ts';
+import { SOCKET_PATH } from '../../protocol/message-signature.ts';
 import { BodyStream, ClientGone } from './body-stream.ts';
 import { LazyAbort } from './abort.ts';
 import { TakenRequest, type Peer } from './taken-request.ts';
@@ -227,7 +228,7 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
   let listenSocket: uWS.us_listen_socket | null = null;
   const open = new Set<LazyAbort>();
 
-  app.any('/*', (uwsResponse, req) => {
+  const serve = (uwsResponse: uWS.HttpResponse, req: uWS.HttpRequest) => {
     // `req` is valid only now: copy what we need before anything async.
     const asked = req.getMethod();
     const method = METHODS[asked] ?? asked.toUpperCase();
@@ -245,7 +246,11 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
       exchange.controller,
     );
     void exchange.answer(handler(request));
-  });
+  };
+  app.any('/*', serve);
+  // socket.io's path is engine.io's (`attachSocketIo`), but for a browser's preflight: that one
+  // the service answers (uWS prefers a route for the method to `any` on the same path).
+  app.options(SOCKET_PATH, serve);
 
   return {
     name: 'uws',

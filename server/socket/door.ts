@@ -1,6 +1,7 @@
 import type { Server, Socket } from 'socket.io';
 import type { FeedSignal } from '../../actors/kernel/change-hub.ts';
 import type { Services } from '../../actors/kernel/services.ts';
+import type { TokenWatch } from '../../actors/kernel/token-resolver.ts';
 import type { TokenGrant } from '../../actors/kernel/token-scope.ts';
 import { ServiceError, toProblem, type Problem } from '../../protocol/errors.ts';
 import { encodeCursor } from '../../protocol/events.ts';
@@ -202,99 +203,152 @@ export function attachSocketDoor(
     );
   });
 
+  const door: Door = { services, baseUrl, log, open };
   io.on('connection', (socket: Socket) => {
-    const { agentId, grant, from, signedBy } = socket.data as SocketData;
-    // A workspace token's socket passes over the other workspaces' changes.
-    const workspaceId = grant.workspaceId;
+    const feed = new SocketFeed(door, socket, socket.data as SocketData);
+    socket.data = feed;
+    socket.on('disconnect', closeFeed);
+    socket.on('ack', ackOnFeed);
+    void feed.pump();
+  });
+}
+
+/** What every socket's feed shares: the door's services and its count of each agent's sockets. */
+interface Door {
+  services: Services;
+  baseUrl: string;
+  log: (error: unknown) => void;
+  /** How many sockets each agent holds open here. */
+  open: Map<string, number>;
+}
+
+/** socket.io calls a socket's listeners with the socket as `this`: one function for all. */
+function closeFeed(this: Socket): void {
+  (this.data as SocketFeed).close();
+}
+
+function ackOnFeed(this: Socket, payload: unknown, callback?: unknown): void {
+  (this.data as SocketFeed).ack(payload, callback);
+}
+
+/**
+ * One socket's feed: the last change sent, the reads that catch up, the token that keeps it
+ * open. One object per socket, its methods shared, and one context for the two callbacks it
+ * hands out: an idle socket's cost here is a few hundred bytes (bench/idle-sockets.ts).
+ */
+class SocketFeed {
+  private sent: number;
+  private pumping = false;
+  private again = false;
+  private closed = false;
+  private readonly watch: TokenWatch;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly door: Door,
+    private readonly socket: Socket,
+    private readonly data: SocketData,
+  ) {
+    const { services, open } = door;
+    const { agentId, grant } = data;
+    this.sent = data.from;
     open.set(agentId, (open.get(agentId) ?? 0) + 1);
     // The token's end (revoked, rotated out, expired, its agent suspended) disconnects the
     // socket; it hears nothing of why (a reconnect's refusal says it, `data.reason`).
-    const unwatch = services.tokens.watch(grant, () => socket.disconnect(true));
-    let sent = from;
-    let pumping = false;
-    let again = false;
-    let closed = false;
+    this.watch = services.tokens.watch(grant, () => this.socket.disconnect(true));
+    this.unsubscribe = services.hub.subscribe(agentId, (change) => this.signal(change));
+  }
 
-    // Reads from the table whatever comes after the last event sent. Live events that follow
-    // on directly are sent as they come; anything else (a gap, or events during a read) sends
-    // the socket back to the table, the source of truth.
-    const pump = async () => {
-      if (pumping) {
-        again = true;
-        return;
+  /**
+   * A change committed for the agent: sent at once when it follows directly on the last one
+   * sent and no read is under way; anything else (a gap, or a change during a read) sends the
+   * socket back to the table, the source of truth.
+   */
+  private signal(change: FeedSignal): void {
+    if (change.event && !this.pumping && change.seq === this.sent + 1) {
+      this.sent = change.seq;
+      // A workspace token's socket passes over the other workspaces' changes.
+      const workspaceId = this.data.grant.workspaceId;
+      if (workspaceId === null || change.event.workspace_id === workspaceId) {
+        sendChange(this.socket, change);
       }
-      pumping = true;
-      try {
-        do {
-          again = false;
-          for (;;) {
-            // Nothing past the feed's newest change known here (this process's commits, and
-            // other processes' by NOTIFY; unknown once word may have been lost): nothing to
-            // read. A storm of reconnecting sockets then costs the database nothing.
-            const head = services.hub.head(agentId);
-            if (head !== undefined && head <= sent) break;
-            const { rows, readTo } = await visibleChangesAfter(
-              services,
-              agentId,
-              grant,
-              sent,
-              REPLAY_PAGE,
-            );
-            if (closed) return;
-            for (const row of rows) sendReplayed(socket, row);
-            sent = Math.max(sent, readTo);
-            if (rows.length < REPLAY_PAGE) break;
-          }
-        } while (again);
-      } catch (error) {
-        log(error);
-        socket.disconnect(true);
-      } finally {
-        pumping = false;
-      }
-    };
+    } else if (change.seq > this.sent) {
+      void this.pump();
+    }
+  }
 
-    const unsubscribe = services.hub.subscribe(agentId, (change: FeedSignal) => {
-      if (change.event && !pumping && change.seq === sent + 1) {
-        sent = change.seq;
-        if (workspaceId === null || change.event.workspace_id === workspaceId) {
-          sendChange(socket, change);
-        }
-      } else if (change.seq > sent) {
-        void pump();
-      }
-    });
-    socket.on('disconnect', () => {
-      closed = true;
-      unsubscribe();
-      unwatch();
-      const left = (open.get(agentId) ?? 1) - 1;
-      if (left > 0) open.set(agentId, left);
-      else open.delete(agentId);
-    });
-
-    socket.on('ack', (payload: unknown, callback?: unknown) => {
-      const reply =
-        typeof callback === 'function' ? (callback as (answer: unknown) => void) : () => undefined;
-      (async () => {
-        // An unsigned connection of an agent that requires signatures reads only; a signed one
-        // acks while the key that signed its handshake stays live.
-        if (signedBy !== null) await services.signatures.assertLive(signedBy);
-        else if ((await services.agents.get(agentId))?.requireSignature) {
-          throw new ServiceError(
-            'signature_required',
-            'You require signed requests (set_signature_policy), and this connection\u2019s handshake was not signed: it receives your changes, but `ack` (which moves your place) needs a connection whose `auth` carries `signature_input` and `signature`, an RFC 9421 signature over its challenge (/protocol#signed-requests).',
-            { sign: HANDSHAKE_COMPONENTS },
+  /** Reads from the table whatever comes after the last change sent, and sends it. */
+  async pump(): Promise<void> {
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    const { services, log } = this.door;
+    const { agentId, grant } = this.data;
+    this.pumping = true;
+    try {
+      do {
+        this.again = false;
+        for (;;) {
+          // Nothing past the feed's newest change known here (this process's commits, and
+          // other processes' by NOTIFY; unknown once word may have been lost): nothing to
+          // read. A storm of reconnecting sockets then costs the database nothing.
+          const head = services.hub.head(agentId);
+          if (head !== undefined && head <= this.sent) break;
+          const { rows, readTo } = await visibleChangesAfter(
+            services,
+            agentId,
+            grant,
+            this.sent,
+            REPLAY_PAGE,
           );
+          if (this.closed) return;
+          for (const row of rows) sendReplayed(this.socket, row);
+          this.sent = Math.max(this.sent, readTo);
+          if (rows.length < REPLAY_PAGE) break;
         }
-        const cursor = (payload as { cursor?: unknown } | null)?.cursor;
-        const seq = await cursorSeq(services, agentId, cursor);
-        return { cursor: encodeCursor(await markRead(services, agentId, grant, seq)) };
-      })().then(reply, (error: unknown) =>
-        reply({ error: toProblem(asServiceError(error, log), baseUrl) }),
-      );
-    });
+      } while (this.again);
+    } catch (error) {
+      log(error);
+      this.socket.disconnect(true);
+    } finally {
+      this.pumping = false;
+    }
+  }
 
-    void pump();
-  });
+  close(): void {
+    this.closed = true;
+    this.unsubscribe();
+    this.watch.stop();
+    const { open } = this.door;
+    const { agentId } = this.data;
+    const left = (open.get(agentId) ?? 1) - 1;
+    if (left > 0) open.set(agentId, left);
+    else open.delete(agentId);
+  }
+
+  /** `ack` with a cursor: moves the remembered place, and answers the new cursor. */
+  ack(payload: unknown, callback?: unknown): void {
+    const { services, baseUrl, log } = this.door;
+    const { agentId, grant, signedBy } = this.data;
+    const reply =
+      typeof callback === 'function' ? (callback as (answer: unknown) => void) : () => undefined;
+    (async () => {
+      // An unsigned connection of an agent that requires signatures reads only; a signed one
+      // acks while the key that signed its handshake stays live.
+      if (signedBy !== null) await services.signatures.assertLive(signedBy);
+      else if ((await services.agents.get(agentId))?.requireSignature) {
+        throw new ServiceError(
+          'signature_required',
+          'You require signed requests (set_signature_policy), and this connection\u2019s handshake was not signed: it receives your changes, but `ack` (which moves your place) needs a connection whose `auth` carries `signature_input` and `signature`, an RFC 9421 signature over its challenge (/protocol#signed-requests).',
+          { sign: HANDSHAKE_COMPONENTS },
+        );
+      }
+      const cursor = (payload as { cursor?: unknown } | null)?.cursor;
+      const seq = await cursorSeq(services, agentId, cursor);
+      return { cursor: encodeCursor(await markRead(services, agentId, grant, seq)) };
+    })().then(reply, (error: unknown) =>
+      reply({ error: toProblem(asServiceError(error, log), baseUrl) }),
+    );
+  }
 }

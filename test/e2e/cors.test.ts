@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { enginesHere } from '../helpers/engines.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** A browser-based agent reaches the REST routes from its own page: CORS, bearer tokens only. */
@@ -55,3 +56,65 @@ test('a path that does not exist is not turned into a preflight', async ({ serve
 });
 
 test.run();
+
+/**
+ * socket.io's polling transport from a page: socket.io-client in a browser opens with it
+ * (GET and POST, text/plain), then upgrades. Its answers carry the CORS headers, and a
+ * preflight (a page that sends a header of its own) is answered, on either engine.
+ */
+for (const engine of enginesHere(import.meta.filename)) {
+  const sockets = suite<{ server: TestServer }>(
+    `socket.io's polling transport from a web page (${engine})`,
+  );
+
+  sockets.before(async (context) => {
+    context.server = await startTestServer({ httpEngine: engine });
+  });
+  sockets.after(async ({ server }) => {
+    await server.close();
+  });
+
+  sockets(
+    'a preflight under /socket.io/ is answered with the methods polling uses',
+    async ({ server }) => {
+      const response = await fetch(server.url('/socket.io/?EIO=4&transport=polling'), {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+      assert.is(response.status, 204);
+      assert.is(response.headers.get('access-control-allow-origin'), '*');
+      assert.is(response.headers.get('access-control-allow-methods'), 'GET, POST, OPTIONS');
+      assert.match(response.headers.get('access-control-allow-headers') ?? '', /content-type/);
+    },
+  );
+
+  sockets(
+    'the handshake, the connect and the events of polling are readable by the page',
+    async ({ server }) => {
+      const agent = await server.signUp();
+      const polling = server.url('/socket.io/?EIO=4&transport=polling');
+      const opened = await fetch(polling, { headers: { origin } });
+      assert.is(opened.status, 200);
+      assert.is(opened.headers.get('access-control-allow-origin'), '*');
+      const handshake = await opened.text();
+      assert.ok(handshake.startsWith('0{'), handshake);
+      const { sid } = JSON.parse(handshake.slice(1)) as { sid: string };
+      const sent = await fetch(`${polling}&sid=${sid}`, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'text/plain;charset=UTF-8' },
+        body: `40${JSON.stringify({ token: agent.api_token })}`,
+      });
+      assert.is(sent.status, 200);
+      assert.is(sent.headers.get('access-control-allow-origin'), '*');
+      const received = await fetch(`${polling}&sid=${sid}`, { headers: { origin } });
+      assert.is(received.headers.get('access-control-allow-origin'), '*');
+      assert.match(await received.text(), /^40\{"sid"/);
+    },
+  );
+
+  sockets.run();
+}
