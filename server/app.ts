@@ -37,6 +37,7 @@ import { mailSignUpLimits } from './email/sign-up-limits.ts';
 import { mcpDoorOnFirstRequest } from './mcp/door-on-first-request.ts';
 import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket/door.ts';
+import { OwnRoomlessAdapter } from './socket/own-room-adapter.ts';
 import { createStorageLinkDoor, STORAGE_LINK_PREFIX } from './storage-link/door.ts';
 
 export interface RunningService {
@@ -269,7 +270,7 @@ async function startWith(
   // response wrapper alive for every WebSocket (about 0.4 KiB an idle socket). The polling
   // transport's answers carry the CORS headers from the `headers` event below, and a browser's
   // preflight there is answered by the router (SOCKET_PREFLIGHT), which each engine hands it.
-  const io = new SocketIoServer({ serveClient: false });
+  const io = new SocketIoServer({ serveClient: false, adapter: OwnRoomlessAdapter });
   io.use((_socket, next) => {
     if (ready && !stopping) return next();
     next(
