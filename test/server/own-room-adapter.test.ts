@@ -26,7 +26,7 @@ test.before.each(async (context) => {
   for (let i = 0; i < 2; i++) {
     const client = connect(context.url, { transports: ['websocket'], forceNew: true });
     context.clients.push(client);
-    await once(client, 'connect');
+    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
   }
 });
 test.after.each(async ({ io, clients }) => {
