@@ -1,10 +1,12 @@
 import * as assert from 'uvu/assert';
+import type { Socket } from 'socket.io-client';
 import { callTool } from '../helpers/clients.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { callJson as call } from '../helpers/http.ts';
 import { presenceOf, setPresence, type Presence } from '../helpers/presence.ts';
 import { mcpClient, openSocket, serverSuite } from '../helpers/server-suite.ts';
 import { postListing, repairIn, storeJson } from '../helpers/store.ts';
+import { madeToken, revokeToken } from '../helpers/tokens.ts';
 import { eventually } from '../helpers/turns.ts';
 
 /**
@@ -81,6 +83,33 @@ test('an open socket.io connection holds its agent online however long it stays 
     last_seen_at: minuteOf(closedAt),
     note: null,
   });
+});
+
+test("a socket its token's revoke disconnects lets go of its agent once: the agent's other socket still holds it online", async (context) => {
+  const { server } = context;
+  const agent = await server.signUp();
+  const second = await madeToken(server, agent.api_token, { name: 'second socket' });
+  const connected = (socket: Socket) =>
+    new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('connect_error', reject);
+    });
+  const kept = openSocket(context, agent.api_token);
+  const revoked = openSocket(context, second.api_token);
+  await Promise.all([connected(kept), connected(revoked)]);
+  const tracker = server.services.presence!;
+  assert.is(tracker.here(agent.agent_id).held, 2);
+
+  const ended = new Promise<void>((resolve) => revoked.once('disconnect', () => resolve()));
+  assert.is((await revokeToken(server, agent.api_token, second.token_id)).status, 200);
+  await ended;
+  // The watch ends by the token, and the door stops it again as the socket closes: one release.
+  await eventually('the service let go of the revoked socket', async () =>
+    tracker.here(agent.agent_id).held < 2 ? true : null,
+  );
+  assert.is(tracker.here(agent.agent_id).held, 1);
+  clock.advance(30 * MINUTE);
+  assert.is((await presenceOf(server, agent.agent_id)).presence.online, true);
 });
 
 test('a parked long-poll holds its agent online while it waits, and its answer is its last moment', async ({
