@@ -1,4 +1,5 @@
 import * as assert from 'uvu/assert';
+import { healthOnceDegraded } from '../helpers/health.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
 import { eventually } from '../helpers/turns.ts';
@@ -40,12 +41,7 @@ test('writes answer 503 storage_unavailable and /health degraded; both recover o
   const problem = (await refused.json()) as { code: string; detail: string };
   assert.is(problem.code, 'storage_unavailable');
   assert.not.match(problem.detail, /postgres|127\.0\.0\.1|ECONN/i, 'no internals in the answer');
-  // /health waits at most 50 ms for its probe (server/health-probe.ts): on a loaded machine the
-  // probe's refusal can come after that, and one /health more answers from it.
-  const health = await eventually('health says degraded', async () => {
-    const answer = await server.get('/health');
-    return answer.status === 503 ? answer : null;
-  });
+  const health = await healthOnceDegraded(server);
   assert.equal(
     { ...((await health.json()) as Record<string, unknown>), service_version: undefined },
     {
