@@ -107,6 +107,34 @@ function schedulerTests(kind: DriverKind): void {
     );
   });
 
+  test('a run the clock passes while the last one is under way follows at once, and idle() waits for it', async ({
+    driver,
+  }) => {
+    const clock = new TestClock();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let firstRuns = () => {};
+    const firstRunning = new Promise<void>((resolve) => (firstRuns = resolve));
+    const job = countingJob();
+    const run = job.run;
+    job.run = async (now) => {
+      await run(now);
+      if (job.runs.length > 1) return;
+      firstRuns();
+      await held;
+    };
+    const running = scheduler(driver, clock, [job]);
+    const started = running.start();
+    await firstRunning;
+    // The first run is under way; the clock passes the second's time meanwhile.
+    clock.advance(MINUTE);
+    release();
+    await started;
+    await running.idle();
+    assert.is(job.runs.length, 2);
+    assert.equal(await readScheduledJob(driver, job.name), new Date(clock.now() + MINUTE));
+  });
+
   test('a restart picks up the stored schedule: nothing missed, nothing twice', async ({
     driver,
   }) => {
