@@ -174,33 +174,39 @@ export function attachSocketDoor(
   const open = new Map<string, number>();
   // A crowd of handshakes takes turns with every other request (./handshake-turns.ts).
   const turns = new HandshakeTurns();
-  io.use((socket, next) => {
-    const auth = (socket.handshake.auth ?? {}) as SocketAuth;
-    (async () => {
-      await turns.turn();
-      const { agent, principal } = await callerForToken(
-        services,
-        typeof auth.token === 'string' ? auth.token : undefined,
-      );
-      const { agentId } = agent;
-      const signedBy = await verifySignedHandshake(services, socket, auth, agentId);
-      const grant = principal.token as TokenGrant;
-      if ((open.get(agentId) ?? 0) >= options.socketsPerAgent) {
-        throw new ServiceError(
-          'too_many_connections',
-          `You already hold ${options.socketsPerAgent} socket.io connections, the most one agent may. Close one first; one connection receives all your changes.`,
-        );
-      }
-      const from =
-        auth.cursor === undefined || auth.cursor === null
-          ? await placeOf(services, grant, agent.readSeq)
-          : await cursorSeq(services, agentId, auth.cursor);
-      socket.data = { agentId, grant, from, signedBy } satisfies SocketData;
-    })().then(
-      () => next(),
-      (error: unknown) =>
-        next(socketRefusal(withReason(asServiceError(error, log), auth.token), baseUrl)),
+  /** The token, the signature, the room for one more socket, and the place to start from. */
+  const admit = async (socket: Socket, auth: SocketAuth): Promise<void> => {
+    const { agent, principal } = await callerForToken(
+      services,
+      typeof auth.token === 'string' ? auth.token : undefined,
     );
+    const { agentId } = agent;
+    const signedBy = await verifySignedHandshake(services, socket, auth, agentId);
+    const grant = principal.token as TokenGrant;
+    if ((open.get(agentId) ?? 0) >= options.socketsPerAgent) {
+      throw new ServiceError(
+        'too_many_connections',
+        `You already hold ${options.socketsPerAgent} socket.io connections, the most one agent may. Close one first; one connection receives all your changes.`,
+      );
+    }
+    const from =
+      auth.cursor === undefined || auth.cursor === null
+        ? await placeOf(services, grant, agent.readSeq)
+        : await cursorSeq(services, agentId, auth.cursor);
+    socket.data = { agentId, grant, from, signedBy } satisfies SocketData;
+  };
+  io.use((socket, next) => {
+    // Waiting for its turn, a handshake is one small closure: a crowd waits long enough for what
+    // waits to outlive the young generation, and an async function's frame and promises were
+    // most of what 10,000 handshakes left behind in the old one (bench/idle-sockets.ts).
+    turns.take(() => {
+      const auth = (socket.handshake.auth ?? {}) as SocketAuth;
+      admit(socket, auth).then(
+        () => next(),
+        (error: unknown) =>
+          next(socketRefusal(withReason(asServiceError(error, log), auth.token), baseUrl)),
+      );
+    });
   });
 
   const door: Door = { services, baseUrl, log, open };

@@ -15,12 +15,13 @@ export class HandshakeTurns {
   private next = 0;
   private scheduled = false;
 
-  /** Resolves on a turn of the loop of its own, after those that asked before. */
-  turn(): Promise<void> {
-    return new Promise((resolve) => {
-      this.waiting.push(resolve);
-      this.schedule();
-    });
+  /**
+   * Calls `go` on a turn of the loop of its own, after those that asked before. A callback, not
+   * a promise: what waits here is the least a handshake can hold while it waits.
+   */
+  take(go: () => void): void {
+    this.waiting.push(go);
+    this.schedule();
   }
 
   /** How many wait for their turn now. */
@@ -36,7 +37,7 @@ export class HandshakeTurns {
 
   private readonly letOneThrough = (): void => {
     this.scheduled = false;
-    const resolve = this.waiting[this.next];
+    const go = this.waiting[this.next];
     this.waiting[this.next++] = NOTHING;
     if (this.next === this.waiting.length) {
       this.waiting.length = 0;
@@ -45,8 +46,8 @@ export class HandshakeTurns {
       this.waiting.splice(0, this.next);
       this.next = 0;
     }
-    resolve?.();
     this.schedule();
+    go?.();
   };
 }
 

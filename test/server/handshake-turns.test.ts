@@ -9,11 +9,14 @@ import { HandshakeTurns } from '../../server/socket/handshake-turns.ts';
  */
 const test = suite('socket.io handshakes take turns');
 
+/** Resolves when `turns` lets this one through. */
+const turnOf = (turns: HandshakeTurns) => new Promise<void>((resolve) => turns.take(resolve));
+
 test('each handshake is let through on a turn of the loop of its own, in the order they asked', async () => {
   const turns = new HandshakeTurns();
   const order: string[] = [];
   const asked = [0, 1, 2].map((i) =>
-    turns.turn().then(() => {
+    turnOf(turns).then(() => {
       order.push(`turn ${i}`);
       // Work the first handshake leaves for the loop's next turn runs before the third.
       if (i === 0) setImmediate(() => order.push('what turn 0 left for the next turn'));
@@ -33,7 +36,7 @@ test('a long crowd is let through whole, and the queue is emptied as it goes', a
   let mostQueued = 0;
   await Promise.all(
     Array.from({ length: count }, () =>
-      turns.turn().then(() => {
+      turnOf(turns).then(() => {
         through++;
         mostQueued = Math.max(mostQueued, turns.queued);
       }),
@@ -43,7 +46,7 @@ test('a long crowd is let through whole, and the queue is emptied as it goes', a
   assert.is(mostQueued, count - 1);
   assert.is(turns.queued, 0);
   // Those who ask after the crowd still get their turn.
-  await turns.turn();
+  await turnOf(turns);
 });
 
 test.run();
