@@ -105,6 +105,8 @@ interface Figures {
   healthP99Ms: number;
   healthSamples: number;
   connected: number;
+  /** From the first connect asked to the last answered (or refused). */
+  connectSeconds: number;
 }
 
 async function measure(
@@ -115,9 +117,11 @@ async function measure(
 ): Promise<Figures> {
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const idleMb = rssMb(pid);
+  const started = performance.now();
   const connecting = connectAll(baseUrl, count, auth);
   const times = await healthTimes(baseUrl, connecting);
   const sockets = await connecting;
+  const connectSeconds = (performance.now() - started) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 2000));
   const withSocketsMb = rssMb(pid);
   for (const socket of sockets) socket.disconnect();
@@ -127,6 +131,7 @@ async function measure(
     healthP99Ms: percentile(times, 99),
     healthSamples: times.length,
     connected: sockets.length,
+    connectSeconds,
   };
 }
 
@@ -220,5 +225,10 @@ if (count > 0) {
   console.log(
     `idle sockets: /health p99 ${real.healthP99Ms.toFixed(0)} ms while all connected at once ` +
       `(${real.healthSamples} asks from another process; target under 200 ms), bare ${raw.healthP99Ms.toFixed(0)} ms`,
+  );
+  // What the turns cost (server/app.ts): the crowd's handshakes wait, so all connect later.
+  console.log(
+    `idle sockets: all connected in ${real.connectSeconds.toFixed(1)} s on the service, ` +
+      `${raw.connectSeconds.toFixed(1)} s on bare socket.io`,
   );
 }

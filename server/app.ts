@@ -37,6 +37,7 @@ import { mailSignUpLimits } from './email/sign-up-limits.ts';
 import { mcpDoorOnFirstRequest } from './mcp/door-on-first-request.ts';
 import { Scheduler } from './scheduler.ts';
 import { attachSocketDoor, socketRefusal } from './socket/door.ts';
+import { HandshakeTurns } from './socket/handshake-turns.ts';
 import { OwnRoomlessAdapter } from './socket/own-room-adapter.ts';
 import { createStorageLinkDoor, STORAGE_LINK_PREFIX } from './storage-link/door.ts';
 
@@ -270,7 +271,22 @@ async function startWith(
   // response wrapper alive for every WebSocket (about 0.4 KiB an idle socket). The polling
   // transport's answers carry the CORS headers from the `headers` event below, and a browser's
   // preflight there is answered by the router (SOCKET_PREFLIGHT), which each engine hands it.
-  const io = new SocketIoServer({ serveClient: false, adapter: OwnRoomlessAdapter });
+  // A crowd's handshakes (a polling GET or a WebSocket upgrade each, before engine.io makes
+  // a socket of it) go through one per turn of the event loop: uWS hands over hundreds in one
+  // poll, and engine.io's and socket.io's work for each ran in one stretch that every HTTP
+  // request waited behind (bench/idle-sockets.ts: /health p99 395 ms while 10,000 connect).
+  // One that left while it waited is dropped unanswered.
+  const engineHandshakes = new HandshakeTurns();
+  const io = new SocketIoServer({
+    serveClient: false,
+    adapter: OwnRoomlessAdapter,
+    allowRequest: (request, allow) => {
+      const gone = engine.handshakeGone(request);
+      engineHandshakes.take(() => {
+        if (!gone()) allow(null, true);
+      });
+    },
+  });
   io.use((_socket, next) => {
     if (ready && !stopping) return next();
     next(

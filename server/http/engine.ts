@@ -54,6 +54,13 @@ export interface HttpEngine {
   /** Starts listening; resolves with the port actually bound (for port 0). */
   listen(host: string, port: number): Promise<number>;
   attachSocketIo(io: SocketIoServer): void;
+  /**
+   * For a socket.io handshake held back for its turn (server/socket/handshake-turns.ts): a
+   * function that says whether its client has gone meanwhile. `request` is what engine.io
+   * hands its `allowRequest` on this engine. Call it at once: on uWS it registers for the
+   * abort, and an aborted response must not be touched again.
+   */
+  handshakeGone(request: unknown): () => boolean;
   /** Takes no new connection; connections open already still bring requests. */
   stopListening(): void;
   /**

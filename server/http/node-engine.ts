@@ -115,6 +115,12 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
         else for (const listener of engineIo) listener.call(server, req, res);
       });
     },
+    handshakeGone(request) {
+      // engine.io (and ws under it) let go of a destroyed socket themselves; this only spares
+      // the work.
+      const { socket } = request as IncomingMessage;
+      return () => socket.destroyed;
+    },
     stopListening() {
       if (!closed) closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Idle kept-alive connections would otherwise wait for a next request.

@@ -279,6 +279,17 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
     attachSocketIo(io: SocketIoServer) {
       io.attachApp(app);
     },
+    handshakeGone(request) {
+      // engine.io's uWS server keeps the response on the request, and registered an abort
+      // handler that does nothing; this one takes its place (uWS keeps one). engine.io would
+      // answer an aborted response, and uWS throws at that.
+      const response = (request as { res: uWS.HttpResponse }).res;
+      let gone = false;
+      response.onAborted(() => {
+        gone = true;
+      });
+      return () => gone;
+    },
     stopListening() {
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
       listenSocket = null;
