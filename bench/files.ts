@@ -10,6 +10,7 @@ import type uWS from '@trufflesuite/uws-js-unofficial';
 import { loadUws } from '../server/http/uws-engine.ts';
 import { onTestsEnd } from '../test/helpers/resources.ts';
 import { startBenchServer } from './bench-server.ts';
+import { openFilesystemBlobStore } from '../storage/blobs/filesystem-store.ts';
 import type { Driver, Row, Transaction, TransactionOptions } from '../storage/driver.ts';
 import type { Baseline } from './baselines.ts';
 
@@ -59,6 +60,15 @@ const STATEMENT_RUNS = 5;
  * the file, the least work a save that promises durability does.
  */
 export const DURABLE_SINK = 'raw uWS sink + sha256 + fsync PUT (baseline)';
+
+/**
+ * Not a baseline but the floor of the service's own design: the same bare uWS app handing each
+ * body to the service's filesystem blob store (SHA-256 and MD5, a temporary file, its fsync, the
+ * rename and the directory's fsync), with no database, token or route. What the service adds
+ * beyond this row is its database work; what this row adds beyond the durable sink is what the
+ * store promises beyond it (an MD5 for Content-MD5, a blob that appears whole or not at all).
+ */
+export const STORE_SINK = 'raw uWS + the blob store alone, no database (floor)';
 
 /** Counts the statements and transactions `driver` runs while `run` goes. */
 async function countStatements(
@@ -252,8 +262,24 @@ class Figures {
 async function startRawUploadSink(directory: string): Promise<Baseline> {
   const uws = loadUws();
   if (!uws) throw new Error('uWebSockets.js cannot load on this Node.js');
+  const store = await openFilesystemBlobStore({ root: join(directory, 'store') });
   let files = 0;
-  const app = uws.App().any('/*', (res, req) => {
+  const app = uws.App().any('/store', (res) => {
+    const body = new PushedBody(res);
+    res.onAborted(() => body.abort());
+    void store.put(body, { maxBytes: Infinity }).then(
+      async (blob) => {
+        if (body.aborted) return;
+        res.cork(() => res.writeStatus('201 Created').end('{"saved":true}'));
+        // Off the clock, as the other sink's files are: the next run must not find it there.
+        await store.delete(blob.sha256);
+      },
+      () => {
+        if (!body.aborted) res.cork(() => res.writeStatus('500 Internal Server Error').end());
+      },
+    );
+  });
+  app.any('/*', (res, req) => {
     const durable = req.getUrl() === '/durable';
     const hash = durable ? createHash('sha256') : null;
     const file = createWriteStream(join(directory, `sink-${++files}`), { flush: durable });
@@ -302,6 +328,53 @@ async function startRawUploadSink(directory: string): Promise<Baseline> {
       uws.us_listen_socket_close(socket);
     },
   };
+}
+
+/**
+ * A uWS request body as the blob store reads it: the chunks copied as they arrive, the socket
+ * paused while more than a few wait to be read.
+ */
+class PushedBody implements AsyncIterable<Uint8Array> {
+  aborted = false;
+  private readonly chunks: Buffer[] = [];
+  private ended = false;
+  private paused = false;
+  private wake: (() => void) | null = null;
+
+  constructor(private readonly res: uWS.HttpResponse) {
+    res.onData((chunk, isLast) => {
+      this.chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) this.ended = true;
+      if (this.chunks.length >= 4 && !this.paused) {
+        this.paused = true;
+        res.pause();
+      }
+      this.wake?.();
+    });
+  }
+
+  abort(): void {
+    this.aborted = true;
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    for (;;) {
+      const chunk = this.chunks.shift();
+      if (chunk) {
+        if (this.paused && this.chunks.length < 2 && !this.aborted) {
+          this.paused = false;
+          this.res.resume();
+        }
+        yield chunk;
+        continue;
+      }
+      if (this.ended) return;
+      if (this.aborted) throw new Error('the client went away');
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = null;
+    }
+  }
 }
 
 /** Writes a file of `bytes` through the same streaming source, for the copy baselines. */
@@ -389,6 +462,7 @@ export async function measureFiles(
         await sinkPut(bytes);
       }
       await sinkPut(bytes, '/durable');
+      await sinkPut(bytes, '/store');
       await serviceGet(name, bytes);
       for (let run = 0; run < runs && !signal.aborted; run++) {
         if (large) {
@@ -398,6 +472,7 @@ export async function measureFiles(
           figures.add('raw uWS upload sink PUT (baseline)', bytes, raw.value, raw.extraMb);
           const durable = await sampled(() => timed(bytes, () => sinkPut(bytes, '/durable')));
           figures.add(DURABLE_SINK, bytes, durable.value, durable.extraMb);
+          figures.add(STORE_SINK, bytes, await timed(bytes, () => sinkPut(bytes, '/store')));
         } else {
           figures.add(
             'service PUT (uWS)',
@@ -410,6 +485,7 @@ export async function measureFiles(
             await timed(bytes, () => sinkPut(bytes)),
           );
           figures.add(DURABLE_SINK, bytes, await timed(bytes, () => sinkPut(bytes, '/durable')));
+          figures.add(STORE_SINK, bytes, await timed(bytes, () => sinkPut(bytes, '/store')));
         }
         figures.add('service GET (uWS)', bytes, await timed(bytes, () => serviceGet(name, bytes)));
       }
