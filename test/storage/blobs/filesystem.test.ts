@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  fstatSync,
   mkdtempSync,
   readdirSync,
   readlinkSync,
@@ -143,6 +144,34 @@ test('a failing fsync is BlobStoreUnavailableError and leaves nothing', async (c
   assert.instance(error, BlobStoreUnavailableError);
   assert.is((error as BlobStoreUnavailableError).reason, 'EIO');
   assert.equal(await harness.leftovers(), []);
+});
+
+test("a put's last fsync comes after all its bytes are written, whichever hash finishes last", async (context) => {
+  // The blob thread writes through the descriptor; the file's size when the last fsync is
+  // asked for is what that fsync makes durable. Many pieces, so the MD5 thread is still
+  // hashing when the SHA-256 thread has written them all.
+  const sizesAtSync: number[] = [];
+  const watchedSync: OpenTempFile = async (path) => {
+    const file = await openTempFile(path);
+    return {
+      write: (chunk) => file.write(chunk),
+      sync: async () => {
+        sizesAtSync.push(fstatSync(file.fd as number).size);
+        await file.sync();
+      },
+      fd: file.fd,
+      close: () => file.close(),
+    };
+  };
+  const harness = (context.harness = await openHarness(watchedSync));
+  for (const size of [1024 * 1024, 20 * 1024 * 1024 + 5]) {
+    sizesAtSync.length = 0;
+    const bytes = randomBytes(size);
+    const blob = await harness.store.put(chunksOf(bytes, 64 * 1024), { maxBytes: size });
+    assert.is(blob.md5, createHash('md5').update(bytes).digest('base64'));
+    assert.is(sizesAtSync.at(-1), size);
+    assert.equal(await readAll(await harness.store.open(blob.sha256)), bytes);
+  }
 });
 
 test('5 MB stream through in chunks: the disk keeps up with the source, reads come in small chunks', async (context) => {
