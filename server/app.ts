@@ -271,18 +271,19 @@ async function startWith(
   // response wrapper alive for every WebSocket (about 0.4 KiB an idle socket). The polling
   // transport's answers carry the CORS headers from the `headers` event below, and a browser's
   // preflight there is answered by the router (SOCKET_PREFLIGHT), which each engine hands it.
-  // A crowd's handshakes (a polling GET or a WebSocket upgrade each, before engine.io makes
-  // a socket of it) go through one per turn of the event loop: uWS hands over hundreds in one
-  // poll, and engine.io's and socket.io's work for each ran in one stretch that every HTTP
-  // request waited behind (bench/idle-sockets.ts: /health p99 395 ms while 10,000 connect).
-  // One that left while it waited is dropped unanswered.
+  // A crowd's handshakes (a client's first request, before engine.io makes a socket of it) go
+  // through one per turn of the event loop, a lone one at once: uWS hands over hundreds of
+  // requests in one poll, and engine.io's and socket.io's work for each ran in one stretch
+  // that every other request waited behind. One that left while it waited is dropped
+  // unanswered. WebSocket upgrades on uWS do not wait (`handshakeWait` there says why).
   const engineHandshakes = new HandshakeTurns();
   const io = new SocketIoServer({
     serveClient: false,
     adapter: OwnRoomlessAdapter,
     allowRequest: (request, allow) => {
-      const gone = engine.handshakeGone(request);
-      engineHandshakes.take(() => {
+      const gone = engine.handshakeWait(request);
+      if (!gone) return allow(null, true);
+      engineHandshakes.takeNowOrLater(() => {
         if (!gone()) allow(null, true);
       });
     },

@@ -55,12 +55,12 @@ export interface HttpEngine {
   listen(host: string, port: number): Promise<number>;
   attachSocketIo(io: SocketIoServer): void;
   /**
-   * For a socket.io handshake held back for its turn (server/socket/handshake-turns.ts): a
-   * function that says whether its client has gone meanwhile. `request` is what engine.io
-   * hands its `allowRequest` on this engine. Call it at once: on uWS it registers for the
-   * abort, and an aborted response must not be touched again.
+   * For a socket.io handshake about to wait for its turn (server/socket/handshake-turns.ts):
+   * a function that says whether its client has gone meanwhile, or null when this handshake
+   * must not wait. `request` is what engine.io hands its `allowRequest` on this engine. Call it
+   * at once: on uWS it registers for the abort, and an aborted response must not be touched.
    */
-  handshakeGone(request: unknown): () => boolean;
+  handshakeWait(request: unknown): (() => boolean) | null;
   /** Takes no new connection; connections open already still bring requests. */
   stopListening(): void;
   /**

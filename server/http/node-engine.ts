@@ -115,7 +115,7 @@ export function createNodeEngine(handler: RequestHandler): HttpEngine {
         else for (const listener of engineIo) listener.call(server, req, res);
       });
     },
-    handshakeGone(request) {
+    handshakeWait(request) {
       // engine.io (and ws under it) let go of a destroyed socket themselves; this only spares
       // the work.
       const { socket } = request as IncomingMessage;

@@ -279,11 +279,22 @@ export function createUwsEngine(uws: UWS, handler: RequestHandler): HttpEngine {
     attachSocketIo(io: SocketIoServer) {
       io.attachApp(app);
     },
-    handshakeGone(request) {
+    handshakeWait(request) {
+      const { res: response, headers } = request as {
+        res: uWS.HttpResponse;
+        headers: Record<string, string | undefined>;
+      };
+      // A WebSocket upgrade is answered in its handler, as engine.io does without the turns.
+      // This uWS (20.30) mishandles one answered later, inside `res.cork` as engine.io answers:
+      // after the upgrade its cork reads the HTTP state of what is now a WebSocket, and closed
+      // about one new WebSocket in a thousand of a crowd at once, and every one whose handshake
+      // said `Connection: close` (uNetworking/uWebSockets#1929, fixed upstream in 2026).
+      // Upgrading outside the cork makes uWS.js warn at each, and with `Connection: close` it
+      // crashed the process (measured; the upgrade builds the WebSocket on a closed socket).
+      if (headers.upgrade?.toLowerCase() === 'websocket') return null;
       // engine.io's uWS server keeps the response on the request, and registered an abort
       // handler that does nothing; this one takes its place (uWS keeps one). engine.io would
       // answer an aborted response, and uWS throws at that.
-      const response = (request as { res: uWS.HttpResponse }).res;
       let gone = false;
       response.onAborted(() => {
         gone = true;

@@ -14,6 +14,8 @@ export class HandshakeTurns {
   /** The index of the next one to let through: the queue is emptied from the front. */
   private next = 0;
   private scheduled = false;
+  /** One went through in this turn of the loop (cleared at the loop's next check phase). */
+  private wentThrough = false;
 
   /**
    * Calls `go` on a turn of the loop of its own, after those that asked before. A callback, not
@@ -22,6 +24,19 @@ export class HandshakeTurns {
   take(go: () => void): void {
     this.waiting.push(go);
     this.schedule();
+  }
+
+  /**
+   * Calls `go` at once when none waits and none went through in this turn of the loop (a lone
+   * handshake need not wait); otherwise as `take` does.
+   */
+  takeNowOrLater(go: () => void): void {
+    if (this.queued > 0 || this.wentThrough) {
+      this.take(go);
+      return;
+    }
+    this.markWentThrough();
+    go();
   }
 
   /** How many wait for their turn now. */
@@ -47,7 +62,18 @@ export class HandshakeTurns {
       this.next = 0;
     }
     this.schedule();
+    this.markWentThrough();
     go?.();
+  };
+
+  private markWentThrough(): void {
+    if (this.wentThrough) return;
+    this.wentThrough = true;
+    setImmediate(this.newTurn);
+  }
+
+  private readonly newTurn = (): void => {
+    this.wentThrough = false;
   };
 }
 

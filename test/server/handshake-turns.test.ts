@@ -49,4 +49,25 @@ test('a long crowd is let through whole, and the queue is emptied as it goes', a
   await turnOf(turns);
 });
 
+test('a lone handshake goes through at once; one more in the same turn of the loop waits for the next', async () => {
+  const turns = new HandshakeTurns();
+  const order: string[] = [];
+  turns.takeNowOrLater(() => order.push('first'));
+  assert.equal(order, ['first']);
+  const second = new Promise<void>((resolve) =>
+    turns.takeNowOrLater(() => {
+      order.push('second');
+      resolve();
+    }),
+  );
+  assert.is(turns.queued, 1);
+  await second;
+  assert.equal(order, ['first', 'second']);
+  // Once a turn of the loop has gone by with none waiting, the next goes through at once.
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  turns.takeNowOrLater(() => order.push('third'));
+  assert.equal(order, ['first', 'second', 'third']);
+});
+
 test.run();
