@@ -146,7 +146,7 @@ export async function appendChanges(
   const fanOut =
     shared.length === 1 &&
     ordered.every((d) => d.type === first.type && d.workspaceId === first.workspaceId);
-  const rows = (await send(
+  const [numbers] = (await send(
     fanOut ? FAN_OUT_SQL : APPEND_SQL,
     fanOut
       ? [
@@ -170,21 +170,19 @@ export async function appendChanges(
           shared.map((p) => p.data),
           own,
         ],
-  )) as NumberedRow[];
+  )) as { seqs: string | null; at: Date }[];
+  const seqs = numbers?.seqs ? numbers.seqs.slice(1, -1).split(',').map(Number) : [];
   // A missing feed head leaves its agent's changes out: nothing may be half-recorded.
-  if (rows.length !== ordered.length) throw new Error('no feed head for some agent');
-  const numbered = new Map(rows.map((row) => [row.event_id, row]));
+  if (seqs.length !== ordered.length) throw new Error('no feed head for some agent');
+  const at = (numbers as { at: Date }).at;
   const stored = ordered.map((draft, i) => {
-    const row = numbered.get(eventIds[i] as string);
-    if (!row) throw new Error('not every change was recorded');
     const payload = payloadOf[i] as { actor: string | null; data: string };
-    return recorded(
-      draft,
-      eventIds[i] as string,
-      payload.actor,
-      merged(payload.data, own[i] ?? null),
-      row,
-    );
+    const eventId = eventIds[i] as string;
+    return recorded(draft, eventId, payload.actor, merged(payload.data, own[i] ?? null), {
+      event_id: eventId,
+      seq: seqs[i] as number,
+      at,
+    });
   });
   // Sorted by agent already; within an agent, the drafts' order is the sequence's.
   return stored;
@@ -195,6 +193,11 @@ export async function appendChanges(
  * each agent's head moved by its count of drafts, and the changes numbered from there in the
  * drafts' order. Its two forms differ in how the payloads, the drafts (`input`) and each
  * change's type, workspace and payload (`values`) are sent.
+ *
+ * It answers one row: the numbers in the drafts' order, as one array's text, and the time every
+ * row took (the transaction's). Returning each inserted row instead cost a fan-out to 1,000
+ * watchers 14.4 to 18.0 ms on PGlite against 11.7 (.probe, the statement alone, medians of
+ * 40): PGlite serialises and the driver parses 1,000 event ids and times that the caller holds.
  */
 function appendSql(payloads: string, input: string, values: string): string {
   return `with locked as materialized (
@@ -210,13 +213,14 @@ function appendSql(payloads: string, input: string, values: string): string {
   update feed_heads h set last_seq = h.last_seq + c.n from counts c
   where h.agent_id = c.agent_id and (select count(*) from locked) > 0
   returning h.agent_id, h.last_seq, c.n
+), numbered as (
+  select i.*, heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord) as seq
+  from input i join heads on heads.agent_id = i.agent_id
+), saved as (
+  insert into changes (agent_id, seq, event_id, type, workspace_id, payload_id, data)
+  select i.agent_id, i.seq, i.event_id, ${values}, i.data::jsonb from numbered i
 )
-insert into changes (agent_id, seq, event_id, type, workspace_id, payload_id, data)
-select i.agent_id,
-  heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord),
-  i.event_id, ${values}, i.data::jsonb
-from input i join heads on heads.agent_id = i.agent_id
-returning event_id, seq, at`;
+select array_agg(seq order by ord)::text as seqs, now() as at from numbered`;
 }
 
 /** Every draft its own type, workspace and payload. */
