@@ -146,8 +146,11 @@ export async function appendChanges(
   const fanOut =
     shared.length === 1 &&
     ordered.every((d) => d.type === first.type && d.workspaceId === first.workspaceId);
+  // Each agent told once (the usual fan-out; `ordered` is sorted by agent): its head moves by
+  // one, with no count to make.
+  const oneEach = ordered.every((d, i) => i === 0 || d.agentId !== ordered[i - 1]?.agentId);
   const [numbers] = (await send(
-    fanOut ? FAN_OUT_SQL : APPEND_SQL,
+    (fanOut ? FAN_OUT_SQL : APPEND_SQL)[oneEach ? 'oneEach' : 'any'],
     fanOut
       ? [
           ordered.map((d) => d.agentId),
@@ -194,20 +197,35 @@ export async function appendChanges(
  * drafts' order. Its two forms differ in how the payloads, the drafts (`input`) and each
  * change's type, workspace and payload (`values`) are sent.
  *
+ * When every draft is for another agent (`oneEach`), each head moves by one and no count per
+ * agent is made (1,000 watchers: 11.7 -> 10.2 ms on PGlite, the statement alone).
+ *
  * It answers one row: the numbers in the drafts' order, as one array's text, and the time every
  * row took (the transaction's). Returning each inserted row instead cost a fan-out to 1,000
  * watchers 14.4 to 18.0 ms on PGlite against 11.7 (.probe, the statement alone, medians of
  * 40): PGlite serialises and the driver parses 1,000 event ids and times that the caller holds.
  */
-function appendSql(payloads: string, input: string, values: string): string {
-  return `with locked as materialized (
-  select agent_id from feed_heads where agent_id = any($1::uuid[])
-  order by agent_id for update
-), payloads as (
-  ${payloads}
-), input as (
-  ${input}
-), counts as (
+function appendSql(
+  payloads: string,
+  input: string,
+  values: string,
+): { any: string; oneEach: string } {
+  return {
+    any: appendSqlOf(payloads, input, values, false),
+    oneEach: appendSqlOf(payloads, input, values, true),
+  };
+}
+
+function appendSqlOf(payloads: string, input: string, values: string, oneEach: boolean): string {
+  const numbering = oneEach
+    ? `heads as (
+  update feed_heads h set last_seq = h.last_seq + 1
+  where h.agent_id = any($1::uuid[]) and (select count(*) from locked) > 0
+  returning h.agent_id, h.last_seq
+), numbered as (
+  select i.*, heads.last_seq as seq from input i join heads on heads.agent_id = i.agent_id
+)`
+    : `counts as (
   select agent_id, count(*)::bigint as n from input group by agent_id
 ), heads as (
   update feed_heads h set last_seq = h.last_seq + c.n from counts c
@@ -216,7 +234,15 @@ function appendSql(payloads: string, input: string, values: string): string {
 ), numbered as (
   select i.*, heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord) as seq
   from input i join heads on heads.agent_id = i.agent_id
-), saved as (
+)`;
+  return `with locked as materialized (
+  select agent_id from feed_heads where agent_id = any($1::uuid[])
+  order by agent_id for update
+), payloads as (
+  ${payloads}
+), input as (
+  ${input}
+), ${numbering}, saved as (
   insert into changes (agent_id, seq, event_id, type, workspace_id, payload_id, data)
   select i.agent_id, i.seq, i.event_id, ${values}, i.data::jsonb from numbered i
 )

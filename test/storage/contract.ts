@@ -153,6 +153,58 @@ export function storageContract(kind: DriverKind): void {
     assert.is(stored?.n, 2, 'one payload per actor');
   });
 
+  test('drafts that each tell another agent move every head by one, in either statement form', async ({
+    driver,
+  }) => {
+    const agents = [await newAgent(driver), await newAgent(driver), await newAgent(driver)];
+    const [a, b] = agents as [string, string, string];
+    // Earlier changes: a's head at 2, b's at 1, the third's at 0.
+    await driver.transaction((tx) =>
+      appendChanges(tx, [
+        { agentId: a, type: 'test.before', data: { n: 1 } },
+        { agentId: a, type: 'test.before', data: { n: 2 } },
+        { agentId: b, type: 'test.before', data: { n: 3 } },
+      ]),
+    );
+    const shared = { listing: { name: `one each ${randomUUID()}` } };
+    // One payload, type and workspace (the fan-out form), then each its own (the general form).
+    const fanOut = await driver.transaction((tx) =>
+      appendChanges(
+        tx,
+        agents.map((agentId, i) => ({
+          agentId,
+          type: 'test.told',
+          data: { i },
+          sharedData: shared,
+        })),
+      ),
+    );
+    const general = await driver.transaction((tx) =>
+      appendChanges(
+        tx,
+        agents.map((agentId, i) => ({ agentId, type: `test.own.${i}`, data: { i } })),
+      ),
+    );
+    const expected = new Map([
+      [agents[0], [3, 4]],
+      [agents[1], [2, 3]],
+      [agents[2], [1, 2]],
+    ]);
+    for (const [agentId, [first, second]] of expected) {
+      const told = fanOut.find((s) => s.agentId === agentId);
+      const own = general.find((s) => s.agentId === agentId);
+      assert.is(told?.seq, first, 'the fan-out form numbers from the head');
+      assert.is(own?.seq, second, 'the general form numbers from the head');
+      assert.is((await readFeedHead(driver, agentId as string))?.lastSeq, second);
+      const read = await readChanges(driver, agentId as string, (first as number) - 1, 10);
+      assert.equal(
+        read.map((r) => r.event),
+        [told?.event, own?.event],
+        'read back as recorded',
+      );
+    }
+  });
+
   test('drafts telling several agents one thing, two of them to one agent, are numbered in order and read back whole', async ({
     driver,
   }) => {
