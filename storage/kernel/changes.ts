@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { encodeCursor, type ChangeEvent, type EventType } from '../../protocol/events.ts';
-import type { Queryable } from '../driver.ts';
+import { numbersOf, type Queryable } from '../driver.ts';
 import type { Notification } from './notifications.ts';
 
 /**
@@ -174,7 +174,7 @@ export async function appendChanges(
           own,
         ],
   )) as { seqs: string | null; at: Date }[];
-  const seqs = numbers?.seqs ? numbers.seqs.slice(1, -1).split(',').map(Number) : [];
+  const seqs = numbersOf(numbers?.seqs ?? null);
   // A missing feed head leaves its agent's changes out: nothing may be half-recorded.
   if (seqs.length !== ordered.length) throw new Error('no feed head for some agent');
   const at = (numbers as { at: Date }).at;

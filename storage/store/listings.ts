@@ -1,4 +1,4 @@
-import type { Queryable } from '../driver.ts';
+import { uuidsOf, type Queryable } from '../driver.ts';
 import { ADVISORY_LOCK_CLASS } from '../locks.ts';
 
 /** A listing: a file in a public workspace, named (migrations 008 and 009). */
@@ -234,8 +234,12 @@ export async function matchingWatches(
     text: string;
   },
 ): Promise<{ watchId: string; agentId: string }[]> {
-  const rows = await db.query<{ watch_id: string; agent_id: string }>(
-    `select w.watch_id, w.agent_id from listing_watches w
+  // One row of two arrays, not a row per watch: 1,000 matching watches took 3.7 ms as rows on
+  // PGlite, 1.9 as arrays (the bench's store section, a listing told to 1,000 watchers).
+  const [found] = await db.query<{ watch_ids: string | null; agent_ids: string | null }>(
+    `select array_agg(w.watch_id order by w.agent_id, w.created_at)::text as watch_ids,
+       array_agg(w.agent_id order by w.agent_id, w.created_at)::text as agent_ids
+     from listing_watches w
      where w.agent_id <> $1 and not w.match_my_listings
        and (w.convention is null or w.convention = $2)
        and (w.kind is null or w.kind = $3)
@@ -243,8 +247,7 @@ export async function matchingWatches(
          select 1 from unnest($4::text[], $5::text[]) as p(axis, value)
          where p.axis = w.axis and lower(p.value) = lower(w.axis_value)))
        and (w.query is null or to_tsvector('pg_catalog.english', $6::text)
-         @@ websearch_to_tsquery('pg_catalog.english', w.query))
-     order by w.agent_id, w.created_at`,
+         @@ websearch_to_tsquery('pg_catalog.english', w.query))`,
     [
       listing.authorId,
       listing.convention,
@@ -254,5 +257,7 @@ export async function matchingWatches(
       listing.text,
     ],
   );
-  return rows.map((r) => ({ watchId: r.watch_id, agentId: r.agent_id }));
+  const watchIds = uuidsOf(found?.watch_ids ?? null);
+  const agentIds = uuidsOf(found?.agent_ids ?? null);
+  return watchIds.map((watchId, i) => ({ watchId, agentId: agentIds[i] as string }));
 }
