@@ -157,7 +157,11 @@ export function warmUpLanes(lanes: readonly FanOutLane[]): FanOutLane[] {
   return lanes.map((lane) => ({ ...lane, samples: emptyFanOut() }));
 }
 
-export type FanOutPath = 'service' | 'bare socket.io room emit' | 'bare socket.io emit per socket';
+export type FanOutPath =
+  | 'service'
+  | 'bare socket.io room emit'
+  | 'bare socket.io emit per socket'
+  | "bare socket.io emit per socket, the service's event";
 
 /** What one path measured on one driver's server (the floor: beside it), filled in as it goes. */
 export interface FanOutFigure {
@@ -264,7 +268,9 @@ const SMALL_ROOM = 'room';
 /**
  * socket.io on uWS, nothing else. Every socket joins `all`; those whose auth token is `room`
  * join `room` too. `POST /emit?room=<room>` emits a `change` carrying a new id to the room
- * (with `&each=1`, once per socket of the room) and answers `{id}`.
+ * (with `&each=1`, once per socket of the room) and answers `{id}`. `POST /shape` takes an event
+ * (JSON) that `&shaped=1` emits instead, with its type and new id set: the bytes the service
+ * pushed, so that the floor's sockets and clients carry and parse as much.
  */
 async function startFloorServer(): Promise<Baseline> {
   const uws = loadUws();
@@ -278,11 +284,25 @@ async function startFloorServer(): Promise<Baseline> {
       void socket.join(SMALL_ROOM);
     }
   });
+  let shape: { data?: Record<string, unknown> } = {};
+  app.post('/shape', (res) => {
+    let body = Buffer.alloc(0);
+    res.onAborted(() => {});
+    res.onData((chunk, isLast) => {
+      body = Buffer.concat([body, Buffer.from(chunk)]);
+      if (!isLast) return;
+      shape = JSON.parse(body.toString('utf8')) as typeof shape;
+      res.cork(() => res.writeStatus('204 No Content').end());
+    });
+  });
   app.post('/emit', (res, req) => {
     const room = req.getQuery('room') || 'all';
     const each = req.getQuery('each') === '1';
     const id = randomUUID();
-    const event = { type: 'bench.fan-out', data: { id } };
+    const event =
+      req.getQuery('shaped') === '1'
+        ? { ...shape, type: 'bench.fan-out', data: { ...shape.data, id } }
+        : { type: 'bench.fan-out', data: { id } };
     if (each) {
       for (const socketId of io.of('/').adapter.rooms.get(room) ?? []) {
         io.of('/').sockets.get(socketId)?.emit('change', event);
@@ -319,6 +339,10 @@ export interface Floor {
   roomToAll(samples: FanOutSamples): FanOutLane;
   /** One emit per socket, to every socket. */
   emitToEach(samples: FanOutSamples): FanOutLane;
+  /** The same with the event given to `shape` (a tiny one until then). */
+  emitShapedToEach(samples: FanOutSamples): FanOutLane;
+  /** The event `emitShapedToEach` sends from now on (its type and id replaced). */
+  shape(event: object): Promise<void>;
   /** One room emit to the `roomSize` sockets of the small room. */
   smallRoom(samples: FanOutSamples): FanOutLane;
   close(): Promise<void>;
@@ -368,6 +392,14 @@ export async function openFloor(sockets: number, roomSize: number): Promise<Floo
     roomSize: members.length,
     roomToAll: lane('room=all', everyone, clients.length),
     emitToEach: lane('room=all&each=1', everyone, clients.length),
+    emitShapedToEach: lane('room=all&each=1&shaped=1', everyone, clients.length),
+    async shape(event) {
+      const answer = await fetch(`${server.baseUrl}/shape`, {
+        method: 'POST',
+        body: JSON.stringify(event),
+      });
+      if (answer.status !== 204) throw new Error(`the floor's /shape answered ${answer.status}`);
+    },
     smallRoom: lane(`room=${SMALL_ROOM}`, inRoom, members.length),
     async close() {
       everyone.detach();

@@ -474,6 +474,8 @@ const FAN_OUT_LABELS: Record<FanOutPath, string> = {
   service: 'service',
   'bare socket.io room emit': 'bare socket.io, room emit (baseline)',
   'bare socket.io emit per socket': 'bare socket.io, emit per socket (baseline)',
+  "bare socket.io emit per socket, the service's event":
+    "bare socket.io, emit per socket of the service's event (baseline)",
 };
 
 function fanOutRow(figure: FanOutFigure, service: string): string[] {
@@ -586,7 +588,8 @@ function storeSection(results: Results): string[] {
     'value: Berlin}; another agent posts matching listings (POST /listings) one at a time. "last":',
     'POST sent -> the last watcher\'s listing.posted; "each": POST sent -> every watcher\'s. With 20',
     'writes, p99 is the slowest. The floor emits to as many sockets, as one room emit and as one',
-    'emit per socket (the service sends each agent its own change).',
+    'emit per socket (the service sends each agent its own change), of a tiny event, and once',
+    'more per socket with a listing.posted a watcher received (as many bytes, as deep).',
     ...FLOOR_TEXT,
   );
   const rows = results.storeWatches.map((f) => fanOutRow(f, 'POST /listings -> listing.posted'));
@@ -642,10 +645,12 @@ function storeRatios(results: Results): string[] {
       );
     const room = floor('bare socket.io room emit');
     const each = floor('bare socket.io emit per socket');
+    const shaped = floor("bare socket.io emit per socket, the service's event");
     const against =
-      room && each
+      room && each && shaped
         ? ` vs ${ms(room.p99)} for a bare socket.io room emit and ${ms(each.p99)} for one emit per socket ` +
-          `(${(last.p99 / each.p99).toFixed(1)}x the latter)`
+          `of a tiny event (${(last.p99 / each.p99).toFixed(1)}x), ${ms(shaped.p99)} of the service's event ` +
+          `(${(last.p99 / shaped.p99).toFixed(1)}x)`
         : ' (no floor measured)';
     lines.push(
       `listing.posted to ${service.receivers.toLocaleString('en-US')} watchers (${driverName(service.driver)}): ` +

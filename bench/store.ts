@@ -643,6 +643,21 @@ const listingPostedKey: KeyOf = (event) =>
     ? (event.data?.listing as { listing_id?: string } | undefined)?.listing_id
     : undefined;
 
+/** The first listing.posted the socket receives, as it came. */
+function firstListingPosted(
+  socket: Crowd['clients'][number]['socket'] | undefined,
+): Promise<object> {
+  if (!socket) return Promise.reject(new Error('the crowd has no socket'));
+  return new Promise((resolve) => {
+    const listener = (event: { type?: string }) => {
+      if (event.type !== 'listing.posted') return;
+      socket.off('change', listener);
+      resolve(event);
+    };
+    socket.on('change', listener);
+  });
+}
+
 /**
  * Every agent of the crowd saves the watch; a new agent posts listings that match it, one at a
  * time, each timed until every connected watcher has its `listing.posted`, taking turns with
@@ -692,14 +707,20 @@ async function timeWatchers(
     const service = figure('service', watchers);
     const room = figure('bare socket.io room emit', floor.sockets);
     const each = figure('bare socket.io emit per socket', floor.sockets);
+    const shaped = figure("bare socket.io emit per socket, the service's event", floor.sockets);
     const lanes: FanOutLane[] = [
       { write: post, arrivals, receivers: watchers, samples: service.samples },
       floor.roomToAll(room.samples),
       floor.emitToEach(each.samples),
+      floor.emitShapedToEach(shaped.samples),
     ];
+    // The floor's shaped emits carry a listing.posted as a watcher received it (one of the
+    // warm-up's): as many bytes, and as deep, as the service's pushes.
+    const pushed = firstListingPosted(crowd.clients[0]?.socket);
     // The first post makes the poster's listings workspace: untimed, with the next one.
     await timeInTurns(warmUpLanes(lanes), WARM_UP_POSTS, signal);
-    for (const f of [service, room, each]) sink.watches(f);
+    await floor.shape(await pushed);
+    for (const f of [service, room, each, shaped]) sink.watches(f);
     started = performance.now();
     await timeInTurns(lanes, WATCH_POSTS, signal);
     log(
