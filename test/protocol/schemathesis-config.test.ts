@@ -125,6 +125,18 @@ test('every operation that lists a 422 may answer it to positive data, and no ot
   );
 });
 
+test('every operation that lists a 304 may answer it to positive data', () => {
+  const documents304 = DESCRIBED.filter((operation) => operation.statuses.includes('304'));
+  assert.ok(documents304.length >= 4, 'the file reads and the storage link reads list a 304');
+  const allowed = DESCRIBED.filter((operation) =>
+    WIDENINGS.some((widening) => widening.names(operation) && widening.statuses.includes('304')),
+  );
+  assert.equal(
+    allowed.map((operation) => operation.id).sort(),
+    documents304.map((operation) => operation.id).sort(),
+  );
+});
+
 test('the coverage phase sends every method the default engine can answer, leaving out only QUERY', () => {
   const methods = /^\[phases\.coverage\]\nunexpected-methods = \[(.+)\]$/m.exec(CONFIG)?.[1];
   assert.ok(methods, 'a [phases.coverage] entry');
