@@ -10,6 +10,7 @@ import {
   appendChanges,
   CHANGES_CHANNEL,
   changeNotifications,
+  parseChangeNotification,
   type StoredChangeRow,
 } from '../../storage/kernel/changes.ts';
 import { notifyAll } from '../../storage/kernel/notifications.ts';
@@ -198,10 +199,12 @@ export class Services {
    */
   async listenToOtherProcesses(): Promise<void> {
     await this.driver.listen?.(CHANGES_CHANNEL, (payload) => {
-      const [sender, agentId, seq] = payload.split(' ');
-      if (sender === this.instance || !agentId || !seq) return;
-      this.counts.forget(agentId);
-      this.hub.signal(agentId, Number(seq));
+      const { sender, heads } = parseChangeNotification(payload);
+      if (sender === this.instance) return;
+      for (const [agentId, seq] of heads) {
+        this.counts.forget(agentId);
+        this.hub.signal(agentId, seq);
+      }
     });
     await this.driver.listen?.(ACTOR_CHANNEL, (payload) => {
       const notice = parseActorNotice(payload);

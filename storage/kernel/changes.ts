@@ -141,39 +141,37 @@ export async function appendChanges(
     return payload;
   });
   const shared = [...payloads.values()].flatMap((byData) => [...byData.values()]);
-  // One payload, type and workspace for all (a listing told to its watchers): each sent once.
-  const [first] = ordered as [ChangeDraft<string>];
-  const fanOut =
-    shared.length === 1 &&
-    ordered.every((d) => d.type === first.type && d.workspaceId === first.workspaceId);
+  // Each distinct (type, workspace, payload) once, each draft naming its own by number: a
+  // listing told to 1,000 watchers and the poster's own change send two kinds, not 1,001
+  // types, workspaces and payload ids.
+  const kinds = new Map<string, number>();
+  const kindRows: { type: string; workspaceId: string | null; payloadId: string }[] = [];
+  const kindOf = ordered.map((draft, i) => {
+    const payloadId = (payloadOf[i] as Payload).id;
+    const workspaceId = draft.workspaceId ?? null;
+    const key = `${draft.type} ${workspaceId ?? ''} ${payloadId}`;
+    let kind = kinds.get(key);
+    if (kind === undefined) {
+      kinds.set(key, (kind = kindRows.length + 1));
+      kindRows.push({ type: draft.type, workspaceId, payloadId });
+    }
+    return kind;
+  });
   // Each agent told once (the usual fan-out; `ordered` is sorted by agent): its head moves by
   // one, with no count to make.
   const oneEach = ordered.every((d, i) => i === 0 || d.agentId !== ordered[i - 1]?.agentId);
-  const [numbers] = (await send(
-    (fanOut ? FAN_OUT_SQL : APPEND_SQL)[oneEach ? 'oneEach' : 'any'],
-    fanOut
-      ? [
-          ordered.map((d) => d.agentId),
-          eventIds,
-          first.type,
-          first.workspaceId ?? null,
-          (shared[0] as Payload).id,
-          (shared[0] as Payload).actor,
-          (shared[0] as Payload).data,
-          own,
-        ]
-      : [
-          ordered.map((d) => d.agentId),
-          eventIds,
-          ordered.map((d) => d.type),
-          ordered.map((d) => d.workspaceId ?? null),
-          payloadOf.map((p) => p.id),
-          shared.map((p) => p.id),
-          shared.map((p) => p.actor),
-          shared.map((p) => p.data),
-          own,
-        ],
-  )) as { seqs: string | null; at: Date }[];
+  const [numbers] = (await send(APPEND_SQL[oneEach ? 'oneEach' : 'any'], [
+    ordered.map((d) => d.agentId),
+    eventIds,
+    kindOf,
+    own,
+    kindRows.map((k) => k.type),
+    kindRows.map((k) => k.workspaceId),
+    kindRows.map((k) => k.payloadId),
+    shared.map((p) => p.id),
+    shared.map((p) => p.actor),
+    shared.map((p) => p.data),
+  ])) as { seqs: string | null; at: Date }[];
   const seqs = numbersOf(numbers?.seqs ?? null);
   // A missing feed head leaves its agent's changes out: nothing may be half-recorded.
   if (seqs.length !== ordered.length) throw new Error('no feed head for some agent');
@@ -194,8 +192,8 @@ export async function appendChanges(
 /**
  * `appendChanges`'s statement: the feed heads locked in agent-id order, the payloads stored,
  * each agent's head moved by its count of drafts, and the changes numbered from there in the
- * drafts' order. Its two forms differ in how the payloads, the drafts (`input`) and each
- * change's type, workspace and payload (`values`) are sent.
+ * drafts' order. Each draft (`input`: agent, event id, kind, own data) names its kind by number
+ * (`kinds`: type, workspace, payload), so what many drafts share is sent once.
  *
  * When every draft is for another agent (`oneEach`), each head moves by one and no count per
  * agent is made (1,000 watchers: 11.7 -> 10.2 ms on PGlite, the statement alone).
@@ -205,18 +203,7 @@ export async function appendChanges(
  * watchers 14.4 to 18.0 ms on PGlite against 11.7 (.probe, the statement alone, medians of
  * 40): PGlite serialises and the driver parses 1,000 event ids and times that the caller holds.
  */
-function appendSql(
-  payloads: string,
-  input: string,
-  values: string,
-): { any: string; oneEach: string } {
-  return {
-    any: appendSqlOf(payloads, input, values, false),
-    oneEach: appendSqlOf(payloads, input, values, true),
-  };
-}
-
-function appendSqlOf(payloads: string, input: string, values: string, oneEach: boolean): string {
+function appendSqlOf(oneEach: boolean): string {
   const numbering = oneEach
     ? `heads as (
   update feed_heads h set last_seq = h.last_seq + 1
@@ -239,38 +226,24 @@ function appendSqlOf(payloads: string, input: string, values: string, oneEach: b
   select agent_id from feed_heads where agent_id = any($1::uuid[])
   order by agent_id for update
 ), payloads as (
-  ${payloads}
+  insert into change_payloads (payload_id, actor, data)
+  select id, actor::jsonb, data::jsonb from unnest($8::uuid[], $9::text[], $10::text[])
+    as p(id, actor, data)
 ), input as (
-  ${input}
+  select * from unnest($1::uuid[], $2::uuid[], $3::int4[], $4::text[])
+    with ordinality as t(agent_id, event_id, kind, data, ord)
+), kinds as (
+  select * from unnest($5::text[], $6::uuid[], $7::uuid[])
+    with ordinality as k(type, workspace_id, payload_id, kind)
 ), ${numbering}, saved as (
   insert into changes (agent_id, seq, event_id, type, workspace_id, payload_id, data)
-  select i.agent_id, i.seq, i.event_id, ${values}, i.data::jsonb from numbered i
+  select i.agent_id, i.seq, i.event_id, k.type, k.workspace_id, k.payload_id, i.data::jsonb
+  from numbered i join kinds k on k.kind = i.kind
 )
 select array_agg(seq order by ord)::text as seqs, now() as at from numbered`;
 }
 
-/** Every draft its own type, workspace and payload. */
-const APPEND_SQL = appendSql(
-  `insert into change_payloads (payload_id, actor, data)
-  select id, actor::jsonb, data::jsonb from unnest($6::uuid[], $7::text[], $8::text[])
-    as p(id, actor, data)`,
-  `select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::uuid[], $9::text[])
-    with ordinality as t(agent_id, event_id, type, workspace_id, payload_id, data, ord)`,
-  'i.type, i.workspace_id, i.payload_id',
-);
-
-/**
- * Drafts that tell many agents one thing (a listing told to its watchers): one type, one
- * workspace and one payload, each sent once rather than once per draft (on PGlite, 1,000
- * drafts took 22.1 ms as APPEND_SQL and 19.4 ms as this; PostgreSQL 10.0 and 8.9, the probe's
- * medians of 40). Each draft keeps its own event id and data.
- */
-const FAN_OUT_SQL = appendSql(
-  'insert into change_payloads (payload_id, actor, data) values ($5, $6::text::jsonb, $7::text::jsonb)',
-  `select * from unnest($1::uuid[], $2::uuid[], $8::text[])
-    with ordinality as t(agent_id, event_id, data, ord)`,
-  '$3, $4::uuid, $5',
-);
+const APPEND_SQL = { any: appendSqlOf(false), oneEach: appendSqlOf(true) };
 
 /** Two JSON objects' texts as one object's, the second's keys last (and so winning). */
 function merged(shared: string, own: string | null): string {
@@ -374,8 +347,18 @@ export async function readFeedHead(
 export const CHANGES_CHANNEL = 'agent_changes';
 
 /**
- * One notification per agent with its newest sequence number, for notifyAll (notifications.ts).
- * The payload is `<sender> <agent_id> <seq>`.
+ * PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more; a notification carries agents
+ * until the next would pass this many.
+ */
+export const NOTIFICATION_PAYLOAD_BYTES = 7_900;
+
+/**
+ * The newest sequence number of every agent the changes reached, for notifyAll
+ * (notifications.ts), as few notifications as fit: the payload is `<sender>` then
+ * `<agent_id> <seq>` pairs, all separated by spaces. A listing told to 1,000 watchers was 1,000
+ * notifications: PostgreSQL queued each at the commit and every listening process, this one
+ * too, parsed each (1.1 ms of the commit's statement alone, and up to 14 ms under load); it is
+ * now 7.
  */
 export function changeNotifications(
   sender: string,
@@ -384,8 +367,33 @@ export function changeNotifications(
   const newest = new Map<string, number>();
   for (const change of stored)
     newest.set(change.agentId, Math.max(newest.get(change.agentId) ?? 0, change.seq));
-  return [...newest].map(([agentId, seq]) => ({
-    channel: CHANGES_CHANNEL,
-    payload: `${sender} ${agentId} ${seq}`,
-  }));
+  const notifications: Notification[] = [];
+  let payload = sender;
+  for (const [agentId, seq] of newest) {
+    const pair = ` ${agentId} ${seq}`;
+    if (payload !== sender && payload.length + pair.length > NOTIFICATION_PAYLOAD_BYTES) {
+      notifications.push({ channel: CHANGES_CHANNEL, payload });
+      payload = sender;
+    }
+    payload += pair;
+  }
+  if (payload !== sender) notifications.push({ channel: CHANGES_CHANNEL, payload });
+  return notifications;
+}
+
+/**
+ * What a notification of `changeNotifications` says: who sent it and the newest sequence
+ * number of each agent it names (none, for a payload of another form).
+ */
+export function parseChangeNotification(payload: string): {
+  sender: string;
+  heads: [agentId: string, seq: number][];
+} {
+  const words = payload.split(' ');
+  const heads: [string, number][] = [];
+  for (let i = 1; i + 1 < words.length; i += 2) {
+    const seq = Number(words[i + 1]);
+    if (words[i] && Number.isSafeInteger(seq)) heads.push([words[i] as string, seq]);
+  }
+  return { sender: words[0] ?? '', heads };
 }

@@ -153,7 +153,7 @@ export function storageContract(kind: DriverKind): void {
     assert.is(stored?.n, 2, 'one payload per actor');
   });
 
-  test('drafts that each tell another agent move every head by one, in either statement form', async ({
+  test('drafts that each tell another agent move every head by one, whether they share one kind or each has its own', async ({
     driver,
   }) => {
     const agents = [await newAgent(driver), await newAgent(driver), await newAgent(driver)];
@@ -167,7 +167,7 @@ export function storageContract(kind: DriverKind): void {
       ]),
     );
     const shared = { listing: { name: `one each ${randomUUID()}` } };
-    // One payload, type and workspace (the fan-out form), then each its own (the general form).
+    // One payload, type and workspace for all (a fan-out), then each its own.
     const fanOut = await driver.transaction((tx) =>
       appendChanges(
         tx,
@@ -193,8 +193,8 @@ export function storageContract(kind: DriverKind): void {
     for (const [agentId, [first, second]] of expected) {
       const told = fanOut.find((s) => s.agentId === agentId);
       const own = general.find((s) => s.agentId === agentId);
-      assert.is(told?.seq, first, 'the fan-out form numbers from the head');
-      assert.is(own?.seq, second, 'the general form numbers from the head');
+      assert.is(told?.seq, first, 'the fan-out numbers from the head');
+      assert.is(own?.seq, second, 'drafts of their own kinds number from the head');
       assert.is((await readFeedHead(driver, agentId as string))?.lastSeq, second);
       const read = await readChanges(driver, agentId as string, (first as number) - 1, 10);
       assert.equal(
@@ -203,6 +203,55 @@ export function storageContract(kind: DriverKind): void {
         'read back as recorded',
       );
     }
+  });
+
+  test('one write of several kinds (types, workspaces, shared and own payloads) reads back each change as recorded', async ({
+    driver,
+  }) => {
+    const [poster, a, b] = [await newAgent(driver), await newAgent(driver), await newAgent(driver)];
+    const shared = { listing: { name: `kinds ${randomUUID()}` } };
+    const actor = { agent_id: poster, name: 'poster' };
+    const [listings, files] = [randomUUID(), randomUUID()];
+    const stored = await driver.transaction((tx) =>
+      appendChanges(tx, [
+        { agentId: a, type: 'test.told', data: { watch: 1 }, sharedData: shared, actor },
+        { agentId: poster, type: 'test.saved', data: { path: 'x' }, workspaceId: files, actor },
+        { agentId: b, type: 'test.told', data: { watch: 2 }, sharedData: shared, actor },
+        { agentId: b, type: 'test.saved', data: { path: 'y' }, workspaceId: listings },
+        {
+          agentId: a,
+          type: 'test.told',
+          data: { watch: 3 },
+          sharedData: shared,
+          workspaceId: files,
+        },
+      ]),
+    );
+    assert.is(stored.length, 5);
+    for (const agentId of [poster, a, b]) {
+      const mine = stored.filter((s) => s.agentId === agentId);
+      const read = await readChanges(driver, agentId, 0, 10);
+      assert.equal(
+        read.map((r) => r.event),
+        mine.map((s) => s.event),
+        'read back as recorded',
+      );
+      assert.equal(
+        read.map((r) => JSON.parse(JSON.stringify(r.event))),
+        mine.map((s) => JSON.parse(s.json as string)),
+        'the JSON pushed is the event read back',
+      );
+    }
+    const types = (agentId: string) =>
+      stored.filter((s) => s.agentId === agentId).map((s) => [s.event.type, s.event.workspace_id]);
+    assert.equal(types(a), [
+      ['test.told', undefined],
+      ['test.told', files],
+    ]);
+    assert.equal(types(b), [
+      ['test.told', undefined],
+      ['test.saved', listings],
+    ]);
   });
 
   test('drafts telling several agents one thing, two of them to one agent, are numbered in order and read back whole', async ({

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { io as connect, type Socket } from 'socket.io-client';
 import * as assert from 'uvu/assert';
+import { NOTIFICATION_PAYLOAD_BYTES } from '../../storage/kernel/changes.ts';
 import { newToken } from '../../actors/kernel/tokens.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
@@ -68,6 +70,58 @@ test('a watch saved on one server hears of a listing posted on the other', async
   const heard = (await waiting).body.changes as { type: string; data: { listing: Json } }[];
   assert.is(heard[0]?.type, 'listing.posted');
   assert.is(heard[0]?.data.listing.listing_id, posted.body.listing_id);
+});
+
+test('a listing that reaches more watchers than one notification names wakes each on the other server', async ({
+  a,
+  b,
+}) => {
+  // Each watcher takes about 40 bytes of a notification: this many need more than one.
+  const count = Math.ceil((NOTIFICATION_PAYLOAD_BYTES / 40) * 1.5);
+  const watchers: { agent_id: string; api_token: string }[] = [];
+  for (let i = 0; i < count; i += 25) {
+    watchers.push(...(await Promise.all(Array.from({ length: 25 }, () => a.signUp()))));
+  }
+  for (let i = 0; i < count; i += 25) {
+    await Promise.all(
+      watchers.slice(i, i + 25).map(async (watcher) => {
+        const watch = await call(a, 'POST', '/watches', watcher.api_token, {
+          convention: 'local-services',
+          axis: 'place',
+          value: 'Görlitz',
+        });
+        assert.is(watch.status, 201);
+      }),
+    );
+  }
+  const sockets: Socket[] = [];
+  try {
+    const heard = watchers.map((watcher) => {
+      const socket = connect(a.baseUrl, {
+        auth: { token: watcher.api_token },
+        transports: ['websocket'],
+        reconnection: false,
+      });
+      sockets.push(socket);
+      return new Promise<string>((resolve) =>
+        socket.on('change', (event: { type: string; data: { listing: Json } }) => {
+          if (event.type === 'listing.posted') resolve(event.data.listing.listing_id as string);
+        }),
+      );
+    });
+    await Promise.all(
+      sockets.map(
+        (socket) => new Promise<void>((resolve) => socket.on('connect', () => resolve())),
+      ),
+    );
+    const poster = await b.signUp();
+    const posted = await call(b, 'POST', '/listings', poster.api_token, bikeRepair('Görlitz'));
+    assert.is(posted.status, 201, JSON.stringify(posted.body));
+    const listingIds = await Promise.all(heard);
+    assert.ok(listingIds.every((id) => id === posted.body.listing_id));
+  } finally {
+    for (const socket of sockets) socket.disconnect();
+  }
 });
 
 test('a convention placed on one server is shown placed by the other, which had read it', async ({
