@@ -205,6 +205,30 @@ export function storageContract(kind: DriverKind): void {
     }
   });
 
+  test("a change told to many agents moves each head within its page, writing no index entry (migration 050's room)", async ({
+    driver,
+  }) => {
+    const agents: string[] = [];
+    for (let i = 0; i < 300; i++) agents.push(await newAgent(driver));
+    const told = (n: number) =>
+      agents.map((agentId) => ({ agentId, type: 'test.told', data: { n } }));
+    // A head's next version on another page is a new index entry; on its own page it is not
+    // (no indexed column changes: a HOT update).
+    const pages = async () =>
+      (
+        await driver.query<{ agent_id: string; page: string }>(
+          `select agent_id, (ctid::text::point)[0]::text as page from feed_heads
+           where agent_id = any($1::uuid[]) order by agent_id`,
+          [agents],
+        )
+      ).map((row) => `${row.agent_id} ${row.page}`);
+    for (let n = 1; n <= 3; n++) {
+      const before = await pages();
+      await driver.transaction((tx) => appendChanges(tx, told(n)));
+      assert.equal(await pages(), before, `fan-out ${n}: every head stayed on its page`);
+    }
+  });
+
   test('one write of several kinds (types, workspaces, shared and own payloads) reads back each change as recorded', async ({
     driver,
   }) => {
