@@ -162,7 +162,13 @@ export class Services {
       const outcome = await work(tx);
       if (this.config.strictProtocol) assertChangesDeclared(outcome.changes);
       const last: Queryable['query'] = (text, params) => tx.lastQuery(text, params);
-      const stored = await appendChanges(tx, outcome.changes ?? [], notifies ? undefined : last);
+      const stored = await appendChanges(
+        tx,
+        outcome.changes ?? [],
+        notifies ? undefined : last,
+        // PGlite runs one transaction at a time: no other write can deadlock with this one.
+        this.driver.kind === 'pglite',
+      );
       if (notifies) {
         await notifyAll(last, [
           ...changeNotifications(this.instance, stored),

@@ -105,11 +105,17 @@ function recorded(
  *
  * `send` runs the statement: the handle's `query` (the default), or its `lastQuery` when this
  * is the transaction's last statement (the commit path's, on PGlite: the COMMIT goes with it).
+ *
+ * `alone`: no other transaction can run beside this one (PGlite's one connection), so no two
+ * can deadlock and the heads are not locked first: the update locks what it moves. Locking
+ * 1,000 heads first writes a WAL record for each: a listing told to 1,000 watchers, the save's
+ * last statement on PGlite, 13.6-13.9 -> 12.0-12.1 ms (medians of 20).
  */
 export async function appendChanges(
   tx: Queryable,
   drafts: readonly ChangeDraft<string>[],
   send: Queryable['query'] = (text, params) => tx.query(text, params),
+  alone = false,
 ): Promise<StoredChangeRow[]> {
   if (drafts.length === 0) return [];
   if (drafts.length === 1) return [await appendOne(send, drafts[0] as ChangeDraft<string>)];
@@ -160,18 +166,21 @@ export async function appendChanges(
   // Each agent told once (the usual fan-out; `ordered` is sorted by agent): its head moves by
   // one, with no count to make.
   const oneEach = ordered.every((d, i) => i === 0 || d.agentId !== ordered[i - 1]?.agentId);
-  const [numbers] = (await send(APPEND_SQL[oneEach ? 'oneEach' : 'any'], [
-    ordered.map((d) => d.agentId),
-    eventIds,
-    kindOf,
-    own,
-    kindRows.map((k) => k.type),
-    kindRows.map((k) => k.workspaceId),
-    kindRows.map((k) => k.payloadId),
-    shared.map((p) => p.id),
-    shared.map((p) => p.actor),
-    shared.map((p) => p.data),
-  ])) as { seqs: string | null; at: Date }[];
+  const [numbers] = (await send(
+    APPEND_SQL[alone ? 'alone' : 'locking'][oneEach ? 'oneEach' : 'any'],
+    [
+      ordered.map((d) => d.agentId),
+      eventIds,
+      kindOf,
+      own,
+      kindRows.map((k) => k.type),
+      kindRows.map((k) => k.workspaceId),
+      kindRows.map((k) => k.payloadId),
+      shared.map((p) => p.id),
+      shared.map((p) => p.actor),
+      shared.map((p) => p.data),
+    ],
+  )) as { seqs: string | null; at: Date }[];
   const seqs = numbersOf(numbers?.seqs ?? null);
   // A missing feed head leaves its agent's changes out: nothing may be half-recorded.
   if (seqs.length !== ordered.length) throw new Error('no feed head for some agent');
@@ -203,11 +212,12 @@ export async function appendChanges(
  * watchers 14.4 to 18.0 ms on PGlite against 11.7 (.probe, the statement alone, medians of
  * 40): PGlite serialises and the driver parses 1,000 event ids and times that the caller holds.
  */
-function appendSqlOf(oneEach: boolean): string {
+function appendSqlOf(oneEach: boolean, alone: boolean): string {
+  const afterLocks = alone ? '' : ' and (select count(*) from locked) > 0';
   const numbering = oneEach
     ? `heads as (
   update feed_heads h set last_seq = h.last_seq + 1
-  where h.agent_id = any($1::uuid[]) and (select count(*) from locked) > 0
+  where h.agent_id = any($1::uuid[])${afterLocks}
   returning h.agent_id, h.last_seq
 ), numbered as (
   select i.*, heads.last_seq as seq from input i join heads on heads.agent_id = i.agent_id
@@ -216,16 +226,19 @@ function appendSqlOf(oneEach: boolean): string {
   select agent_id, count(*)::bigint as n from input group by agent_id
 ), heads as (
   update feed_heads h set last_seq = h.last_seq + c.n from counts c
-  where h.agent_id = c.agent_id and (select count(*) from locked) > 0
+  where h.agent_id = c.agent_id${afterLocks}
   returning h.agent_id, h.last_seq, c.n
 ), numbered as (
   select i.*, heads.last_seq - heads.n + row_number() over (partition by i.agent_id order by i.ord) as seq
   from input i join heads on heads.agent_id = i.agent_id
 )`;
-  return `with locked as materialized (
+  const locked = alone
+    ? ''
+    : `locked as materialized (
   select agent_id from feed_heads where agent_id = any($1::uuid[])
   order by agent_id for update
-), payloads as (
+), `;
+  return `with ${locked}payloads as (
   insert into change_payloads (payload_id, actor, data)
   select id, actor::jsonb, data::jsonb from unnest($8::uuid[], $9::text[], $10::text[])
     as p(id, actor, data)
@@ -243,7 +256,10 @@ function appendSqlOf(oneEach: boolean): string {
 select array_agg(seq order by ord)::text as seqs, now() as at from numbered`;
 }
 
-const APPEND_SQL = { any: appendSqlOf(false), oneEach: appendSqlOf(true) };
+const APPEND_SQL = {
+  locking: { any: appendSqlOf(false, false), oneEach: appendSqlOf(true, false) },
+  alone: { any: appendSqlOf(false, true), oneEach: appendSqlOf(true, true) },
+};
 
 /** Two JSON objects' texts as one object's, the second's keys last (and so winning). */
 function merged(shared: string, own: string | null): string {

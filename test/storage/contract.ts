@@ -229,54 +229,62 @@ export function storageContract(kind: DriverKind): void {
     }
   });
 
-  test('one write of several kinds (types, workspaces, shared and own payloads) reads back each change as recorded', async ({
-    driver,
-  }) => {
-    const [poster, a, b] = [await newAgent(driver), await newAgent(driver), await newAgent(driver)];
-    const shared = { listing: { name: `kinds ${randomUUID()}` } };
-    const actor = { agent_id: poster, name: 'poster' };
-    const [listings, files] = [randomUUID(), randomUUID()];
-    const stored = await driver.transaction((tx) =>
-      appendChanges(tx, [
-        { agentId: a, type: 'test.told', data: { watch: 1 }, sharedData: shared, actor },
-        { agentId: poster, type: 'test.saved', data: { path: 'x' }, workspaceId: files, actor },
-        { agentId: b, type: 'test.told', data: { watch: 2 }, sharedData: shared, actor },
-        { agentId: b, type: 'test.saved', data: { path: 'y' }, workspaceId: listings },
-        {
-          agentId: a,
-          type: 'test.told',
-          data: { watch: 3 },
-          sharedData: shared,
-          workspaceId: files,
-        },
-      ]),
-    );
-    assert.is(stored.length, 5);
-    for (const agentId of [poster, a, b]) {
-      const mine = stored.filter((s) => s.agentId === agentId);
-      const read = await readChanges(driver, agentId, 0, 10);
-      assert.equal(
-        read.map((r) => r.event),
-        mine.map((s) => s.event),
-        'read back as recorded',
+  for (const alone of [false, true]) {
+    test(`one write of several kinds (types, workspaces, shared and own payloads) reads back each change as recorded${alone ? ', by the statement for a transaction that runs alone' : ''}`, async ({
+      driver,
+    }) => {
+      const [poster, a, b] = [
+        await newAgent(driver),
+        await newAgent(driver),
+        await newAgent(driver),
+      ];
+      const shared = { listing: { name: `kinds ${randomUUID()}` } };
+      const actor = { agent_id: poster, name: 'poster' };
+      const [listings, files] = [randomUUID(), randomUUID()];
+      const stored = await driver.transaction((tx) =>
+        appendChanges(tx, [
+          { agentId: a, type: 'test.told', data: { watch: 1 }, sharedData: shared, actor },
+          { agentId: poster, type: 'test.saved', data: { path: 'x' }, workspaceId: files, actor },
+          { agentId: b, type: 'test.told', data: { watch: 2 }, sharedData: shared, actor },
+          { agentId: b, type: 'test.saved', data: { path: 'y' }, workspaceId: listings },
+          {
+            agentId: a,
+            type: 'test.told',
+            data: { watch: 3 },
+            sharedData: shared,
+            workspaceId: files,
+          },
+        ]),
       );
-      assert.equal(
-        read.map((r) => JSON.parse(JSON.stringify(r.event))),
-        mine.map((s) => JSON.parse(s.json as string)),
-        'the JSON pushed is the event read back',
-      );
-    }
-    const types = (agentId: string) =>
-      stored.filter((s) => s.agentId === agentId).map((s) => [s.event.type, s.event.workspace_id]);
-    assert.equal(types(a), [
-      ['test.told', undefined],
-      ['test.told', files],
-    ]);
-    assert.equal(types(b), [
-      ['test.told', undefined],
-      ['test.saved', listings],
-    ]);
-  });
+      assert.is(stored.length, 5);
+      for (const agentId of [poster, a, b]) {
+        const mine = stored.filter((s) => s.agentId === agentId);
+        const read = await readChanges(driver, agentId, 0, 10);
+        assert.equal(
+          read.map((r) => r.event),
+          mine.map((s) => s.event),
+          'read back as recorded',
+        );
+        assert.equal(
+          read.map((r) => JSON.parse(JSON.stringify(r.event))),
+          mine.map((s) => JSON.parse(s.json as string)),
+          'the JSON pushed is the event read back',
+        );
+      }
+      const types = (agentId: string) =>
+        stored
+          .filter((s) => s.agentId === agentId)
+          .map((s) => [s.event.type, s.event.workspace_id]);
+      assert.equal(types(a), [
+        ['test.told', undefined],
+        ['test.told', files],
+      ]);
+      assert.equal(types(b), [
+        ['test.told', undefined],
+        ['test.saved', listings],
+      ]);
+    });
+  }
 
   test('drafts telling several agents one thing, two of them to one agent, are numbered in order and read back whole', async ({
     driver,
