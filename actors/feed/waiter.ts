@@ -19,7 +19,11 @@ export class FeedWaiter {
     workspaceId: string | null,
   ) {
     this.unsubscribe = services.hub.subscribe(agentId, (change: FeedSignal) => {
-      if (workspaceId !== null && change.event && change.event.workspace_id !== workspaceId) {
+      if (
+        workspaceId !== null &&
+        change.workspaceId !== undefined &&
+        change.workspaceId !== workspaceId
+      ) {
         return;
       }
       this.pending = true;

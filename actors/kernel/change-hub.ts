@@ -15,6 +15,11 @@ export interface FeedSignal {
   event?: ChangeEvent;
   /** The event as JSON text, made once when it was recorded (storage/kernel/changes.ts). */
   json?: string;
+  /**
+   * The event's workspace (null: none), given with a change committed here: what a listener
+   * scoped to one workspace reads without building the event object.
+   */
+  workspaceId?: string | null;
 }
 
 type Listener = (signal: FeedSignal) => void;

@@ -271,11 +271,11 @@ class SocketFeed {
    * socket back to the table, the source of truth.
    */
   private signal(change: FeedSignal): void {
-    if (change.event && !this.pumping && change.seq === this.sent + 1) {
+    if (change.workspaceId !== undefined && !this.pumping && change.seq === this.sent + 1) {
       this.sent = change.seq;
       // A workspace token's socket passes over the other workspaces' changes.
       const workspaceId = this.data.grant.workspaceId;
-      if (workspaceId === null || change.event.workspace_id === workspaceId) {
+      if (workspaceId === null || change.workspaceId === workspaceId) {
         sendChange(this.socket, change);
       }
     } else if (change.seq > this.sent) {
