@@ -22,8 +22,7 @@ import { Services } from '../actors/kernel/services.ts';
 import { agentCodec } from '../machines/agent.ts';
 import { notifyActors } from '../storage/kernel/actor-notices.ts';
 import { findAgent, saveAgentState } from '../storage/agents/agents.ts';
-import { appendChanges, changeNotifications, readChanges } from '../storage/kernel/changes.ts';
-import { notifyAll } from '../storage/kernel/notifications.ts';
+import { appendChanges, readChanges } from '../storage/kernel/changes.ts';
 import type { Driver, Queryable, Row } from '../storage/driver.ts';
 import { insertFeedback } from '../storage/feedback.ts';
 import { openPglite } from '../storage/pglite/driver.ts';
@@ -277,31 +276,32 @@ class RawWriter {
           category: 'other',
           message: FEEDBACK.message,
         });
-        const stored = await appendChanges(tx, [
-          {
-            agentId: operatorId,
-            type: 'feedback.submitted',
-            actor: principal.agent,
-            data: {
-              feedback_id: feedbackId,
-              category: 'other',
-              message: FEEDBACK.message,
-              anonymous: false,
+        await appendChanges(
+          tx,
+          [
+            {
+              agentId: operatorId,
+              type: 'feedback.submitted',
+              actor: principal.agent,
+              data: {
+                feedback_id: feedbackId,
+                category: 'other',
+                message: FEEDBACK.message,
+                anonymous: false,
+              },
             },
-          },
-          {
-            agentId: id,
-            type: 'feedback.received',
-            actor: principal.agent,
-            data: { feedback_id: feedbackId, category: 'other', note: FEEDBACK_NOTE },
-          },
-        ]);
-        if (notifies) {
-          await notifyAll(
-            (text, params) => tx.query(text, params),
-            changeNotifications(this.instance, stored),
-          );
-        }
+            {
+              agentId: id,
+              type: 'feedback.received',
+              actor: principal.agent,
+              data: { feedback_id: feedbackId, category: 'other', note: FEEDBACK_NOTE },
+            },
+          ],
+          undefined,
+          false,
+          // As the service: other processes told by the same statement (one round trip).
+          notifies ? { sender: this.instance, also: [] } : undefined,
+        );
       });
       return true;
     });

@@ -9,7 +9,6 @@ import {
 import {
   appendChanges,
   CHANGES_CHANNEL,
-  changeNotifications,
   parseChangeNotification,
   type StoredChangeRow,
 } from '../../storage/kernel/changes.ts';
@@ -156,25 +155,25 @@ export class Services {
    */
   async commit<R>(work: (tx: Transaction) => Promise<CommitWork<R>>): Promise<R> {
     // The last statement carries the COMMIT, or on PostgreSQL what the driver asks before it
-    // (Transaction.lastQuery): the change rows, or the notifications when others listen.
+    // (Transaction.lastQuery): the change rows, with the notifications when others listen, or
+    // the notifications alone when the write records no change.
     const notifies = Boolean(this.driver.listen);
     const record = async (tx: Transaction) => {
       const outcome = await work(tx);
       if (this.config.strictProtocol) assertChangesDeclared(outcome.changes);
       const last: Queryable['query'] = (text, params) => tx.lastQuery(text, params);
+      const notices = notifies ? actorNotifications(this.instance, outcome.notices ?? []) : [];
+      const changes = outcome.changes ?? [];
+      // Other processes are told by the statement that records the changes (one round trip).
       const stored = await appendChanges(
         tx,
-        outcome.changes ?? [],
-        notifies ? undefined : last,
+        changes,
+        last,
         // PGlite runs one transaction at a time: no other write can deadlock with this one.
         this.driver.kind === 'pglite',
+        notifies ? { sender: this.instance, also: notices } : undefined,
       );
-      if (notifies) {
-        await notifyAll(last, [
-          ...changeNotifications(this.instance, stored),
-          ...actorNotifications(this.instance, outcome.notices ?? []),
-        ]);
-      }
+      if (changes.length === 0) await notifyAll(last, notices);
       return { outcome, stored };
     };
     const unit = currentUnit();

@@ -4,6 +4,31 @@ import { numbersOf, type Queryable } from '../driver.ts';
 import type { Notification } from './notifications.ts';
 
 /**
+ * Who else must hear of the changes (PostgreSQL, where other processes listen): the
+ * notifications are queued by the statement that records the changes, which is then the
+ * transaction's last, and its COMMIT follows; not by a statement of their own after it (one
+ * round trip fewer a write). `also`: other notifications of the same transaction (actor notices).
+ */
+/** The channel on which processes sharing a database tell each other of new changes. */
+export const CHANGES_CHANNEL = 'agent_changes';
+
+/**
+ * Agents named by one notification of `CHANGES_CHANNEL`: its payload is `<sender>` then
+ * `<agent_id> <seq>` pairs, all separated by spaces, and PostgreSQL refuses 8,000 bytes or more.
+ * A pair is at most 57 bytes (a uuid, a number of up to 19 digits, two spaces), so 128 of them
+ * and a sender of up to `SENDER_MAX_LENGTH` are 7,360. A listing told to 1,000 watchers was
+ * 1,000 notifications until 0.53.5 (each queued at the commit, and parsed by every listening
+ * process, this one too): it is 8.
+ */
+export const PAIRS_PER_NOTIFICATION = 128;
+const SENDER_MAX_LENGTH = 64;
+
+export interface ChangeTelling {
+  sender: string;
+  also: readonly Notification[];
+}
+
+/**
  * A change about to be recorded for one agent, inside the transaction of the write. Its type is
  * one protocol/events.ts declares, so a misspelt type does not compile; the table itself keeps
  * any text (`appendChanges` takes `ChangeDraft<string>`, which its own tests use).
@@ -156,6 +181,9 @@ class RecordedChange implements StoredChangeRow {
  * `send` runs the statement: the handle's `query` (the default), or its `lastQuery` when this
  * is the transaction's last statement (the commit path's, on PGlite: the COMMIT goes with it).
  *
+ * `tell`: the notifications other processes hear it by (`ChangeTelling`), queued by the same
+ * statement (`CHANGES_CHANNEL`'s, made in SQL from the numbers it gives).
+ *
  * `alone`: no other transaction can run beside this one (PGlite's one connection), so no two
  * can deadlock and the heads are not locked first: the update locks what it moves. Locking
  * 1,000 heads first writes a WAL record for each: a listing told to 1,000 watchers, the save's
@@ -166,9 +194,10 @@ export async function appendChanges(
   drafts: readonly ChangeDraft<string>[],
   send: Queryable['query'] = (text, params) => tx.query(text, params),
   alone = false,
+  tell?: ChangeTelling,
 ): Promise<StoredChangeRow[]> {
   if (drafts.length === 0) return [];
-  if (drafts.length === 1) return [await appendOne(send, drafts[0] as ChangeDraft<string>)];
+  if (drafts.length === 1) return [await appendOne(send, drafts[0] as ChangeDraft<string>, tell)];
   const ordered = [...drafts].sort((a, b) =>
     a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0,
   );
@@ -218,7 +247,7 @@ export async function appendChanges(
   // one, with no count to make.
   const oneEach = ordered.every((d, i) => i === 0 || d.agentId !== ordered[i - 1]?.agentId);
   const [numbers] = (await send(
-    APPEND_SQL[alone ? 'alone' : 'locking'][oneEach ? 'oneEach' : 'any'],
+    APPEND_SQL[tell ? 'telling' : alone ? 'alone' : 'locking'][oneEach ? 'oneEach' : 'any'],
     [
       ordered.map((d) => d.agentId),
       eventIds,
@@ -230,6 +259,7 @@ export async function appendChanges(
       shared.map((p) => p.id),
       shared.map((p) => p.actor),
       shared.map((p) => p.data),
+      ...telling(tell),
     ],
   )) as { seqs: string | null; at: Date }[];
   const seqs = numbersOf(numbers?.seqs ?? null);
@@ -274,7 +304,7 @@ export async function appendChanges(
  * watchers 14.4 to 18.0 ms on PGlite against 11.7 (.probe, the statement alone, medians of
  * 40): PGlite serialises and the driver parses 1,000 event ids and times that the caller holds.
  */
-function appendSqlOf(oneEach: boolean, alone: boolean): string {
+function appendSqlOf(oneEach: boolean, alone: boolean, tell = false): string {
   const afterLocks = alone ? '' : ' and (select count(*) from locked) > 0';
   const numbering = oneEach
     ? `heads as (
@@ -315,11 +345,44 @@ function appendSqlOf(oneEach: boolean, alone: boolean): string {
   select i.agent_id, i.seq, i.event_id, k.type, k.workspace_id, k.payload_id, i.data::jsonb
   from numbered i join kinds k on k.kind = i.kind
 )
-select array_agg(seq order by ord)::text as seqs, now() as at from numbered`;
+${tell ? `, ${TOLD_SQL}` : ''}
+select array_agg(seq order by ord)::text as seqs, now() as at${tell ? ', (select count(*) from told) as told' : ''}
+from numbered`;
+}
+
+/**
+ * The agents a change statement reached, told on `CHANGES_CHANNEL` (`$11`, with the sender
+ * `$12`) in notifications of `PAIRS_PER_NOTIFICATION` agents each, each agent once with its
+ * newest number; then the transaction's other notifications (`$13` channels, `$14` payloads).
+ * A CTE over `numbered`; the final select counts `told`, which makes PostgreSQL run it.
+ */
+const TOLD_SQL = `newest as (
+  select agent_id, max(seq) as seq from numbered group by agent_id
+), pairs as (
+  select (row_number() over (order by agent_id) - 1) / ${PAIRS_PER_NOTIFICATION} as part, agent_id,
+    ' ' || agent_id::text || ' ' || seq::text as pair
+  from newest
+), told as (
+  select pg_notify($11, $12 || string_agg(pair, '' order by agent_id)) from pairs group by part
+  union all
+  select pg_notify(channel, payload) from unnest($13::text[], $14::text[]) as n(channel, payload)
+)`;
+
+/** The parameters `TOLD_SQL` reads, or none. */
+function telling(tell: ChangeTelling | undefined): unknown[] {
+  if (!tell) return [];
+  if (tell.sender.length > SENDER_MAX_LENGTH) throw new Error('a sender past 64 characters');
+  return [
+    CHANGES_CHANNEL,
+    tell.sender,
+    tell.also.map((n) => n.channel),
+    tell.also.map((n) => n.payload),
+  ];
 }
 
 const APPEND_SQL = {
   locking: { any: appendSqlOf(false, false), oneEach: appendSqlOf(true, false) },
+  telling: { any: appendSqlOf(false, false, true), oneEach: appendSqlOf(true, false, true) },
   alone: { any: appendSqlOf(false, true), oneEach: appendSqlOf(true, true) },
 };
 
@@ -333,25 +396,47 @@ function merged(shared: string, own: string | null): string {
 async function appendOne(
   send: Queryable['query'],
   draft: ChangeDraft<string>,
+  tell: ChangeTelling | undefined,
 ): Promise<StoredChangeRow> {
   const eventId = randomUUID();
   const actor = draft.actor ? JSON.stringify(draft.actor) : null;
   const data = JSON.stringify(
     draft.sharedData ? { ...draft.sharedData, ...draft.data } : draft.data,
   );
-  // Numbering and inserting in one statement.
-  const [row] = (await send(
-    `with head as (
-       update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq
-     )
-     insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
-     select $1, head.last_seq, $2, $3, $4, $5::text::jsonb, $6::text::jsonb from head
-     returning event_id, seq, at`,
-    [draft.agentId, eventId, draft.type, draft.workspaceId ?? null, actor, data],
-  )) as NumberedRow[];
+  // Numbering and inserting in one statement (and telling, with `tell`).
+  const [row] = (await send(tell ? APPEND_ONE_TELLING_SQL : APPEND_ONE_SQL, [
+    draft.agentId,
+    eventId,
+    draft.type,
+    draft.workspaceId ?? null,
+    actor,
+    data,
+    ...telling(tell),
+  ])) as NumberedRow[];
   if (!row) throw new Error(`no feed head for agent ${draft.agentId}`);
   return recorded(draft, eventId, actor, data, row);
 }
+
+const APPEND_ONE_SQL = `with head as (
+  update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq
+)
+insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
+select $1, head.last_seq, $2, $3, $4, $5::text::jsonb, $6::text::jsonb from head
+returning event_id, seq, at`;
+
+/** `APPEND_ONE_SQL` that also queues the notifications (`TOLD_SQL`'s parameters, from `$7`). */
+const APPEND_ONE_TELLING_SQL = `with head as (
+  update feed_heads set last_seq = last_seq + 1 where agent_id = $1 returning last_seq
+), saved as (
+  insert into changes (agent_id, seq, event_id, type, workspace_id, actor, data)
+  select $1, head.last_seq, $2, $3, $4, $5::text::jsonb, $6::text::jsonb from head
+  returning event_id, seq, at
+), told as (
+  select pg_notify($7, $8 || ' ' || $1::text || ' ' || seq::text) from saved
+  union all
+  select pg_notify(channel, payload) from unnest($9::text[], $10::text[]) as n(channel, payload)
+)
+select event_id, seq, at, (select count(*) from told) as told from saved`;
 
 export async function readChanges(
   db: Queryable,
@@ -421,46 +506,8 @@ export async function readFeedHead(
   return row ? { lastSeq: row.last_seq, readSeq: row.read_seq } : null;
 }
 
-/** The channel on which processes sharing a database tell each other of new changes. */
-export const CHANGES_CHANNEL = 'agent_changes';
-
 /**
- * PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more; a notification carries agents
- * until the next would pass this many.
- */
-export const NOTIFICATION_PAYLOAD_BYTES = 7_900;
-
-/**
- * The newest sequence number of every agent the changes reached, for notifyAll
- * (notifications.ts), as few notifications as fit: the payload is `<sender>` then
- * `<agent_id> <seq>` pairs, all separated by spaces. A listing told to 1,000 watchers was 1,000
- * notifications: PostgreSQL queued each at the commit and every listening process, this one
- * too, parsed each (1.1 ms of the commit's statement alone, and up to 14 ms under load); it is
- * now 7.
- */
-export function changeNotifications(
-  sender: string,
-  stored: readonly StoredChangeRow[],
-): Notification[] {
-  const newest = new Map<string, number>();
-  for (const change of stored)
-    newest.set(change.agentId, Math.max(newest.get(change.agentId) ?? 0, change.seq));
-  const notifications: Notification[] = [];
-  let payload = sender;
-  for (const [agentId, seq] of newest) {
-    const pair = ` ${agentId} ${seq}`;
-    if (payload !== sender && payload.length + pair.length > NOTIFICATION_PAYLOAD_BYTES) {
-      notifications.push({ channel: CHANGES_CHANNEL, payload });
-      payload = sender;
-    }
-    payload += pair;
-  }
-  if (payload !== sender) notifications.push({ channel: CHANGES_CHANNEL, payload });
-  return notifications;
-}
-
-/**
- * What a notification of `changeNotifications` says: who sent it and the newest sequence
+ * What a notification of `TOLD_SQL` says: who sent it and the newest sequence
  * number of each agent it names (none, for a payload of another form).
  */
 export function parseChangeNotification(payload: string): {

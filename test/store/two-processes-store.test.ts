@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { io as connect, type Socket } from 'socket.io-client';
 import * as assert from 'uvu/assert';
-import { NOTIFICATION_PAYLOAD_BYTES } from '../../storage/kernel/changes.ts';
+import { PAIRS_PER_NOTIFICATION } from '../../storage/kernel/changes.ts';
 import { newToken } from '../../actors/kernel/tokens.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshDatabaseUrl, postgresSuite } from '../helpers/storage.ts';
@@ -76,8 +76,8 @@ test('a listing that reaches more watchers than one notification names wakes eac
   a,
   b,
 }) => {
-  // Each watcher takes about 40 bytes of a notification: this many need more than one.
-  const count = Math.ceil((NOTIFICATION_PAYLOAD_BYTES / 40) * 1.5);
+  // This many need three notifications.
+  const count = Math.ceil(PAIRS_PER_NOTIFICATION * 2.3);
   const watchers: { agent_id: string; api_token: string }[] = [];
   for (let i = 0; i < count; i += 25) {
     watchers.push(...(await Promise.all(Array.from({ length: 25 }, () => a.signUp()))));
