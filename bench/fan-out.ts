@@ -47,6 +47,13 @@ export interface FanOutSamples {
   writes: number;
   /** Receivers (summed over writes) that had nothing after LOST_AFTER_MS. */
   lost: number;
+  /**
+   * Per write with a `last` (in the same order), where the lane says it: how long the write
+   * waited for bytes to be made durable (a listing is a file: the blob store's put, with its
+   * fsyncs), and its `last` less that wait.
+   */
+  durable?: number[];
+  lastLessDurable?: number[];
 }
 
 export function emptyFanOut(): FanOutSamples {
@@ -121,6 +128,8 @@ export interface FanOutLane {
   arrivals: Arrivals;
   receivers: number;
   samples: FanOutSamples;
+  /** How long the write just made waited for bytes to be durable (ms), when it saves any. */
+  durableMs?: () => number;
 }
 
 async function timeOnce(lane: FanOutLane): Promise<void> {
@@ -132,7 +141,14 @@ async function timeOnce(lane: FanOutLane): Promise<void> {
   samples.writes++;
   samples.lost += Math.max(0, receivers - times.length);
   for (const at of times) samples.all.push(at - start);
-  if (times.length >= receivers) samples.last.push(Math.max(...times) - start);
+  if (times.length < receivers) return;
+  const last = Math.max(...times) - start;
+  samples.last.push(last);
+  if (lane.durableMs) {
+    const durable = lane.durableMs();
+    (samples.durable ??= []).push(durable);
+    (samples.lastLessDurable ??= []).push(last - durable);
+  }
 }
 
 /**

@@ -652,9 +652,18 @@ function storeRatios(results: Results): string[] {
           `of a tiny event (${(last.p99 / each.p99).toFixed(1)}x), ${ms(shaped.p99)} of the service's event ` +
           `(${(last.p99 / shaped.p99).toFixed(1)}x)`
         : ' (no floor measured)';
+    // A listing is a file: the part of each post that waited for its bytes to be durable.
+    const put = summarize(service.samples.durable ?? []);
+    const less = summarize(service.samples.lastLessDurable ?? []);
+    const durable =
+      put && less
+        ? `; each post waited for its bytes to be durable (the blob store's put, fsyncs and all) ` +
+          `p50 ${ms(put.p50)}, p99 ${ms(put.p99)}, max ${ms(put.max)}, and less that wait ` +
+          `its p99 is ${ms(less.p99)}${shaped ? ` (${(less.p99 / shaped.p99).toFixed(1)}x the event's floor)` : ''}`
+        : '';
     lines.push(
       `listing.posted to ${service.receivers.toLocaleString('en-US')} watchers (${driverName(service.driver)}): ` +
-        `p99 to the last ${ms(last.p99)}, p50 ${ms(last.p50)}${against}`,
+        `p99 to the last ${ms(last.p99)}, p50 ${ms(last.p50)}${against}${durable}`,
     );
   }
   return lines.length > 0 ? lines : ['store: not measured'];
