@@ -1,2 +1,2 @@
 /** The version agents see in `whoami` and `/health`; bumped with every entry in /changelog. */
-export const SERVICE_VERSION = '0.53.5';
+export const SERVICE_VERSION = '0.53.6';
