@@ -694,13 +694,13 @@ async function timeWatchers(
     );
     return answer.listing_id;
   };
-  const durable = timeDurablePuts(server);
   const floor = await floorOf();
   const watchers = crowd.clients.length;
   const arrivals = new Arrivals(
     crowd.clients.map((client) => client.socket),
     listingPostedKey,
   );
+  const durable = timeDurablePuts(server);
   try {
     const figure = (path: FanOutPath, receivers: number): FanOutFigure => ({
       driver: crowd.kind,

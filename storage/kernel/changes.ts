@@ -3,12 +3,6 @@ import { encodeCursor, type ChangeEvent, type EventType } from '../../protocol/e
 import { numbersOf, type Queryable } from '../driver.ts';
 import type { Notification } from './notifications.ts';
 
-/**
- * Who else must hear of the changes (PostgreSQL, where other processes listen): the
- * notifications are queued by the statement that records the changes, which is then the
- * transaction's last, and its COMMIT follows; not by a statement of their own after it (one
- * round trip fewer a write). `also`: other notifications of the same transaction (actor notices).
- */
 /** The channel on which processes sharing a database tell each other of new changes. */
 export const CHANGES_CHANNEL = 'agent_changes';
 
@@ -17,12 +11,18 @@ export const CHANGES_CHANNEL = 'agent_changes';
  * `<agent_id> <seq>` pairs, all separated by spaces, and PostgreSQL refuses 8,000 bytes or more.
  * A pair is at most 57 bytes (a uuid, a number of up to 19 digits, two spaces), so 128 of them
  * and a sender of up to `SENDER_MAX_LENGTH` are 7,360. A listing told to 1,000 watchers was
- * 1,000 notifications until 0.53.5 (each queued at the commit, and parsed by every listening
- * process, this one too): it is 8.
+ * 1,000 notifications until 0.53.4 (each queued at the commit, and parsed by every listening
+ * process, this one too), 7 when 0.53.5 packed them by length in JavaScript; it is 8.
  */
 export const PAIRS_PER_NOTIFICATION = 128;
 const SENDER_MAX_LENGTH = 64;
 
+/**
+ * Who else must hear of the changes (PostgreSQL, where other processes listen): the
+ * notifications are queued by the statement that records the changes, which is then the
+ * transaction's last, and its COMMIT follows; not by a statement of their own after it (one
+ * round trip fewer a write). `also`: other notifications of the same transaction (actor notices).
+ */
 export interface ChangeTelling {
   sender: string;
   also: readonly Notification[];
